@@ -1,0 +1,58 @@
+// swift-tools-version:6.1
+// aqsync: Audio Queue Services for Linux on JACK. See docs/architecture.md for the layers.
+import PackageDescription
+
+/// Render-path modules are checked by the compiler (`@_noLocks`); keep optimisation on in tests
+/// too would hide nothing, so the settings are the same for every configuration.
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "aqsync",
+    products: [
+        .library(name: "AQEngine", targets: ["AQEngine"]),
+        .library(name: "AQFileStream", targets: ["AQFileStream"]),
+        .executable(name: "aqsync", targets: ["aqsync"]),
+        .executable(name: "a440", targets: ["a440"]),
+        .executable(name: "stereo-sine", targets: ["stereo-sine"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+    ],
+    targets: [
+        // C libraries from Debian, through pkg-config.
+        .systemLibrary(name: "CJACK", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
+        .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
+
+        // Plain value types shared by the parser and the engine (formats, four-char codes).
+        .target(name: "AQTypes", swiftSettings: strict),
+        // Pure Swift, no C: time, rings, render commands, the renderer/mixer, timeline maths.
+        .target(name: "AQCore", dependencies: ["AQTypes"], swiftSettings: strict),
+        // Off-render-thread conversion: PCM decoding to float, libsoxr rate conversion.
+        .target(name: "AQConvert", dependencies: ["AQTypes", "CSoxr"], swiftSettings: strict),
+        // The only importer of CJACK: a device driven by JACK's process callback.
+        .target(name: "AQJack", dependencies: ["AQCore", "CJACK"], swiftSettings: strict),
+        // The public queue API.
+        .target(name: "AQEngine", dependencies: ["AQTypes", "AQCore", "AQConvert", "AQJack"], swiftSettings: strict),
+        // The push parser (Audio File Stream Services); depends on value types only.
+        .target(name: "AQFileStream", dependencies: ["AQTypes"], swiftSettings: strict),
+        // Helpers for tests and benchmarks: a private jackd, impulse finders, WAV reading.
+        .target(name: "AQTesting", dependencies: ["AQEngine"], swiftSettings: strict),
+
+        .executableTarget(name: "aqsync", dependencies: [
+            "AQEngine", "AQFileStream",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "TOMLKit", package: "TOMLKit"),
+        ], swiftSettings: strict),
+        .executableTarget(name: "a440", dependencies: ["AQEngine"], swiftSettings: strict),
+        .executableTarget(name: "stereo-sine", dependencies: ["AQEngine"], swiftSettings: strict),
+
+        .testTarget(name: "AQCoreTests", dependencies: ["AQCore"]),
+        .testTarget(name: "AQConvertTests", dependencies: ["AQConvert"]),
+        .testTarget(name: "AQEngineTests", dependencies: ["AQEngine", "AQTesting"]),
+        .testTarget(name: "AQFileStreamTests", dependencies: ["AQFileStream"]),
+        .testTarget(name: "JACKIntegrationTests", dependencies: ["AQEngine", "AQTesting"]),
+    ]
+)
