@@ -55,6 +55,10 @@ struct QueueSlot {
     var step: Float = 0
     var head: Int32 = 0
     var count: Int32 = 0
+    /// Late frames of the head buffer, found when it was first seen.
+    var headLate: Int32 = 0
+    /// Device frame just after the last frame played (for stop-after-drain reports).
+    var lastEnd: Int64 = 0
 
     /// Makes the slot a stopped queue of `channels` channels. Render thread.
     @_noLocks
@@ -74,6 +78,8 @@ struct QueueSlot {
         step = 0
         head = 0
         count = 0
+        headLate = 0
+        lastEnd = 0
     }
 }
 
@@ -348,6 +354,7 @@ public struct RenderCore: @unchecked Sendable {
             slots[s].count -= 1
         }
         slots[s].headPlayed = false
+        slots[s].headLate = 0
     }
 
     /// Gain at frame offset `k` of the cycle, given the slot's ramp state at offset 0.
@@ -369,10 +376,11 @@ public struct RenderCore: @unchecked Sendable {
         let qEnd = qStart &+ Int64(n)
         if qEnd <= 0 { return }  // scheduled to start in a later cycle
         if !slot.pointee.startReported {
+            // The first cycle that reaches the queue's frame 0. A start whose frame had already
+            // passed is late by `qStart` frames; those frames are counted with the buffers
+            // they belonged to.
             slot.pointee.startReported = true
-            let late = max(0, -qStart)
-            if late > 0 { stats[1].wrappingAdd(UInt64(late), ordering: .relaxed) }
-            report(.started(slot: Int32(s), frame: slot.pointee.origin, lateFrames: 0 &- min(qStart, 0) == 0 ? 0 : -qStart), &reported)
+            report(.started(slot: Int32(s), frame: slot.pointee.origin, lateFrames: max(0, qStart)), &reported)
         }
         let cap = Int32(capacities.buffersPerQueue)
         let base = schedule + s * capacities.buffersPerQueue
@@ -384,19 +392,27 @@ public struct RenderCore: @unchecked Sendable {
         while slot.pointee.count > 0 {
             let b = base[Int(slot.pointee.head)]
             let bEnd = b.start &+ Int64(b.frames)
-            var late: Int64 = 0
-            if !slot.pointee.headPlayed && b.start < qStart {
-                late = min(Int64(b.frames), qStart &- b.start)
+            if bEnd <= qStart && !slot.pointee.headPlayed {
+                // Entirely in the past when first seen: late as a whole.
+                stats[1].wrappingAdd(UInt64(b.frames), ordering: .relaxed)
+                slot.pointee.headLate = b.frames
+                finishHead(slot: s, cap: cap, played: false, reported: &reported)
+                continue
             }
             if bEnd <= qStart {
-                // Entirely in the past: it was late as a whole.
-                finishHead(slot: s, cap: cap, played: false, late: Int32(clamping: late), reported: &reported)
+                // Played up to its last frame in an earlier cycle (cannot happen while buffers
+                // are finished in the cycle they end in; kept so a count is never negative).
+                finishHead(slot: s, cap: cap, played: true, reported: &reported)
                 continue
             }
             if b.start >= qEnd { break }
             if !slot.pointee.headPlayed {
                 slot.pointee.headPlayed = true
-                if late > 0 { stats[1].wrappingAdd(UInt64(late), ordering: .relaxed) }
+                if b.start < qStart {
+                    let late = qStart &- b.start
+                    slot.pointee.headLate = Int32(clamping: late)
+                    stats[1].wrappingAdd(UInt64(late), ordering: .relaxed)
+                }
                 if !b.volume.isNaN {
                     // A per-buffer volume event: exact on the buffer's first frame.
                     let at = Int(max(b.start &- qStart, 0))
@@ -435,7 +451,8 @@ public struct RenderCore: @unchecked Sendable {
                 sc += 1
             }
             if bEnd <= qEnd {
-                finishHead(slot: s, cap: cap, played: true, late: Int32(clamping: late), reported: &reported)
+                slot.pointee.lastEnd = slot.pointee.origin &+ bEnd
+                finishHead(slot: s, cap: cap, played: true, reported: &reported)
             } else {
                 break
             }
@@ -457,16 +474,18 @@ public struct RenderCore: @unchecked Sendable {
             slot.pointee.state = .stopped
             slot.pointee.stopWhenDrained = false
             publishPosition(slot: s)
-            report(.stopped(slot: Int32(s), frame: t &+ Int64(n)), &reported)
+            report(.stopped(slot: Int32(s), frame: max(slot.pointee.lastEnd, t)), &reported)
         }
     }
 
     @_noLocks
-    func finishHead(slot s: Int, cap: Int32, played: Bool, late: Int32, reported: inout Bool) {
+    func finishHead(slot s: Int, cap: Int32, played: Bool, reported: inout Bool) {
         let b = schedule[s * capacities.buffersPerQueue + Int(slots[s].head)]
+        let late = slots[s].headLate
         slots[s].head = (slots[s].head + 1) % cap
         slots[s].count -= 1
         slots[s].headPlayed = false
+        slots[s].headLate = 0
         report(.bufferDone(slot: Int32(s), token: b.token, played: played, lateFrames: late), &reported)
     }
 }
