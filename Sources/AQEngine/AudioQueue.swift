@@ -1,0 +1,658 @@
+import AQConvert
+import AQCore
+import AQTypes
+import Foundation
+
+/// Identifiers of audio queue properties, with the reference's four-character codes.
+public enum AudioQueuePropertyID: UInt32, Sendable, CaseIterable {
+    /// `kAudioQueueProperty_IsRunning` ('aqrn'): Bool, read-only; listeners hear changes.
+    case isRunning = 0x6171_726E
+    /// `kAudioQueueDeviceProperty_SampleRate` ('aqsr'): Double, read-only.
+    case deviceSampleRate = 0x6171_7372
+    /// `kAudioQueueDeviceProperty_NumberChannels` ('aqdc'): Int, read-only.
+    case deviceNumberChannels = 0x6171_6463
+    /// `kAudioQueueProperty_CurrentDevice` ('aqcd'): String, read-only here (one device per engine).
+    case currentDevice = 0x6171_6364
+    /// `kAudioQueueProperty_MagicCookie` ('aqmc'): bytes (compressed formats).
+    case magicCookie = 0x6171_6D63
+    /// `kAudioQueueProperty_ChannelLayout` ('aqcl'): ``AudioChannelLayout``.
+    case channelLayout = 0x6171_636C
+    /// `kAudioQueueProperty_EnableLevelMetering` ('aqme'): Bool.
+    case enableLevelMetering = 0x6171_6D65
+    /// `kAudioQueueProperty_CurrentLevelMeter` ('aqmv'): [``AudioQueueLevelMeterState``], linear.
+    case currentLevelMeter = 0x6171_6D76
+    /// `kAudioQueueProperty_CurrentLevelMeterDB` ('aqmd'): [``AudioQueueLevelMeterState``], dB.
+    case currentLevelMeterDB = 0x6171_6D64
+}
+
+/// Audio queue parameters (`AudioQueueParameterID`).
+public enum AudioQueueParameterID: UInt32, Sendable {
+    /// `kAudioQueueParam_Volume`: linear gain, 0 to 1 (default 1).
+    case volume = 1
+}
+
+/// A parameter value that takes effect when a buffer starts (`AudioQueueParameterEvent`).
+public struct AudioQueueParameterEvent: Sendable, Equatable {
+    public var parameter: UInt32
+    public var value: Float
+    public init(_ parameter: AudioQueueParameterID, _ value: Float) {
+        self.parameter = parameter.rawValue
+        self.value = value
+    }
+    /// An event with a raw parameter ID (unknown IDs are refused at enqueue).
+    public init(rawParameter: UInt32, value: Float) {
+        self.parameter = rawParameter
+        self.value = value
+    }
+}
+
+/// One channel's level (`AudioQueueLevelMeterState`): linear 0…1, or dB.
+public struct AudioQueueLevelMeterState: Sendable, Equatable {
+    /// RMS over the latest render cycle.
+    public var averagePower: Float
+    public var peakPower: Float
+}
+
+/// A channel layout (`AudioChannelLayout`), by tag. The low 16 bits of most tags give the
+/// channel count, as in Core Audio.
+public struct AudioChannelLayout: Sendable, Equatable {
+    public var tag: UInt32
+    public init(tag: UInt32) { self.tag = tag }
+    /// `kAudioChannelLayoutTag_Mono`
+    public static let mono = AudioChannelLayout(tag: (100 << 16) | 1)
+    /// `kAudioChannelLayoutTag_Stereo`
+    public static let stereo = AudioChannelLayout(tag: (101 << 16) | 2)
+    /// `kAudioChannelLayoutTag_DiscreteInOrder | n`
+    public static func discrete(_ n: Int) -> AudioChannelLayout { AudioChannelLayout(tag: (147 << 16) | UInt32(n)) }
+    public var channelCount: Int { Int(tag & 0xFFFF) }
+}
+
+/// A timeline object (`AudioQueueTimelineRef`): remembers the discontinuity epoch it last saw.
+///
+/// Thread safety: use one timeline from one thread at a time.
+public final class AudioQueueTimeline: @unchecked Sendable {
+    var epoch: UInt64
+    init(epoch: UInt64) { self.epoch = epoch }
+}
+
+/// A playback audio queue (`AudioQueueRef` made by `AudioQueueNewOutput`).
+///
+/// Thread safety: every method may be called from any thread but the render thread, including
+/// from the output callback and listeners (which run on the engine's events thread).
+public final class AudioQueue: @unchecked Sendable {
+    /// Called on the events thread with a buffer the queue is done with.
+    public typealias OutputCallback = @Sendable (AudioQueue, AudioQueueBuffer) -> Void
+    /// Called on the events thread when a property changed.
+    public typealias PropertyListener = @Sendable (AudioQueue, AudioQueuePropertyID) -> Void
+
+    /// The format buffers are in.
+    public let format: AudioStreamBasicDescription
+    /// The engine the queue plays on.
+    public let engine: AudioQueueEngine
+    let slot: Int32
+    let callback: OutputCallback
+    let deinterleaver: PCMDeinterleaver
+    let converter: RateConverter?
+    /// Device frames per queue frame.
+    let ratio: Double
+
+    // Guarded by engine.lock:
+    var buffers: [AudioQueueBuffer?] = []
+    var freeTokens: [UInt32] = []
+    var enqueuedCount = 0
+    var nextQueueFrame: Int64 = 0
+    var nextDeviceFrame: Int64 = 0
+    var streamOpen = false
+    var scratch: [Float] = []
+    var tails: [TailChunk] = []
+    var isRunningValue = false
+    var disposing = false
+    var disposeWhenStopped = false
+    var volumeValue: Float = 1
+    var meteringEnabled = false
+    var layout: AudioChannelLayout
+    var magicCookieBytes: [UInt8] = []
+    var listenerTable: [(id: AudioQueuePropertyID, token: Int, listener: PropertyListener)] = []
+    var nextListenerToken = 0
+    var startFrame: Int64?
+    var lateStartFrames: Int64 = 0
+    var lateFramesTotal: Int64 = 0
+    var framesPlayed: Int64 = 0
+    var droppedTailFrames = 0
+    /// Why the queue stopped on its own (the device went away), if it did.
+    var lastError: AudioQueueError?
+
+    /// Rate-conversion tails: frames the converter still held when a stream was flushed.
+    final class TailChunk {
+        let storage: UnsafeMutablePointer<Float>
+        let channels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+        let capacity: Int
+        var inFlight = false
+        init(channels n: Int, capacity: Int) {
+            self.capacity = capacity
+            storage = .allocate(capacity: n * capacity)
+            storage.initialize(repeating: 0, count: n * capacity)
+            channels = .allocate(capacity: n)
+            for c in 0..<n { channels[c] = storage + c * capacity }
+        }
+        deinit {
+            storage.deallocate()
+            channels.deallocate()
+        }
+    }
+    static let tailTokenBit: UInt32 = 0x8000_0000
+
+    init(
+        engine: AudioQueueEngine, slot: Int32, format: AudioStreamBasicDescription, deinterleaver: PCMDeinterleaver,
+        converter: RateConverter?, callback: @escaping OutputCallback
+    ) {
+        self.engine = engine
+        self.slot = slot
+        self.format = format
+        self.deinterleaver = deinterleaver
+        self.converter = converter
+        self.callback = callback
+        self.ratio = engine.device.sampleRate / format.sampleRate
+        let n = Int(format.channelsPerFrame)
+        layout = n == 1 ? .mono : n == 2 ? .stereo : .discrete(n)
+        if converter != nil {
+            let tailCapacity = RateConverter.maximumOutputFrames(inputFrames: 4096, inputRate: format.sampleRate, outputRate: engine.device.sampleRate)
+            tails = [TailChunk(channels: n, capacity: tailCapacity), TailChunk(channels: n, capacity: tailCapacity)]
+        }
+    }
+
+    var channels: Int { Int(format.channelsPerFrame) }
+    var bytesPerFrame: Int { Int(format.bytesPerFrame) }
+
+    // MARK: - Buffers
+
+    /// Allocates a buffer of `capacity` bytes (`AudioQueueAllocateBuffer`), with room for
+    /// `packetDescriptions` packet descriptions (`AudioQueueAllocateBufferWithPacketDescriptions`).
+    /// Its render-side storage is allocated here too, so enqueueing never allocates.
+    public func allocateBuffer(capacity: Int, packetDescriptions: Int = 0) throws(AudioQueueError) -> AudioQueueBuffer {
+        guard capacity > 0, capacity <= 1 << 30 else {
+            throw AudioQueueError(.invalidParameter, "buffer capacity \(capacity) bytes is out of range (1 byte to 1 GiB)")
+        }
+        engine.lock.lock()
+        defer { engine.lock.unlock() }
+        if disposing { throw AudioQueueError(.disposalPending, "the queue is being disposed of") }
+        let frames = capacity / max(bytesPerFrame, 1)
+        let renderFrames = converter == nil ? frames
+            : RateConverter.maximumOutputFrames(inputFrames: frames, inputRate: format.sampleRate, outputRate: engine.device.sampleRate)
+        let token: UInt32
+        if let t = freeTokens.popLast() { token = t } else {
+            token = UInt32(buffers.count)
+            buffers.append(nil)
+        }
+        let b = AudioQueueBuffer(
+            queue: self, token: token, capacity: capacity, packetDescriptions: packetDescriptions, channels: channels,
+            renderCapacity: max(renderFrames, 1))
+        buffers[Int(token)] = b
+        return b
+    }
+
+    /// Frees a buffer (`AudioQueueFreeBuffer`). Refused while it is enqueued.
+    public func freeBuffer(_ buffer: AudioQueueBuffer) throws(AudioQueueError) {
+        engine.lock.lock()
+        defer { engine.lock.unlock() }
+        guard buffer.queue === self, Int(buffer.token) < buffers.count, buffers[Int(buffer.token)] === buffer else {
+            throw AudioQueueError(.invalidBuffer, "the buffer does not belong to this queue")
+        }
+        if buffer.isEnqueued { throw AudioQueueError(.bufferInQueue, "the buffer is enqueued; it can be freed once it comes back") }
+        buffers[Int(buffer.token)] = nil
+        freeTokens.append(buffer.token)
+    }
+
+    /// Enqueues a buffer to play right after the previous one (`AudioQueueEnqueueBuffer`).
+    @discardableResult
+    public func enqueue(_ buffer: AudioQueueBuffer) throws(AudioQueueError) -> AudioTimeStamp {
+        try enqueue(buffer, trimFramesAtStart: 0, trimFramesAtEnd: 0, parameterEvents: [], startTime: nil)
+    }
+
+    /// Enqueues a buffer with parameters (`AudioQueueEnqueueBufferWithParameters`).
+    ///
+    /// - Parameters:
+    ///   - trimFramesAtStart: frames at the buffer's start not played.
+    ///   - trimFramesAtEnd: frames at its end not played.
+    ///   - parameterEvents: values that take effect on the buffer's first played frame, exactly.
+    ///   - startTime: when its first played frame plays, in queue frames (the sample time; a
+    ///     time stamp without one is refused); nil for right after the previous buffer. Start
+    ///     times must not go back: a time before the end of the previous buffer is refused
+    ///     with `.invalidParameter`.
+    /// - Returns: the queue time at which the buffer's first played frame will play.
+    /// - Throws: `.invalidBuffer` (another queue's, or already enqueued), `.bufferEmpty`,
+    ///   `.invalidParameter`, `.disposalPending`, `.capacityExceeded`.
+    @discardableResult
+    public func enqueue(
+        _ buffer: AudioQueueBuffer, trimFramesAtStart: Int = 0, trimFramesAtEnd: Int = 0,
+        parameterEvents: [AudioQueueParameterEvent] = [], startTime: AudioTimeStamp? = nil
+    ) throws(AudioQueueError) -> AudioTimeStamp {
+        engine.lock.lock()
+        defer { engine.lock.unlock() }
+        if disposing { throw AudioQueueError(.disposalPending, "the queue is being disposed of") }
+        try engine.checkUsable()
+        guard buffer.queue === self, Int(buffer.token) < buffers.count, buffers[Int(buffer.token)] === buffer else {
+            throw AudioQueueError(.invalidBuffer, "the buffer does not belong to this queue")
+        }
+        if buffer.isEnqueued { throw AudioQueueError(.invalidBuffer, "the buffer is already enqueued") }
+        guard buffer.audioDataByteSize > 0 else { throw AudioQueueError(.bufferEmpty, "the buffer holds no audio (audioDataByteSize is 0)") }
+        guard buffer.audioDataByteSize <= buffer.audioDataBytesCapacity else {
+            throw AudioQueueError(.invalidBuffer, "audioDataByteSize \(buffer.audioDataByteSize) exceeds the capacity \(buffer.audioDataBytesCapacity)")
+        }
+        guard trimFramesAtStart >= 0, trimFramesAtEnd >= 0 else {
+            throw AudioQueueError(.invalidParameter, "trim frames must not be negative")
+        }
+        let frames = buffer.audioDataByteSize / bytesPerFrame
+        let played = frames - trimFramesAtStart - trimFramesAtEnd
+        guard played > 0 else {
+            throw AudioQueueError(.bufferEmpty, "trims of \(trimFramesAtStart)+\(trimFramesAtEnd) frames leave nothing of \(frames) frames")
+        }
+        var volume = Float.nan
+        for e in parameterEvents {
+            guard e.parameter == AudioQueueParameterID.volume.rawValue else {
+                throw AudioQueueError(.invalidParameter, "unknown parameter ID \(e.parameter)")
+            }
+            guard e.value.isFinite, e.value >= 0 else {
+                throw AudioQueueError(.invalidParameter, "volume \(e.value) is not a gain of 0 or more")
+            }
+            volume = e.value
+        }
+        var q = nextQueueFrame
+        if let st = startTime {
+            guard st.flags.contains(.sampleTimeValid), st.sampleTime.isFinite else {
+                throw AudioQueueError(.invalidParameter, "a buffer's start time needs a sample time (queue frames)")
+            }
+            let want = Int64(st.sampleTime.rounded())
+            guard want >= nextQueueFrame else {
+                throw AudioQueueError(.invalidParameter, "start time \(want) is before the end of the previous buffer (\(nextQueueFrame)): start times must ascend")
+            }
+            q = want
+        }
+        guard enqueuedCount < engine.capacities.buffersPerQueue - 1 else {
+            throw AudioQueueError(.capacityExceeded, "\(enqueuedCount) buffers are enqueued, the most a queue holds is \(engine.capacities.buffersPerQueue - 1)")
+        }
+        guard engine.core.pointee.commands.freeCount >= 2 else {
+            throw AudioQueueError(.capacityExceeded, "the command ring is full")
+        }
+        let source = UnsafeRawPointer(buffer.audioData + trimFramesAtStart * bytesPerFrame)
+        let start: Int64
+        let deviceFrames: Int
+        if let converter {
+            if q != nextQueueFrame || !streamOpen {
+                if streamOpen { flushTail() }
+                converter.reset()
+                nextDeviceFrame = Int64((Double(q) * ratio).rounded())
+                streamOpen = true
+            }
+            if scratch.count < played * channels { scratch = [Float](repeating: 0, count: played * channels) }
+            deviceFrames = scratch.withUnsafeMutableBufferPointer { s in
+                let base = s.baseAddress!
+                let outs = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: channels)
+                let ins = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: channels)
+                defer { outs.deallocate(); ins.deallocate() }
+                for c in 0..<channels { outs[c] = base + c * played; ins[c] = UnsafePointer(base + c * played) }
+                deinterleaver.convert(source, frames: played, into: outs, offset: 0)
+                return converter.process(input: ins, frames: played, output: buffer.renderChannels, capacity: buffer.renderCapacity)
+            }
+            start = nextDeviceFrame
+            nextDeviceFrame += Int64(deviceFrames)
+        } else {
+            deinterleaver.convert(source, frames: played, into: buffer.renderChannels, offset: 0)
+            start = q
+            deviceFrames = played
+        }
+        nextQueueFrame = q + Int64(played)
+        let scheduled = ScheduledBuffer(
+            token: buffer.token, data: buffer.render, stride: Int32(buffer.renderCapacity), frames: Int32(deviceFrames),
+            start: start, volume: volume)
+        try engine.send(.enqueue(slot: slot, buffer: scheduled))
+        buffer.isEnqueued = true
+        enqueuedCount += 1
+        return AudioTimeStamp(sampleTime: Double(q))
+    }
+
+    /// Schedules what the rate converter still holds, right after the stream so far. Lock held.
+    func flushTail() {
+        guard let converter, streamOpen else { return }
+        streamOpen = false
+        guard let i = tails.firstIndex(where: { !$0.inFlight }) else {
+            droppedTailFrames += 1
+            return
+        }
+        let tail = tails[i]
+        let n = converter.flush(output: tail.channels, capacity: tail.capacity)
+        guard n > 0 else { return }
+        let scheduled = ScheduledBuffer(
+            token: AudioQueue.tailTokenBit | UInt32(i), data: tail.storage, stride: Int32(tail.capacity), frames: Int32(n),
+            start: nextDeviceFrame)
+        if engine.core.pointee.commands.push(.enqueue(slot: slot, buffer: scheduled)) {
+            tail.inFlight = true
+            enqueuedCount += 1
+            nextDeviceFrame += Int64(n)
+        }
+    }
+
+    /// A buffer came back from the render thread. Lock held. Nil for internal tails.
+    func bufferReturned(token: UInt32, played: Bool, lateFrames: Int64) -> AudioQueueBuffer? {
+        enqueuedCount -= 1
+        lateFramesTotal += lateFrames
+        if token & AudioQueue.tailTokenBit != 0 {
+            let i = Int(token & ~AudioQueue.tailTokenBit)
+            if i < tails.count { tails[i].inFlight = false }
+            return nil
+        }
+        guard Int(token) < buffers.count, let b = buffers[Int(token)] else { return nil }
+        b.isEnqueued = false
+        return b
+    }
+
+    /// Queue time restarts from zero (after a stop or reset). Lock held.
+    func resetTimeline() {
+        nextQueueFrame = 0
+        nextDeviceFrame = 0
+        streamOpen = false
+        converter?.reset()
+    }
+
+    /// The queue's slot is free again: drop every buffer. Lock held.
+    func releaseAll() {
+        for case let b? in buffers { b.isEnqueued = false }
+        buffers.removeAll()
+        freeTokens.removeAll()
+        tails.removeAll()
+        enqueuedCount = 0
+    }
+
+    // MARK: - Control
+
+    /// Starts playing (`AudioQueueStart`) at device time `time`, or as soon as possible when nil.
+    /// A paused queue resumes. Buffers enqueued before the start keep their queue times.
+    public func start(at time: AudioTimeStamp? = nil) throws(AudioQueueError) {
+        engine.lock.lock()
+        defer { engine.lock.unlock() }
+        if disposing { throw AudioQueueError(.disposalPending, "the queue is being disposed of") }
+        try engine.checkUsable()
+        var frame: Int64?
+        if let time {
+            guard let tb = engine.timebase ?? (time.flags.contains(.sampleTimeValid) ? DeviceTimebase(anchorFrame: 0, anchorHostTime: 0, nominalRate: engine.device.sampleRate, rateScalar: 1) : nil),
+                  let full = tb.complete(time)
+            else { throw AudioQueueError(.invalidParameter, "a start time needs a sample time or a host time") }
+            frame = Int64(full.sampleTime.rounded())
+        }
+        try engine.send(.start(slot: slot, frame: frame))
+        lastError = nil
+    }
+
+    /// Prepares enqueued audio for playback (`AudioQueuePrime`). Linear PCM is converted when
+    /// it is enqueued, so this only reports how many frames are ready.
+    /// - Returns: frames enqueued and ready to play.
+    @discardableResult
+    public func prime() throws(AudioQueueError) -> Int {
+        engine.lock.lock()
+        defer { engine.lock.unlock() }
+        if disposing { throw AudioQueueError(.disposalPending, "the queue is being disposed of") }
+        return Int(nextQueueFrame)
+    }
+
+    /// Pauses (`AudioQueuePause`) at the start of the next render cycle; queue time stops with
+    /// it. ``start(at:)`` resumes.
+    public func pause() throws(AudioQueueError) {
+        engine.lock.lock()
+        defer { engine.lock.unlock() }
+        if disposing { throw AudioQueueError(.disposalPending, "the queue is being disposed of") }
+        try engine.send(.pause(slot: slot))
+    }
+
+    /// Stops (`AudioQueueStop`). Immediately: at the next render cycle, every enqueued buffer
+    /// comes back through the callback unplayed. Otherwise: once every enqueued buffer has
+    /// played. `isRunning` listeners hear it when it has happened. Asynchronous in both cases:
+    /// the render thread is never waited for.
+    public func stop(immediately: Bool) throws(AudioQueueError) {
+        engine.lock.lock()
+        defer { engine.lock.unlock() }
+        if disposing { throw AudioQueueError(.disposalPending, "the queue is being disposed of") }
+        if immediately {
+            try engine.send(.stop(slot: slot, immediately: true))
+            resetTimeline()
+        } else {
+            flushTail()
+            try engine.send(.stop(slot: slot, immediately: false))
+        }
+    }
+
+    /// Makes sure everything enqueued will play (`AudioQueueFlush`): the rate converter's (or
+    /// later a decoder's) remaining frames are scheduled after the last buffer. Call it after
+    /// the last buffer of a stream.
+    public func flush() throws(AudioQueueError) {
+        engine.lock.lock()
+        defer { engine.lock.unlock() }
+        if disposing { throw AudioQueueError(.disposalPending, "the queue is being disposed of") }
+        flushTail()
+    }
+
+    /// Resets (`AudioQueueReset`): every enqueued buffer comes back through the callback, the
+    /// converter state is cleared, and queue time restarts at zero; the next buffer enqueued
+    /// plays as soon as the render thread sees it.
+    public func reset() throws(AudioQueueError) {
+        engine.lock.lock()
+        defer { engine.lock.unlock() }
+        if disposing { throw AudioQueueError(.disposalPending, "the queue is being disposed of") }
+        try engine.send(.reset(slot: slot))
+        resetTimeline()
+    }
+
+    /// Disposes of the queue (`AudioQueueDispose`): immediately, or after the enqueued buffers
+    /// have played. Its buffers are freed once the render thread has let go of them; no output
+    /// callbacks run for buffers returned by the disposal.
+    public func dispose(immediately: Bool) throws(AudioQueueError) {
+        engine.lock.lock()
+        defer { engine.lock.unlock() }
+        if disposing { throw AudioQueueError(.disposalPending, "the queue is already being disposed of") }
+        if engine.closed { disposing = true; return }
+        if immediately || !isRunningValue {
+            try engine.send(.release(slot: slot))
+        } else {
+            flushTail()
+            try engine.send(.stop(slot: slot, immediately: false))
+            disposeWhenStopped = true
+        }
+        disposing = true
+    }
+
+    // MARK: - Parameters
+
+    /// A parameter's current value (`AudioQueueGetParameter`).
+    public func parameter(_ id: AudioQueueParameterID) -> Float {
+        engine.lock.lock()
+        defer { engine.lock.unlock() }
+        return volumeValue
+    }
+
+    /// Sets a parameter now (`AudioQueueSetParameter`). Volume ramps linearly over the engine's
+    /// ``AudioQueueEngine/volumeRampSeconds``, never steps.
+    public func setParameter(_ id: AudioQueueParameterID, _ value: Float) throws(AudioQueueError) {
+        guard value.isFinite, value >= 0 else {
+            throw AudioQueueError(.invalidParameter, "volume \(value) is not a gain of 0 or more")
+        }
+        engine.lock.lock()
+        defer { engine.lock.unlock() }
+        if disposing { throw AudioQueueError(.disposalPending, "the queue is being disposed of") }
+        let ramp = Int32((engine.volumeRampSeconds * engine.device.sampleRate).rounded())
+        try engine.send(.setVolume(slot: slot, volume: value, rampFrames: ramp))
+        volumeValue = value
+    }
+
+    /// Sets a parameter by raw ID; unknown IDs are refused with `.invalidParameter`.
+    public func setParameter(rawID: UInt32, _ value: Float) throws(AudioQueueError) {
+        guard let id = AudioQueueParameterID(rawValue: rawID) else {
+            throw AudioQueueError(.invalidParameter, "unknown parameter ID \(rawID)")
+        }
+        try setParameter(id, value)
+    }
+
+    // MARK: - Properties
+
+    /// `kAudioQueueProperty_IsRunning`: true from the cycle its first frame plays until it stops.
+    public var isRunning: Bool {
+        engine.lock.lock()
+        defer { engine.lock.unlock() }
+        return isRunningValue
+    }
+
+    /// Why the queue stopped by itself (its device went away), or nil.
+    public var error: AudioQueueError? {
+        engine.lock.lock()
+        defer { engine.lock.unlock() }
+        return lastError
+    }
+
+    /// `kAudioQueueDeviceProperty_SampleRate`
+    public var deviceSampleRate: Double { engine.device.sampleRate }
+    /// `kAudioQueueDeviceProperty_NumberChannels`
+    public var deviceChannelCount: Int { engine.device.outputChannelCount }
+    /// `kAudioQueueProperty_CurrentDevice`: the device's unique identifier.
+    public var currentDevice: String { engine.device.uid }
+
+    /// `kAudioQueueProperty_ChannelLayout`. Setting a layout whose channel count differs from
+    /// the format's is refused with `.invalidPropertySize`... see ``setChannelLayout(_:)``.
+    public var channelLayout: AudioChannelLayout {
+        engine.lock.lock()
+        defer { engine.lock.unlock() }
+        return layout
+    }
+
+    /// Sets the channel layout; its channel count must match the format's.
+    public func setChannelLayout(_ l: AudioChannelLayout) throws(AudioQueueError) {
+        guard l.channelCount == channels else {
+            throw AudioQueueError(.invalidPropertySize, "a layout of \(l.channelCount) channels for a \(channels)-channel queue")
+        }
+        engine.lock.lock()
+        defer { engine.lock.unlock() }
+        layout = l
+    }
+
+    /// Routes queue channel `i` to device output `outputs[i]` (0-based; -1: not played).
+    /// The default: a mono queue on every output, an n-channel queue on the first n.
+    public func setOutputChannels(_ outputs: [Int]) throws(AudioQueueError) {
+        guard outputs.count == channels else {
+            throw AudioQueueError(.invalidPropertySize, "\(outputs.count) outputs for a \(channels)-channel queue")
+        }
+        guard outputs.allSatisfy({ $0 >= -1 && $0 < engine.device.outputChannelCount }) else {
+            throw AudioQueueError(.invalidParameter, "outputs \(outputs) exceed the device's \(engine.device.outputChannelCount) channels")
+        }
+        engine.lock.lock()
+        defer { engine.lock.unlock() }
+        try engine.send(.setChannelMap(slot: slot, map: ChannelMap(outputs)))
+    }
+
+    /// `kAudioQueueProperty_EnableLevelMetering`.
+    public var isLevelMeteringEnabled: Bool {
+        engine.lock.lock()
+        defer { engine.lock.unlock() }
+        return meteringEnabled
+    }
+
+    /// Turns level metering on or off.
+    public func setLevelMeteringEnabled(_ on: Bool) throws(AudioQueueError) {
+        engine.lock.lock()
+        defer { engine.lock.unlock() }
+        try engine.send(.setMetering(slot: slot, enabled: on))
+        meteringEnabled = on
+    }
+
+    /// `kAudioQueueProperty_CurrentLevelMeter`: per channel, RMS and peak of the latest
+    /// render cycle, linear. Refused with `.invalidProperty` while metering is off.
+    public func currentLevelMeter() throws(AudioQueueError) -> [AudioQueueLevelMeterState] {
+        guard isLevelMeteringEnabled else { throw AudioQueueError(.invalidProperty, "level metering is off") }
+        return (0..<min(channels, 8)).map { c in
+            let m = engine.core.pointee.meter(slot: Int(slot), channel: c)
+            return AudioQueueLevelMeterState(averagePower: m.rms, peakPower: m.peak)
+        }
+    }
+
+    /// `kAudioQueueProperty_CurrentLevelMeterDB`: the same in decibels (-inf dB as -120).
+    public func currentLevelMeterDB() throws(AudioQueueError) -> [AudioQueueLevelMeterState] {
+        try currentLevelMeter().map {
+            AudioQueueLevelMeterState(averagePower: AudioQueue.decibels($0.averagePower), peakPower: AudioQueue.decibels($0.peakPower))
+        }
+    }
+
+    static func decibels(_ v: Float) -> Float { v > 1e-6 ? 20 * log10(v) : -120 }
+
+    /// `kAudioQueueProperty_MagicCookie`, for compressed formats.
+    public var magicCookie: [UInt8] {
+        engine.lock.lock()
+        defer { engine.lock.unlock() }
+        return magicCookieBytes
+    }
+
+    /// Adds a listener for a property (`AudioQueueAddPropertyListener`). Listeners run on the
+    /// events thread. Returns a token for ``removePropertyListener(_:)``.
+    @discardableResult
+    public func addPropertyListener(_ id: AudioQueuePropertyID, _ listener: @escaping PropertyListener) -> Int {
+        engine.lock.lock()
+        defer { engine.lock.unlock() }
+        nextListenerToken += 1
+        listenerTable.append((id, nextListenerToken, listener))
+        return nextListenerToken
+    }
+
+    /// Removes a listener (`AudioQueueRemovePropertyListener`).
+    public func removePropertyListener(_ token: Int) throws(AudioQueueError) {
+        engine.lock.lock()
+        defer { engine.lock.unlock() }
+        guard let i = listenerTable.firstIndex(where: { $0.token == token }) else {
+            throw AudioQueueError(.invalidProperty, "no listener with token \(token)")
+        }
+        listenerTable.remove(at: i)
+    }
+
+    func listeners(for id: AudioQueuePropertyID) -> [PropertyListener] {
+        listenerTable.filter { $0.id == id }.map(\.listener)
+    }
+
+    // MARK: - Time
+
+    /// Makes a timeline object (`AudioQueueCreateTimeline`) for discontinuity reports.
+    public func createTimeline() -> AudioQueueTimeline {
+        AudioQueueTimeline(epoch: engine.discontinuity.epoch)
+    }
+
+    /// The queue's current time (`AudioQueueGetCurrentTime`): queue frames at the queue's rate
+    /// since its start, not advancing while paused; 0 while stopped. `discontinuity` is true
+    /// once for each new discontinuity since `timeline` last asked.
+    public func currentTime(timeline: AudioQueueTimeline? = nil) -> (time: AudioTimeStamp, discontinuity: Bool) {
+        let now = engine.deviceCurrentTime()
+        let p = engine.core.pointee.position(slot: Int(slot))
+        var deviceFrames = 0.0
+        if p.running { deviceFrames = max(0, now.sampleTime - Double(p.origin)) }
+        else if p.paused { deviceFrames = max(0, Double(p.pauseFrame - p.origin)) }
+        var discontinuity = false
+        if let timeline {
+            let e = engine.discontinuity.epoch
+            if e != timeline.epoch {
+                timeline.epoch = e
+                discontinuity = true
+            }
+        }
+        let ts = AudioTimeStamp(
+            sampleTime: deviceFrames / ratio, hostTime: now.hostTime, rateScalar: now.rateScalar,
+            flags: now.flags.union(.sampleTimeValid))
+        return (ts, discontinuity)
+    }
+
+    /// The device frame at which the queue's frame 0 played (known once it started).
+    public var startDeviceFrame: Int64? {
+        engine.lock.lock()
+        defer { engine.lock.unlock() }
+        return startFrame
+    }
+
+    /// Frames of this queue that were already past when the render thread first saw them
+    /// (late buffers) — skipped so that the queue stays on its timeline.
+    public var lateFrames: Int64 {
+        engine.lock.lock()
+        defer { engine.lock.unlock() }
+        return lateFramesTotal
+    }
+}

@@ -1,0 +1,65 @@
+import AQCore
+import AQTypes
+
+/// A buffer of audio owned by one queue (Core Audio's `AudioQueueBuffer`).
+///
+/// Fill ``audioData`` with up to ``audioDataBytesCapacity`` bytes in the queue's format, set
+/// ``audioDataByteSize``, and enqueue it. While it is enqueued, leave it alone: the queue has
+/// already converted its contents for the render thread, but it will hand the buffer back
+/// through the output callback, and only then may you refill it.
+///
+/// Thread safety: fill it on any one thread at a time; the queue reads it during
+/// ``AudioQueue/enqueue(_:)`` on the calling thread.
+public final class AudioQueueBuffer: @unchecked Sendable {
+    /// The bytes (`mAudioData`). Valid for the buffer's whole life.
+    public let audioData: UnsafeMutableRawPointer
+    /// Bytes ``audioData`` can hold (`mAudioDataBytesCapacity`).
+    public let audioDataBytesCapacity: Int
+    /// Bytes of audio in ``audioData`` (`mAudioDataByteSize`).
+    public var audioDataByteSize: Int = 0
+    /// Anything you want to carry with the buffer (`mUserData`).
+    public var userData: AnyObject?
+    /// Room for packet descriptions (`mPacketDescriptionCapacity`); 0 unless allocated with some.
+    public let packetDescriptionCapacity: Int
+    /// Packet descriptions (`mPacketDescriptions`), valid up to ``packetDescriptionCount``.
+    public let packetDescriptions: UnsafeMutablePointer<AudioStreamPacketDescription>?
+    /// Packet descriptions in use (`mPacketDescriptionCount`).
+    public var packetDescriptionCount: Int = 0
+
+    /// The queue that owns it.
+    public private(set) weak var queue: AudioQueue?
+    /// True from enqueue until the output callback hands it back. Guarded by the engine lock.
+    public internal(set) var isEnqueued = false
+
+    let token: UInt32
+    /// Render-side storage: planar float at the device rate, `renderCapacity` frames a channel.
+    let render: UnsafeMutablePointer<Float>
+    let renderCapacity: Int
+    let renderChannels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    let channels: Int
+
+    init(
+        queue: AudioQueue, token: UInt32, capacity: Int, packetDescriptions: Int, channels: Int,
+        renderCapacity: Int
+    ) {
+        self.queue = queue
+        self.token = token
+        audioData = .allocate(byteCount: max(capacity, 1), alignment: 16)
+        audioDataBytesCapacity = capacity
+        packetDescriptionCapacity = packetDescriptions
+        self.packetDescriptions = packetDescriptions > 0 ? .allocate(capacity: packetDescriptions) : nil
+        self.channels = channels
+        self.renderCapacity = renderCapacity
+        render = .allocate(capacity: max(renderCapacity * channels, 1))
+        render.initialize(repeating: 0, count: max(renderCapacity * channels, 1))
+        renderChannels = .allocate(capacity: channels)
+        for c in 0..<channels { renderChannels[c] = render + c * renderCapacity }
+    }
+
+    deinit {
+        audioData.deallocate()
+        packetDescriptions?.deallocate()
+        render.deallocate()
+        renderChannels.deallocate()
+    }
+}

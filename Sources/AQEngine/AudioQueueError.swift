@@ -1,0 +1,52 @@
+/// A result code of Audio Queue Services, with the reference's numeric value, and what went
+/// wrong in words.
+///
+/// Thread safety: a plain value; any thread.
+public struct AudioQueueError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The reference's result codes, with their numeric values, plus aqsync's own (documented
+    /// in docs/architecture.md) for conditions the reference has no code for.
+    public enum Code: Int32, Sendable {
+        /// `kAudioQueueErr_InvalidBuffer`: the buffer does not belong to this queue (or is
+        /// already enqueued).
+        case invalidBuffer = -66687
+        /// `kAudioQueueErr_BufferEmpty`: the buffer holds no audio (or trims leave none).
+        case bufferEmpty = -66686
+        /// `kAudioQueueErr_DisposalPending`: the queue is being disposed of.
+        case disposalPending = -66685
+        /// `kAudioQueueErr_InvalidProperty`
+        case invalidProperty = -66684
+        /// `kAudioQueueErr_InvalidPropertySize`
+        case invalidPropertySize = -66683
+        /// `kAudioQueueErr_InvalidParameter`: an unknown parameter, or an enqueue parameter
+        /// out of range (a start time before the end of the previous buffer).
+        case invalidParameter = -66682
+        /// `kAudioQueueErr_CannotStart`: the device cannot run (e.g. the JACK server went away).
+        case cannotStart = -66681
+        /// `kAudioQueueErr_InvalidDevice`: the device could not be reached.
+        case invalidDevice = -66680
+        /// `kAudioQueueErr_BufferInQueue`: a buffer cannot be freed while enqueued.
+        case bufferInQueue = -66679
+        /// `kAudioQueueErr_InvalidRunState`
+        case invalidRunState = -66678
+        /// `kAudioQueueErr_InvalidQueueType`
+        case invalidQueueType = -66677
+        /// `kAudioFormatUnsupportedDataFormatError` ('fmt?').
+        case unsupportedDataFormat = 1_718_449_215
+        /// aqsync: a fixed capacity (queues, buffers per queue, commands in flight) is used up.
+        case capacityExceeded = -66600
+    }
+
+    public var code: Code
+    /// What went wrong, for people.
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// The numeric result code (an `OSStatus`).
+    public var status: Int32 { code.rawValue }
+
+    public var description: String { "\(message) (\(code), \(code.rawValue))" }
+}
