@@ -50,7 +50,7 @@ public final class ManualDevice: AudioDevice, @unchecked Sendable {
 
     /// Host time of device frame `frame`.
     public func hostTime(ofFrame frame: Int64) -> UInt64 {
-        hostTimeOrigin &+ UInt64(Double(frame) * 1e9 / sampleRate)
+        hostTimeOrigin &+ UInt64((Double(frame) * 1e9 / sampleRate).rounded())
     }
 
     /// Renders one cycle of `frames` frames into `outputs` (one pointer per output channel,
@@ -63,7 +63,7 @@ public final class ManualDevice: AudioDevice, @unchecked Sendable {
         let f = nextFrame.load(ordering: .relaxed)
         let cycle = CycleInfo(
             frame: f, frames: Int32(frames), hostTimeNs: hostTime(ofFrame: f),
-            nextHostTimeNs: hostTime(ofFrame: f + Int64(frames)))
+            nextHostTimeNs: 0)  // exactly the nominal rate
         lastFrames.store(Int64(frames), ordering: .relaxed)
         p.pointee.render(cycle, outputs: outputs, channelCount: outputChannelCount)
         nextFrame.store(f + Int64(frames), ordering: .relaxed)

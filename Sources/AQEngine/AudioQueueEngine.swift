@@ -253,6 +253,7 @@ public final class AudioQueueEngine: @unchecked Sendable {
     // MARK: - Events
 
     private func eventsLoop() {
+        Thread.current.name = "aqsync-events"
         let wake = core.pointee.wake
         while !stopEvents.load(ordering: .acquiring) {
             var ts = timespec()

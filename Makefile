@@ -1,0 +1,46 @@
+# aqsync — the two commands a fresh Debian machine needs:
+#   make demo   install what is missing, build, and play the demo through JACK
+#   make test   install what is missing, build, and run every test
+SHELL := /bin/bash
+SWIFT ?= swift
+DEBS := jackd2 libjack-jackd2-dev jack-tools libsoxr-dev sox ffmpeg pkg-config
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: deps build release test test-unit check-nolocks demo fuzz clean
+
+## Install the Debian packages the build and the tests need (only those missing).
+deps:
+	@missing=""; for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release
+
+## Every test: unit tests, JACK integration tests (each starts its own private jackd),
+## and the proof that the render path's @_noLocks checking is on.
+test: deps check-nolocks
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+## The compiler must refuse an allocation under @_noLocks, and the render entry point must
+## carry the attribute: otherwise nothing proves the render path is lock- and allocation-free.
+check-nolocks:
+	@grep -B3 'public func render(' Sources/AQCore/RenderCore.swift | grep -q '@_noLocks' \
+	  || { echo "check-nolocks: RenderCore.render lacks @_noLocks"; exit 1; }
+	@if $(SWIFT)c -parse-as-library -emit-sil -o /dev/null Tests/NoLocksProbe/MustNotCompile.swift >/dev/null 2>&1; then \
+	  echo "check-nolocks: an allocation under @_noLocks compiled: the checker is off"; exit 1; \
+	else echo "check-nolocks: the compiler refuses allocation under @_noLocks (as it must)"; fi
+
+## The main job: a 440 Hz tone through JACK (a private dummy-backend server when none runs).
+demo: release
+	@bash Tests/Scripts/with-jack.sh .build/release/a440 --seconds 3
+
+clean:
+	rm -rf .build .build-*

@@ -1,0 +1,84 @@
+import AQCore
+import AQEngine
+import AQTypes
+import Foundation
+import Synchronization
+import Testing
+
+@Suite struct StressTests {
+    /// A render thread runs while four threads feed their own queues from callbacks and one
+    /// thread creates and disposes queues: every buffer enqueued comes back exactly once, a
+    /// steady queue keeps a constant signal, and nothing crashes.
+    @Test func enqueueCreateDisposeWhileRendering() async throws {
+        let (engine, device) = try manualEngine(
+            channels: 2, capacities: RenderCapacities(queues: 64, buffersPerQueue: 8, commands: 4096, outputChannels: 2))
+        defer { engine.close() }
+        let stop = Counter()
+        let enqueued = Counter()
+        let returned = Counter()
+        let glitches = Counter()
+
+        // The steady queue: a constant 0.25 on output 1, six buffers cycling.
+        let steady = try engine.newOutput(format: int16Mono48k) { q, b in
+            fillMono16(b, frames: 256, impulses: Array(0..<256), value: 8192)
+            if !(stop.value != 0) { try? q.enqueue(b) }
+        }
+        try steady.setOutputChannels([1])
+        for _ in 0..<6 {
+            let b = try steady.allocateBuffer(capacity: 512)
+            fillMono16(b, frames: 256, impulses: Array(0..<256), value: 8192)
+            try steady.enqueue(b)
+        }
+        try steady.start()
+
+        let renderer = Thread {
+            var first = true
+            while !(stop.value != 0) {
+                let out = device.render(frames: 256, cycle: 256)
+                if !first && !out[1].allSatisfy({ $0 == 0.25 }) { glitches.add() }
+                first = false
+                usleep(3000)
+            }
+        }
+        renderer.start()
+
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    let q = try engine.newOutput(format: int16Mono48k) { _, _ in returned.add() }
+                    try q.setOutputChannels([0])
+                    var buffers: [AudioQueueBuffer] = []
+                    for _ in 0..<6 { buffers.append(try q.allocateBuffer(capacity: 256)) }
+                    try q.start()
+                    for _ in 0..<200 {
+                        for b in buffers where !b.isEnqueued {
+                            fillMono16(b, frames: 128, impulses: [1])
+                            if (try? q.enqueue(b)) != nil { enqueued.add() }
+                        }
+                        try await Task.sleep(nanoseconds: 300_000)
+                    }
+                    try q.stop(immediately: false)
+                }
+            }
+            group.addTask {
+                for _ in 0..<40 {
+                    let q = try engine.newOutput(format: int16Stereo48k) { _, _ in }
+                    let b = try q.allocateBuffer(capacity: 4096)
+                    b.audioData.initializeMemory(as: UInt8.self, repeating: 0, count: 4096)
+                    b.audioDataByteSize = 4096
+                    try q.enqueue(b)
+                    try q.start()
+                    try await Task.sleep(nanoseconds: 1_000_000)
+                    try q.dispose(immediately: Bool.random())
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(eventually(10) { returned.value == enqueued.value })
+        stop.set(1)
+        while !renderer.isFinished { usleep(1000) }
+        #expect(enqueued.value > 100)
+        #expect(glitches.value == 0)
+        #expect(engine.statistics.droppedEvents == 0)
+    }
+}

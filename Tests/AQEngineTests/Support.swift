@@ -1,0 +1,53 @@
+import AQCore
+import AQEngine
+import AQTypes
+import Foundation
+import Synchronization
+
+/// Polls `condition` until it holds or `seconds` pass (events arrive on the events thread).
+func eventually(_ seconds: Double = 5, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if condition() { return true }
+        usleep(1000)
+    }
+    return condition()
+}
+
+/// A thread-safe list for callbacks to record into.
+final class Recorder<T: Sendable>: @unchecked Sendable {
+    private let m = Mutex<[T]>([])
+    func append(_ v: T) { m.withLock { $0.append(v) } }
+    var values: [T] { m.withLock { $0 } }
+}
+
+let int16Stereo48k = AudioStreamBasicDescription.linearPCM(sampleRate: 48000, channels: 2, bits: 16)
+let int16Mono48k = AudioStreamBasicDescription.linearPCM(sampleRate: 48000, channels: 1, bits: 16)
+
+/// Fills a mono int16 buffer with zeros and `value` at each of `impulses`.
+func fillMono16(_ b: AudioQueueBuffer, frames: Int, impulses: [Int], value: Int16 = 16384) {
+    let p = b.audioData.bindMemory(to: Int16.self, capacity: frames)
+    p.initialize(repeating: 0, count: frames)
+    for i in impulses { p[i] = value }
+    b.audioDataByteSize = frames * 2
+}
+
+func nonZero(_ x: [Float]) -> [Int] { x.indices.filter { x[$0] != 0 } }
+
+/// An engine on a hand-driven device.
+func manualEngine(channels: Int = 2, rate: Double = 48000, capacities: RenderCapacities = RenderCapacities(queues: 64, buffersPerQueue: 16, commands: 1024, outputChannels: 8)) throws -> (AudioQueueEngine, ManualDevice) {
+    let device = ManualDevice(sampleRate: rate, channels: channels)
+    let engine = try AudioQueueEngine(device: device, capacities: capacities)
+    return (engine, device)
+}
+
+/// A counter or flag that closures on other threads can share.
+final class Counter: Sendable {
+    private let a = Atomic<Int>(0)
+    func add(_ n: Int = 1) { a.wrappingAdd(n, ordering: .relaxed) }
+    func set(_ n: Int) { a.store(n, ordering: .relaxed) }
+    var value: Int { a.load(ordering: .relaxed) }
+}
+
+/// The calling thread's name.
+func currentThreadName() -> String { Thread.current.name ?? "" }
