@@ -1,0 +1,178 @@
+import AQCore
+import CJACK
+import Synchronization
+
+/// Everything JACK's callbacks touch, in memory allocated once by ``JackDevice`` (control
+/// thread) and reached through the callbacks' `arg` pointer. Nothing here is a Swift object:
+/// the callbacks never retain, release, allocate or lock.
+///
+/// Ownership of the plain fields: written by control threads only while the client is
+/// inactive (before `jack_activate`, after `jack_deactivate`/`jack_client_close`); the
+/// `render*` fields belong to the render thread while active. Atomics: any thread.
+struct JackCallbackState: ~Copyable {
+    /// The client, while open.
+    var client: OpaquePointer?
+    /// Output ports `out_1…N` (N = `outputCount`).
+    let outPorts: UnsafeMutablePointer<OpaquePointer?>
+    /// Preallocated array of output buffer pointers handed to the renderer each cycle.
+    let outputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    /// A one-float buffer the `outputs` slots point at before the first cycle.
+    let dummy: UnsafeMutablePointer<Float>
+    let outputCount: Int
+    /// The clock `jack_get_time` reads (see ``JackClockSource``).
+    var clockSource: JackClockSource = .monotonicRaw
+    /// The renderer, while started; the notification callbacks reach its clock through it.
+    let core = Atomic<UnsafeMutablePointer<RenderCore>?>(nil)
+    /// Event thread's signal block, while the client is open.
+    var events: UnsafeMutablePointer<JackEventSignal>?
+
+    // Render thread.
+    var renderExtender = JackFrameExtender()
+    var renderExpectedNext: UInt32 = 0
+    var renderHasPrevious = false
+
+    // Any thread.
+    let xruns = Atomic<UInt64>(0)
+    let sampleRate = Atomic<UInt32>(0)
+    let bufferSize = Atomic<UInt32>(0)
+    let shutDown = Atomic<Bool>(false)
+    let freewheeling = Atomic<Bool>(false)
+
+    init(outputCount: Int) {
+        self.outputCount = outputCount
+        outPorts = .allocate(capacity: max(outputCount, 1))
+        outPorts.initialize(repeating: nil, count: max(outputCount, 1))
+        dummy = .allocate(capacity: 1)
+        dummy.initialize(to: 0)
+        outputs = .allocate(capacity: max(outputCount, 1))
+        outputs.initialize(repeating: dummy, count: max(outputCount, 1))
+    }
+
+    deinit {
+        outPorts.deallocate()
+        outputs.deallocate()
+        dummy.deallocate()
+    }
+}
+
+/// JACK's process callback. Runs on JACK's process (render) thread once per cycle.
+///
+/// Gets the port buffers into the preallocated pointer array, reads the cycle times, extends
+/// the frame counter to 64 bits, converts JACK's microseconds to CLOCK_MONOTONIC nanoseconds,
+/// notes a time jump when this cycle does not start where the last one ended, and calls
+/// `RenderCore.render` (which publishes the anchor).
+@_noLocks
+func jackProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> Int32 {
+    guard let arg else { return 0 }
+    let st = arg.assumingMemoryBound(to: JackCallbackState.self)
+    guard let core = st.pointee.core.load(ordering: .acquiring), let client = st.pointee.client else {
+        return 0
+    }
+    let n = st.pointee.outputCount
+    let outs = st.pointee.outputs
+    let ports = st.pointee.outPorts
+    var frame: jack_nframes_t = 0
+    var usecs: jack_time_t = 0
+    var nextUsecs: jack_time_t = 0
+    var periodUsecs: Float = 0
+    var ok: Int32 = 0
+    // jack_port_get_buffer and jack_get_cycle_times read the client's shared memory: they are
+    // documented for use in the process callback (realtime-safe: no lock, no allocation).
+    _unsafePerformance {
+        for c in 0..<n {
+            if let buf = jack_port_get_buffer(ports[c], nframes) {
+                outs[c] = buf.assumingMemoryBound(to: Float.self)
+            }
+        }
+        ok = jack_get_cycle_times(client, &frame, &usecs, &nextUsecs, &periodUsecs)
+        if ok != 0 {
+            frame = jack_last_frame_time(client)
+            usecs = jack_get_time()
+            nextUsecs = 0
+        }
+    }
+    if st.pointee.renderHasPrevious && frame != st.pointee.renderExpectedNext {
+        core.pointee.clock.noteDiscontinuity(.timeJump)
+    }
+    st.pointee.renderHasPrevious = true
+    st.pointee.renderExpectedNext = frame &+ nframes
+    let frame64 = st.pointee.renderExtender.extend(frame)
+    let offset = st.pointee.clockSource.offsetToMonotonicNs()
+    let host = UInt64(bitPattern: Int64(bitPattern: usecs &* 1000) &+ offset)
+    let next = nextUsecs == 0 ? 0 : UInt64(bitPattern: Int64(bitPattern: nextUsecs &* 1000) &+ offset)
+    // CycleInfo.init is a memberwise init of a BitwiseCopyable struct in AQCore, only opaque
+    // to the checker because AQCore does not mark it @inlinable.
+    let cycle = _unsafePerformance {
+        CycleInfo(
+            frame: frame64, frames: Int32(truncatingIfNeeded: nframes), hostTimeNs: host, nextHostTimeNs: next)
+    }
+    core.pointee.render(cycle, outputs: UnsafePointer(outs), channelCount: n)
+    return 0
+}
+
+/// The clock of the started renderer, if any. Any thread.
+@_noLocks
+private func noteDiscontinuity(_ st: UnsafeMutablePointer<JackCallbackState>, _ reason: DiscontinuityReason) {
+    if let core = st.pointee.core.load(ordering: .acquiring) {
+        core.pointee.clock.noteDiscontinuity(reason)
+    }
+}
+
+/// JACK's xrun callback (a JACK thread): counts and notes `.xrun`.
+@_noLocks
+func jackXrun(_ arg: UnsafeMutableRawPointer?) -> Int32 {
+    guard let arg else { return 0 }
+    let st = arg.assumingMemoryBound(to: JackCallbackState.self)
+    st.pointee.xruns.wrappingAdd(1, ordering: .relaxed)
+    noteDiscontinuity(st, .xrun)
+    return 0
+}
+
+/// JACK's sample-rate callback (a JACK thread; jackd2 also calls it once when it is set).
+/// A real change updates the clock's nominal rate and notes `.sampleRateChange`.
+@_noLocks
+func jackSampleRate(_ rate: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> Int32 {
+    guard let arg else { return 0 }
+    let st = arg.assumingMemoryBound(to: JackCallbackState.self)
+    let old = st.pointee.sampleRate.exchange(rate, ordering: .relaxed)
+    if old != rate, old != 0, let core = st.pointee.core.load(ordering: .acquiring) {
+        // setNominalSampleRate is one relaxed atomic store (opaque to the checker: not
+        // annotated in AQCore).
+        _unsafePerformance { core.pointee.clock.setNominalSampleRate(Double(rate)) }
+        core.pointee.clock.noteDiscontinuity(.sampleRateChange)
+    }
+    return 0
+}
+
+/// JACK's buffer-size callback (a JACK thread, possibly the process thread). A real change
+/// notes `.bufferSizeChange`.
+@_noLocks
+func jackBufferSize(_ frames: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> Int32 {
+    guard let arg else { return 0 }
+    let st = arg.assumingMemoryBound(to: JackCallbackState.self)
+    let old = st.pointee.bufferSize.exchange(frames, ordering: .relaxed)
+    if old != frames, old != 0 { noteDiscontinuity(st, .bufferSizeChange) }
+    return 0
+}
+
+/// JACK's freewheel callback (a JACK thread): notes `.freewheel` on entering and leaving.
+@_noLocks
+func jackFreewheel(_ starting: Int32, _ arg: UnsafeMutableRawPointer?) {
+    guard let arg else { return }
+    let st = arg.assumingMemoryBound(to: JackCallbackState.self)
+    st.pointee.freewheeling.store(starting != 0, ordering: .relaxed)
+    noteDiscontinuity(st, .freewheel)
+}
+
+/// JACK's shutdown callback (any JACK thread, treated as a signal handler): notes
+/// `.serverShutdown` and wakes the event thread, which calls ``JackDevice/onShutdown``.
+@_noLocks
+func jackShutdown(_ code: jack_status_t, _ reason: UnsafePointer<CChar>?, _ arg: UnsafeMutableRawPointer?) {
+    guard let arg else { return }
+    let st = arg.assumingMemoryBound(to: JackCallbackState.self)
+    st.pointee.shutDown.store(true, ordering: .releasing)
+    noteDiscontinuity(st, .serverShutdown)
+    if let ev = st.pointee.events {
+        signalShutdown(ev, code: code.rawValue, reason: reason)
+    }
+}

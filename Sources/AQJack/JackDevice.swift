@@ -1,0 +1,434 @@
+import AQCore
+import CJACK
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Where a group of the device's ports is connected when it starts.
+public enum JackConnections: Sendable, Equatable {
+    /// To the server's physical ports (`system:playback_1…` for outputs, `system:capture_1…`
+    /// for inputs), port i to physical port i; ports beyond the physical ones stay unconnected.
+    case physical
+    /// To these full port names: port i to name i. Fewer names than ports leaves the rest
+    /// unconnected; more names than ports is an error at start.
+    case ports([String])
+    /// Connected to nothing (someone else wires them).
+    case none
+}
+
+/// How to open a ``JackDevice``.
+public struct JackDeviceOptions: Sendable {
+    /// The client name asked for; JACK may give another (see ``JackDevice/clientName``).
+    public var clientName: String
+    /// The server; nil: `JACK_DEFAULT_SERVER` from the environment, else `default`.
+    public var serverName: String?
+    /// Output ports `out_1…N`.
+    public var outputChannels: Int
+    /// Capture ports `in_1…M` for input queues (0: none).
+    public var inputChannels: Int
+    /// Where the outputs go on start.
+    public var outputConnections: JackConnections
+    /// What the inputs listen to on start.
+    public var inputConnections: JackConnections
+
+    public init(
+        clientName: String, serverName: String? = nil, outputChannels: Int = 2, inputChannels: Int = 0,
+        outputConnections: JackConnections = .physical, inputConnections: JackConnections = .physical
+    ) {
+        self.clientName = clientName
+        self.serverName = serverName
+        self.outputChannels = outputChannels
+        self.inputChannels = inputChannels
+        self.outputConnections = outputConnections
+        self.inputConnections = inputConnections
+    }
+}
+
+/// A JACK client that drives the renderer from JACK's process callback.
+///
+/// Opening the device (`init`) opens a client on the server and registers its ports;
+/// ``start(rendering:)`` installs the process callback, activates the client and connects the
+/// ports; ``stop()`` deactivates and closes the client (a later start opens it again).
+///
+/// Time: each cycle's ``CycleInfo`` has JACK's 32-bit frame counter extended to 64 bits, and
+/// JACK's cycle times (`jack_get_cycle_times`, microseconds on the clock named by
+/// ``clockSource``, CLOCK_MONOTONIC_RAW with jackd2 1.9.21) converted to CLOCK_MONOTONIC
+/// nanoseconds. Discontinuities (xrun, sample-rate, buffer-size, freewheel, shutdown, time
+/// jump, device started) advance the clock's epoch.
+///
+/// Threads: every member may be called from any control thread, never from the render thread
+/// (JACK's process thread). The process callback runs on JACK's process thread; the other
+/// JACK callbacks on JACK's threads; ``onShutdown`` on the device's own event thread.
+///
+/// `@unchecked Sendable`: control state is behind a `Mutex`; the callback state lives in
+/// unsafe memory owned by the device and shared with JACK's threads through atomics and the
+/// activate/deactivate ordering described in `JackCallbackState`.
+public final class JackDevice: AudioDevice, @unchecked Sendable {
+    private struct Control {
+        var open = false
+        var running = false
+        var clientName = ""
+        var outputPortNames: [String] = []
+        var inputPortNames: [String] = []
+        var inPorts: [OpaquePointer?] = []
+        var events: JackEventThread?
+        var onShutdown: (@Sendable (String) -> Void)?
+        var lastShutdownReason: String?
+    }
+
+    /// The options the device was opened with.
+    public let options: JackDeviceOptions
+    /// The server's name (resolved from the options, `JACK_DEFAULT_SERVER`, or `default`).
+    public let serverName: String
+    /// `jack:SERVER:CLIENT` with the client name JACK gave at the first open. Any thread.
+    public var uid: String { "jack:\(serverName):\(firstClientName)" }
+    private nonisolated(unsafe) var firstClientName = ""  // set once in init
+    /// Output ports, fixed at open.
+    public let outputChannelCount: Int
+    /// The clock JACK's times are on, identified at open (see ``JackClockSource``).
+    public let clockSource: JackClockSource
+
+    private let state: UnsafeMutablePointer<JackCallbackState>
+    private let control = Mutex(Control())
+
+    /// Opens a client named `options.clientName` on the server and registers its ports.
+    /// Never starts a server. Control thread.
+    ///
+    /// - Throws: ``DeviceError`` naming the server when it is not reachable, or naming the
+    ///   port that could not be registered.
+    public init(options: JackDeviceOptions) throws(DeviceError) {
+        guard options.outputChannels >= 0, options.inputChannels >= 0 else {
+            throw DeviceError("JACK device: channel counts must not be negative")
+        }
+        self.options = options
+        self.serverName = JackDevice.resolveServerName(options.serverName)
+        self.outputChannelCount = options.outputChannels
+        self.clockSource = JackClockSource.identify()
+        state = .allocate(capacity: 1)
+        state.initialize(to: JackCallbackState(outputCount: options.outputChannels))
+        state.pointee.clockSource = clockSource
+        do {
+            try openClient()
+        } catch {
+            state.deinitialize(count: 1)
+            state.deallocate()
+            throw error
+        }
+        firstClientName = control.withLock { $0.clientName }
+    }
+
+    deinit {
+        stop()
+        state.deinitialize(count: 1)
+        state.deallocate()
+    }
+
+    /// The server name that `serverName` resolves to: itself, else `JACK_DEFAULT_SERVER`, else
+    /// `default`. Any thread.
+    public static func resolveServerName(_ serverName: String?) -> String {
+        if let serverName, !serverName.isEmpty { return serverName }
+        if let env = getenv("JACK_DEFAULT_SERVER"), env.pointee != 0 { return String(cString: env) }
+        return "default"
+    }
+
+    /// True when a client can be opened on the server `serverName` (resolved as in
+    /// ``resolveServerName(_:)``) without starting one. Opens and closes a probe client.
+    /// Any control thread.
+    public static func isServerReachable(_ serverName: String? = nil) -> Bool {
+        var status = jack_status_t(rawValue: 0)
+        let name = resolveServerName(serverName)
+        let client = name.withCString { s in "aqsync-probe".withCString { aq_jack_client_open($0, s, &status) } }
+        guard let client else { return false }
+        jack_client_close(client)
+        return true
+    }
+
+    // MARK: Properties
+
+    /// Nominal frames per second (live: follows sample-rate changes). Any control thread.
+    public var sampleRate: Double { Double(state.pointee.sampleRate.load(ordering: .relaxed)) }
+
+    /// Frames per cycle (`jack_get_buffer_size` while open, else the last known). Any control
+    /// thread.
+    public var framesPerCycle: Int {
+        control.withLock { c in
+            if c.open, let client = state.pointee.client {
+                return Int(jack_get_buffer_size(client))
+            }
+            return Int(state.pointee.bufferSize.load(ordering: .relaxed))
+        }
+    }
+
+    /// One period: a command sent during cycle k is drained at the start of cycle k+1, whose
+    /// output JACK plays after cycle k's, so it reaches frames from the next cycle's first
+    /// frame plus one period. Any control thread.
+    public var schedulingLead: Int64 { Int64(framesPerCycle) }
+
+    /// True between a successful ``start(rendering:)`` and ``stop()`` or a server shutdown.
+    /// Any control thread.
+    public var isRunning: Bool { control.withLock { $0.running } }
+
+    /// The client name JACK gave (may differ from the one asked for). Any control thread.
+    public var clientName: String { control.withLock { $0.clientName } }
+
+    /// Full names of the output ports (`CLIENT:out_1…`). Any control thread.
+    public var outputPortNames: [String] { control.withLock { $0.outputPortNames } }
+
+    /// Full names of the capture ports (`CLIENT:in_1…`). Any control thread.
+    public var inputPortNames: [String] { control.withLock { $0.inputPortNames } }
+
+    /// JACK's DSP load in percent (`jack_cpu_load`); 0 when closed. Any control thread.
+    public var dspLoad: Double {
+        control.withLock { c in
+            guard c.open, let client = state.pointee.client else { return 0 }
+            return Double(jack_cpu_load(client))
+        }
+    }
+
+    /// Xruns reported by JACK since the device was made. Any thread.
+    public var xrunCount: UInt64 { state.pointee.xruns.load(ordering: .relaxed) }
+
+    /// True after JACK reported that the server went away, until the next start. Any thread.
+    public var serverHasShutDown: Bool { state.pointee.shutDown.load(ordering: .acquiring) }
+
+    /// JACK's reason for the latest server shutdown, if any. Any control thread.
+    public var lastShutdownReason: String? { control.withLock { $0.lastShutdownReason } }
+
+    /// Called once when the server shuts down or drops the client, with JACK's reason.
+    /// Runs on the device's event thread (a plain thread the device owns, never a JACK thread
+    /// and never the render thread), after the clock has noted `.serverShutdown` and
+    /// ``isRunning`` has become false. It may call ``stop()``. Set from any control thread.
+    public var onShutdown: (@Sendable (String) -> Void)? {
+        get { control.withLock { $0.onShutdown } }
+        set { control.withLock { $0.onShutdown = newValue } }
+    }
+
+    /// Full names of the ports output `channel` (0-based) is connected to
+    /// (`jack_port_get_connections`); empty when closed. Any control thread.
+    public func connections(ofOutput channel: Int) -> [String] {
+        control.withLock { c in
+            guard c.open, channel >= 0, channel < outputChannelCount, let port = state.pointee.outPorts[channel] else {
+                return []
+            }
+            return JackDevice.names(jack_port_get_connections(port))
+        }
+    }
+
+    /// Full names of the ports input `channel` (0-based) is connected to; empty when closed.
+    /// Any control thread.
+    public func connections(ofInput channel: Int) -> [String] {
+        control.withLock { c in
+            guard c.open, channel >= 0, channel < c.inPorts.count, let port = c.inPorts[channel] else { return [] }
+            return JackDevice.names(jack_port_get_connections(port))
+        }
+    }
+
+    // MARK: Start and stop
+
+    /// Installs the process callback, activates the client and connects the ports; from the
+    /// next cycle on, `core.pointee.render` is called on JACK's process thread. Reopens the
+    /// client when ``stop()`` closed it or the server shut down. Notes `.deviceStarted`.
+    /// Control thread.
+    ///
+    /// - Throws: ``DeviceError`` when already running, when the server is not reachable, when
+    ///   activation fails, or naming the port that could not be connected (then the device is
+    ///   left stopped).
+    public func start(rendering core: UnsafeMutablePointer<RenderCore>) throws(DeviceError) {
+        let result: Result<Void, DeviceError> = control.withLock { c in
+            do throws(DeviceError) {
+                guard !c.running else { throw DeviceError("JACK device \(uid) is already running") }
+                if c.open && state.pointee.shutDown.load(ordering: .acquiring) { closeClient(&c) }
+                if !c.open { try openClient(&c) }
+                guard let client = state.pointee.client else { throw DeviceError("JACK device \(uid): no client") }
+                state.pointee.renderExtender.reset()
+                state.pointee.renderHasPrevious = false
+                let rate = jack_get_sample_rate(client)
+                state.pointee.sampleRate.store(rate, ordering: .relaxed)
+                core.pointee.clock.setNominalSampleRate(Double(rate))
+                core.pointee.clock.noteDiscontinuity(.deviceStarted)
+                state.pointee.core.store(core, ordering: .releasing)
+                guard jack_set_process_callback(client, jackProcess, UnsafeMutableRawPointer(state)) == 0 else {
+                    state.pointee.core.store(nil, ordering: .releasing)
+                    throw DeviceError("JACK device \(uid): cannot set the process callback")
+                }
+                guard jack_activate(client) == 0 else {
+                    state.pointee.core.store(nil, ordering: .releasing)
+                    throw DeviceError("JACK device \(uid): cannot activate the client on server “\(serverName)”")
+                }
+                do throws(DeviceError) {
+                    try connect(c.outputPortNames, options.outputConnections, output: true, client: client)
+                    try connect(c.inputPortNames, options.inputConnections, output: false, client: client)
+                } catch {
+                    jack_deactivate(client)
+                    state.pointee.core.store(nil, ordering: .releasing)
+                    throw error
+                }
+                c.running = true
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
+        try result.get()
+    }
+
+    /// Deactivates and closes the client; when it returns, no render call is under way and
+    /// JACK calls nothing of this device any more. Does nothing when already stopped.
+    /// Control thread, or the ``onShutdown`` handler.
+    public func stop() {
+        control.withLock { c in closeClient(&c) }
+    }
+
+    // MARK: Internals (under the control lock)
+
+    private func openClient() throws(DeviceError) {
+        let r: Result<Void, DeviceError> = control.withLock { c in
+            do throws(DeviceError) { try openClient(&c); return .success(()) } catch { return .failure(error) }
+        }
+        try r.get()
+    }
+
+    private func openClient(_ c: inout Control) throws(DeviceError) {
+        var status = jack_status_t(rawValue: 0)
+        let client = serverName.withCString { s in
+            options.clientName.withCString { aq_jack_client_open($0, s, &status) }
+        }
+        guard let client else {
+            throw DeviceError(
+                "JACK server “\(serverName)” is not reachable (client “\(options.clientName)”: "
+                    + "\(JackDevice.describe(status))); is jackd running with -n \(serverName)?")
+        }
+        var ok = false
+        defer { if !ok { jack_client_close(client) } }
+        c.clientName = String(cString: jack_get_client_name(client))
+        let st = UnsafeMutableRawPointer(state)
+        state.pointee.shutDown.store(false, ordering: .relaxed)
+        state.pointee.sampleRate.store(jack_get_sample_rate(client), ordering: .relaxed)
+        state.pointee.bufferSize.store(jack_get_buffer_size(client), ordering: .relaxed)
+
+        var outNames: [String] = []
+        for i in 0..<outputChannelCount {
+            let port = "out_\(i + 1)".withCString {
+                jack_port_register(client, $0, aq_jack_default_audio_type(), UInt(JackPortIsOutput.rawValue), 0)
+            }
+            guard let port else {
+                throw DeviceError("JACK device: cannot register port “\(c.clientName):out_\(i + 1)”")
+            }
+            state.pointee.outPorts[i] = port
+            outNames.append(String(cString: jack_port_name(port)))
+        }
+        var inPorts: [OpaquePointer?] = []
+        var inNames: [String] = []
+        for i in 0..<options.inputChannels {
+            let port = "in_\(i + 1)".withCString {
+                jack_port_register(client, $0, aq_jack_default_audio_type(), UInt(JackPortIsInput.rawValue), 0)
+            }
+            guard let port else {
+                throw DeviceError("JACK device: cannot register port “\(c.clientName):in_\(i + 1)”")
+            }
+            inPorts.append(port)
+            inNames.append(String(cString: jack_port_name(port)))
+        }
+        let events = try JackEventThread { [weak self] reason, code in
+            self?.serverDidShutDown(reason: reason, code: code)
+        }
+        state.pointee.events = events.signal
+        guard jack_set_xrun_callback(client, jackXrun, st) == 0,
+            jack_set_sample_rate_callback(client, jackSampleRate, st) == 0,
+            jack_set_buffer_size_callback(client, jackBufferSize, st) == 0,
+            jack_set_freewheel_callback(client, jackFreewheel, st) == 0
+        else {
+            state.pointee.events = nil
+            events.stop()
+            throw DeviceError("JACK device: cannot install callbacks on server “\(serverName)”")
+        }
+        jack_on_info_shutdown(client, jackShutdown, st)
+        state.pointee.client = client
+        c.events = events
+        c.outputPortNames = outNames
+        c.inputPortNames = inNames
+        c.inPorts = inPorts
+        c.open = true
+        ok = true
+    }
+
+    private func closeClient(_ c: inout Control) {
+        guard c.open, let client = state.pointee.client else { return }
+        if c.running { jack_deactivate(client) }
+        jack_client_close(client)  // after this JACK calls nothing of ours
+        state.pointee.client = nil
+        state.pointee.core.store(nil, ordering: .releasing)
+        state.pointee.events = nil
+        for i in 0..<outputChannelCount { state.pointee.outPorts[i] = nil }
+        for i in 0..<outputChannelCount { state.pointee.outputs[i] = state.pointee.dummy }
+        c.inPorts = []
+        c.events?.stop()
+        c.events = nil
+        c.running = false
+        c.open = false
+    }
+
+    /// On the event thread: the server went away.
+    private func serverDidShutDown(reason: String, code: UInt32) {
+        let handler: (@Sendable (String) -> Void)? = control.withLock { c in
+            c.running = false
+            c.lastShutdownReason = reason
+            return c.onShutdown
+        }
+        handler?(reason)
+    }
+
+    private func connect(_ ours: [String], _ how: JackConnections, output: Bool, client: OpaquePointer) throws(DeviceError) {
+        let targets: [String]
+        switch how {
+        case .none:
+            return
+        case .ports(let names):
+            guard names.count <= ours.count else {
+                throw DeviceError(
+                    "JACK device: \(names.count) \(output ? "output" : "input") connections given for \(ours.count) ports")
+            }
+            targets = names
+        case .physical:
+            let flags = UInt(JackPortIsPhysical.rawValue | (output ? JackPortIsInput.rawValue : JackPortIsOutput.rawValue))
+            targets = JackDevice.names(jack_get_ports(client, nil, aq_jack_default_audio_type(), flags))
+        }
+        for (mine, theirs) in zip(ours, targets) {
+            let (src, dst) = output ? (mine, theirs) : (theirs, mine)
+            let rc = src.withCString { s in dst.withCString { jack_connect(client, s, $0) } }
+            if rc != 0 && rc != EEXIST {
+                throw DeviceError("JACK device: cannot connect “\(src)” to “\(dst)” (port “\(theirs)” missing or incompatible?)")
+            }
+        }
+    }
+
+    /// Copies and frees a NULL-terminated array of names from libjack.
+    private static func names(_ list: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> [String] {
+        guard let list else { return [] }
+        defer { jack_free(list) }
+        var out: [String] = []
+        var i = 0
+        while let p = list[i] {
+            out.append(String(cString: p))
+            i += 1
+        }
+        return out
+    }
+
+    /// A readable list of the bits of a `jack_status_t`.
+    static func describe(_ status: jack_status_t) -> String {
+        let bits: [(JackStatus, String)] = [
+            (JackFailure, "failure"), (JackInvalidOption, "invalid option"), (JackNameNotUnique, "name not unique"),
+            (JackServerStarted, "server started"), (JackServerFailed, "cannot connect to server"),
+            (JackServerError, "server error"), (JackNoSuchClient, "no such client"), (JackLoadFailure, "load failure"),
+            (JackInitFailure, "init failure"), (JackShmFailure, "shared memory failure"),
+            (JackVersionError, "protocol version mismatch"), (JackBackendError, "backend error"),
+            (JackClientZombie, "client zombie"),
+        ]
+        let names = bits.filter { status.rawValue & $0.0.rawValue != 0 }.map(\.1)
+        return names.isEmpty ? "status 0" : names.joined(separator: ", ")
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import Synchronization
+
+/// Records JACK ports to a WAV file with jack-tools' `jack-record`, an independent recorder
+/// (32-bit float WAV). `jack-record` has no server option, so the server name is passed as
+/// `JACK_DEFAULT_SERVER` in its own environment.
+///
+/// Connections: `jack-record -p PATTERN` connects its input i to `PATTERN` with `%d` replaced
+/// by i + 1 + offset; given explicit ports instead, the recorder connects them itself with
+/// `jack_connect` once `jack-record`'s ports exist (so the first few milliseconds may be
+/// missed). The file's length is only about the duration asked for (jack-record stops on a
+/// disk-transfer boundary).
+///
+/// Thread safety: any control thread.
+public final class JackRecorder: @unchecked Sendable {
+    /// Where the WAV goes.
+    public let url: URL
+    /// The server recorded from.
+    public let server: String
+    /// Channels recorded.
+    public let channelCount: Int
+    private let process: Process
+    private let logURL: URL
+
+    /// Starts recording `channels` channels connected by `pattern` (e.g. `"aq:out_%d"`), for
+    /// `seconds` (nil: until ``stop()``).
+    public init(
+        server: String, pattern: String, channels: Int, offset: Int = 0, seconds: Double? = nil, url: URL? = nil
+    ) throws(TestingError) {
+        self.server = server
+        self.channelCount = channels
+        self.url = url ?? Self.temporaryURL()
+        (process, logURL) = try Self.launch(
+            server: server, args: ["-n", "\(channels)", "-p", pattern, "-o", "\(offset)"], seconds: seconds, url: self.url)
+    }
+
+    /// Starts recording the full port names `ports` (input i from port i), for `seconds` (nil:
+    /// until ``stop()``). Waits up to 5 s for the connections.
+    public init(server: String, ports: [String], seconds: Double? = nil, url: URL? = nil) throws(TestingError) {
+        self.server = server
+        self.channelCount = ports.count
+        self.url = url ?? Self.temporaryURL()
+        (process, logURL) = try Self.launch(server: server, args: ["-n", "\(ports.count)"], seconds: seconds, url: self.url)
+        let me = "jack-record-\(process.processIdentifier):in_"
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(5)
+        while true {
+            let all = (try? JackTools.ports(server: server)) ?? []
+            if all.contains("\(me)\(ports.count)") { break }
+            if clock.now >= deadline || !process.isRunning {
+                stop()
+                throw TestingError("jack-record did not register its ports on “\(server)”: \(log)")
+            }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        for (i, p) in ports.enumerated() {
+            do { try JackTools.connect(p, "\(me)\(i + 1)", server: server) } catch {
+                stop()
+                throw error
+            }
+        }
+    }
+
+    private static func temporaryURL() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("aqrec-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).wav")
+    }
+
+    private static func launch(server: String, args: [String], seconds: Double?, url: URL) throws(TestingError) -> (Process, URL) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/jack-record")
+        p.arguments = args + (seconds.map { ["-t", "\($0)"] } ?? []) + [url.path]
+        var env = ProcessInfo.processInfo.environment
+        env["JACK_DEFAULT_SERVER"] = server
+        p.environment = env
+        let log = url.appendingPathExtension("log")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        guard let fh = try? FileHandle(forWritingTo: log) else { throw TestingError("cannot create \(log.path)") }
+        p.standardOutput = fh
+        p.standardError = fh
+        p.standardInput = FileHandle.nullDevice
+        do { try p.run() } catch { throw TestingError("cannot run jack-record: \(error)") }
+        try? fh.close()
+        return (p, log)
+    }
+
+    /// jack-record's output so far.
+    public var log: String { (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
+
+    /// True while jack-record runs.
+    public var isRecording: Bool { process.isRunning }
+
+    /// Waits up to `timeout` for a timed recording to end.
+    /// - Throws: ``TestingError`` when it does not end in time (the recorder is then stopped)
+    ///   or exits with an error.
+    public func wait(timeout: Duration = .seconds(10)) throws(TestingError) {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while process.isRunning && clock.now < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        if process.isRunning {
+            stop()
+            throw TestingError("jack-record did not finish within \(timeout)")
+        }
+        guard process.terminationStatus == 0 else {
+            throw TestingError("jack-record failed (\(process.terminationStatus)): \(log)")
+        }
+    }
+
+    /// Stops the recording (SIGINT, which makes jack-record finish the file; SIGKILL after 3 s).
+    public func stop() {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGINT)
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(3)
+        while process.isRunning && clock.now < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    /// Reads the recorded file (call after ``wait(timeout:)`` or ``stop()``).
+    public func read() throws(TestingError) -> WAVFile { try WAVReader.read(url) }
+
+    /// Deletes the WAV and the log.
+    public func removeFiles() {
+        try? FileManager.default.removeItem(at: url)
+        try? FileManager.default.removeItem(at: logURL)
+    }
+
+    deinit {
+        stop()
+    }
+}
