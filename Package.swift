@@ -12,6 +12,7 @@ let package = Package(
     name: "aqsync",
     products: [
         .library(name: "AQEngine", targets: ["AQEngine"]),
+        .library(name: "AQCore", targets: ["AQCore"]),
         .library(name: "AQFileStream", targets: ["AQFileStream"]),
         .executable(name: "aqsync", targets: ["aqsync"]),
         .executable(name: "a440", targets: ["a440"]),
@@ -40,9 +41,11 @@ let package = Package(
         .target(name: "AQFileStream", dependencies: ["AQTypes"], swiftSettings: strict),
         // Helpers for tests and benchmarks: a private jackd, impulse finders, WAV reading.
         .target(name: "AQTesting", dependencies: ["AQEngine"], swiftSettings: strict),
+        // `aqsync bench`: the live (JACK) and offline (hand-driven) render benchmarks.
+        .target(name: "AQBench", dependencies: ["AQCore", "AQJack", "AQTesting"], swiftSettings: strict),
 
         .executableTarget(name: "aqsync", dependencies: [
-            "AQEngine", "AQFileStream",
+            "AQEngine", "AQFileStream", "AQBench",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "TOMLKit", package: "TOMLKit"),
         ], swiftSettings: strict),
@@ -52,6 +55,7 @@ let package = Package(
         .testTarget(name: "AQCoreTests", dependencies: ["AQCore"]),
         .testTarget(name: "AQConvertTests", dependencies: ["AQConvert"]),
         .testTarget(name: "AQEngineTests", dependencies: ["AQEngine", "AQTesting"]),
+        .testTarget(name: "AQBenchTests", dependencies: ["AQBench"]),
         .testTarget(name: "AQFileStreamTests", dependencies: ["AQFileStream"]),
         .testTarget(name: "JACKIntegrationTests", dependencies: ["AQEngine", "AQTesting"]),
     ]
