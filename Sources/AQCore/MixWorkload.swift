@@ -152,8 +152,10 @@ public final class PlainMixLoop {
     public let queues: Int
     public let frames: Int
     let workload: MixWorkload
-    /// Per queue: position in its buffers, in frames (all queues move together).
-    var position = 0
+    /// Per queue: position in its buffers, in frames (all queues move together). It starts half
+    /// the buffers away from the renderer's, so that when the two loops alternate, each reads
+    /// data the other touched equally long ago: neither finds the other's reads in the cache.
+    var position: Int
     let outputStorage: UnsafeMutablePointer<Float>
 
     /// Mixes the data of `workload` (shared, not copied). Control thread (allocates).
@@ -161,6 +163,7 @@ public final class PlainMixLoop {
         self.workload = workload
         queues = workload.queues
         frames = workload.frames
+        position = workload.buffersPerQueue * workload.bufferFrames / 2
         outputStorage = .allocate(capacity: 2 * frames)
         outputStorage.initialize(repeating: 0, count: 2 * frames)
     }
