@@ -1,0 +1,85 @@
+import AQCore
+import Synchronization
+
+/// What the process callback records about one cycle when a ``JackCycleProbe`` is installed.
+///
+/// Thread safety: a plain value.
+public struct JackCycleMeasurement: Sendable, BitwiseCopyable {
+    /// CLOCK_MONOTONIC ns when the process callback was entered.
+    public var entryNs: UInt64
+    /// CLOCK_MONOTONIC ns when it returned (after the renderer).
+    public var exitNs: UInt64
+    /// The cycle as the renderer saw it: 64-bit first frame, frames, and JACK's cycle start
+    /// (`jack_get_cycle_times` usecs, on CLOCK_MONOTONIC ns) and its estimate of the next.
+    public var cycle: CycleInfo
+
+    public init(entryNs: UInt64, exitNs: UInt64, cycle: CycleInfo) {
+        self.entryNs = entryNs
+        self.exitNs = exitNs
+        self.cycle = cycle
+    }
+}
+
+/// The render-thread half of the probe: a fixed-capacity ring written by the process
+/// callback. Memory owned by ``JackCycleProbe``.
+struct JackProbeStorage: ~Copyable {
+    let ring: SPSCRing<JackCycleMeasurement>
+    /// Cycles not recorded because the ring was full.
+    let dropped = Atomic<UInt64>(0)
+
+    init(capacity: Int) { ring = .allocate(capacity: capacity) }
+    deinit { ring.deallocate() }
+
+    /// Records one cycle. Render thread; no lock, no allocation.
+    @_noLocks
+    func record(_ m: JackCycleMeasurement) {
+        if let i = ring.index.writeSlot() {
+            ring.storage[i] = m
+            ring.index.commitWrite()
+        } else {
+            dropped.wrappingAdd(1, ordering: .relaxed)
+        }
+    }
+}
+
+/// Per-cycle timing measured from inside ``JackDevice``'s process callback, for benchmarks:
+/// each cycle's entry and exit time, JACK's cycle start and the renderer's cycle anchor go into
+/// a preallocated ring that a control thread empties with ``drain(into:)``. The callback only
+/// reads the clock twice and writes one ring slot (no lock, no allocation); the ring is read
+/// and the statistics made off the render thread.
+///
+/// Made by ``JackDevice/installCycleProbe(capacity:)``; the device keeps it (and its memory)
+/// for the rest of its life.
+///
+/// Thread safety: ``drain(into:)`` from one control thread at a time; the rest any thread.
+public final class JackCycleProbe: @unchecked Sendable {
+    let storage: UnsafeMutablePointer<JackProbeStorage>
+    /// Cycles the ring can hold between two drains.
+    public let capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        storage = .allocate(capacity: 1)
+        storage.initialize(to: JackProbeStorage(capacity: capacity))
+    }
+
+    deinit {
+        storage.deinitialize(count: 1)
+        storage.deallocate()
+    }
+
+    /// Appends every measurement recorded since the last drain to `out`; returns how many.
+    /// One control thread at a time.
+    @discardableResult
+    public func drain(into out: inout [JackCycleMeasurement]) -> Int {
+        var n = 0
+        while let m = storage.pointee.ring.pop() {
+            out.append(m)
+            n += 1
+        }
+        return n
+    }
+
+    /// Cycles lost because the ring was full when the callback wanted to record them.
+    public var droppedCount: UInt64 { storage.pointee.dropped.load(ordering: .relaxed) }
+}
