@@ -44,8 +44,11 @@ let package = Package(
         // `aqsync bench`: the live (JACK) and offline (hand-driven) render benchmarks.
         .target(name: "AQBench", dependencies: ["AQTypes", "AQCore", "AQJack", "AQEngine", "AQTesting"], swiftSettings: strict),
 
+        // Counts render-thread allocations for `aqsync bench` (defines malloc; aqsync only).
+        .target(name: "CAllocCounter"),
+
         .executableTarget(name: "aqsync", dependencies: [
-            "AQEngine", "AQFileStream", "AQBench",
+            "AQEngine", "AQFileStream", "AQBench", "CAllocCounter",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "TOMLKit", package: "TOMLKit"),
         ], swiftSettings: strict),

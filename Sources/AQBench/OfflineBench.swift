@@ -51,6 +51,9 @@ public struct OfflineBenchResult: Sendable, Codable {
     public var lateFrames: UInt64
     /// Buffers played and re-enqueued during the run.
     public var buffersRefilled: Int
+    /// Allocations made on the measuring thread while the renderer's cycles and their
+    /// re-enqueueing ran (-1: not counted in this process).
+    public var renderAllocations: Int
 
     enum CodingKeys: String, CodingKey {
         case mode, queues, frames, seconds, cycles
@@ -64,6 +67,7 @@ public struct OfflineBenchResult: Sendable, Codable {
         case budgetFraction = "budget_fraction"
         case lateFrames = "late_frames"
         case buffersRefilled = "buffers_refilled"
+        case renderAllocations = "render_allocations"
     }
 
     /// Pretty, key-sorted JSON. Control thread.
@@ -77,7 +81,12 @@ public struct OfflineBenchResult: Sendable, Codable {
 /// loops, never inside them).
 ///
 /// - Returns: the figures, and the raw renderer cycle times (ns) for a histogram.
-public func runOfflineBench(_ o: OfflineBenchOptions) -> (OfflineBenchResult, samples: [Double]) {
+///
+/// - Parameter allocations: counts allocations made during the renderer's cycles (their
+///   rendering and re-enqueueing, not the bookkeeping between blocks); nil reports -1.
+public func runOfflineBench(
+    _ o: OfflineBenchOptions, allocations: AllocationCounter? = nil
+) -> (OfflineBenchResult, samples: [Double]) {
     let workload = MixWorkload(queues: o.queues, frames: o.frames, sampleRate: o.sampleRate)
     let plain = PlainMixLoop(sharing: workload)
     for _ in 0..<512 {
@@ -90,14 +99,22 @@ public func runOfflineBench(_ o: OfflineBenchOptions) -> (OfflineBenchResult, sa
     bare.reserveCapacity(min(cap, 1 << 20))
     let deadline = HostClock.now() &+ UInt64(max(0, o.seconds) * 1e9)
     let block = 64
+    let times = UnsafeMutablePointer<UInt64>.allocate(capacity: block)
+    defer { times.deallocate() }
+    var renderAllocations = 0
+    let me = pthread_self()
     repeat {
-        for _ in 0..<block {
+        allocations?.watch(me)
+        for k in 0..<block {
             let t0 = HostClock.now()
             workload.renderCycle()
             let t1 = HostClock.now()
-            workload.refill()  // the output callback's work: not the render thread's
-            render.append(t1 &- t0)
+            times[k] = t1 &- t0
+            workload.refill()  // the output callback's work: not timed (not the render thread's)
         }
+        renderAllocations += allocations?.count() ?? 0
+        allocations?.stop()
+        for k in 0..<block { render.append(times[k]) }
         for _ in 0..<block {
             let t0 = HostClock.now()
             plain.cycle()
@@ -116,7 +133,8 @@ public func runOfflineBench(_ o: OfflineBenchOptions) -> (OfflineBenchResult, sa
         nsPerCycle: rp, nsPerSourceFrame: rp.p50 / sourceFrames, plainNsPerCycle: pp,
         plainNsPerSourceFrame: pp.p50 / sourceFrames, ratio: pp.p50 > 0 ? rp.p50 / pp.p50 : 0,
         periodUs: periodUs, budgetFraction: rp.p50 / 1000 / periodUs,
-        lateFrames: workload.statistics.lateFrames, buffersRefilled: workload.buffersRefilled)
+        lateFrames: workload.statistics.lateFrames, buffersRefilled: workload.buffersRefilled,
+        renderAllocations: allocations == nil ? -1 : renderAllocations)
     return (result, r)
 }
 
@@ -134,7 +152,8 @@ public func describe(_ r: OfflineBenchResult, samples: [Double]) -> String {
     s += "\nns per source frame: renderer \(fmt(r.nsPerSourceFrame)), plain \(fmt(r.plainNsPerSourceFrame))"
     s += ", ratio \(fmt(r.ratio))×\n"
     s += "period \(fmt(r.periodUs)) µs at \(Int(r.sampleRate)) Hz: median cycle uses \(fmt(r.budgetFraction * 100)) %\n"
-    s += "late frames: \(r.lateFrames), buffers re-enqueued: \(r.buffersRefilled)\n\n"
+    s += "late frames: \(r.lateFrames), buffers re-enqueued: \(r.buffersRefilled), allocations while rendering: "
+    s += (r.renderAllocations < 0 ? "not counted" : String(r.renderAllocations)) + "\n\n"
     s += "renderer cycle time:\n" + textHistogram(samples, unit: "ns")
     return s
 }

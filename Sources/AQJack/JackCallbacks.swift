@@ -113,7 +113,7 @@ func jackProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> 
     }
     core.pointee.render(cycle, outputs: UnsafePointer(outs), channelCount: n)
     if let probe {
-        probe.pointee.record(JackCycleMeasurement(entryNs: entryNs, exitNs: HostClock.now(), cycle: cycle))
+        probe.pointee.record(entryNs: entryNs, exitNs: HostClock.now(), cycle: cycle)
     }
     return 0
 }

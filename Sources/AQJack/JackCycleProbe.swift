@@ -20,25 +20,48 @@ public struct JackCycleMeasurement: Sendable, BitwiseCopyable {
     }
 }
 
-/// The render-thread half of the probe: a fixed-capacity ring written by the process
-/// callback. Memory owned by ``JackCycleProbe``.
+/// The render-thread half of the probe: a fixed-capacity single-producer single-consumer ring
+/// written by the process callback and read by one control thread. Indices only grow (an Int
+/// does not wrap in practice); slot = index % capacity. Memory owned by ``JackCycleProbe``.
 struct JackProbeStorage: ~Copyable {
-    let ring: SPSCRing<JackCycleMeasurement>
+    let storage: UnsafeMutablePointer<JackCycleMeasurement>
+    let capacity: Int
+    /// Next index the callback writes (only the callback stores it).
+    let head = Atomic<Int>(0)
+    /// Next index the control thread reads (only it stores it).
+    let tail = Atomic<Int>(0)
     /// Cycles not recorded because the ring was full.
     let dropped = Atomic<UInt64>(0)
 
-    init(capacity: Int) { ring = .allocate(capacity: capacity) }
-    deinit { ring.deallocate() }
+    init(capacity: Int) {
+        self.capacity = capacity
+        storage = .allocate(capacity: capacity)
+    }
+
+    deinit { storage.deallocate() }
 
     /// Records one cycle. Render thread; no lock, no allocation.
     @_noLocks
-    func record(_ m: JackCycleMeasurement) {
-        if let i = ring.index.writeSlot() {
-            ring.storage[i] = m
-            ring.index.commitWrite()
-        } else {
+    func record(entryNs: UInt64, exitNs: UInt64, cycle: CycleInfo) {
+        let h = head.load(ordering: .relaxed)
+        if h &- tail.load(ordering: .acquiring) >= capacity {
             dropped.wrappingAdd(1, ordering: .relaxed)
+            return
         }
+        let slot = storage + h % capacity
+        slot.pointee.entryNs = entryNs
+        slot.pointee.exitNs = exitNs
+        slot.pointee.cycle = cycle
+        head.store(h &+ 1, ordering: .releasing)
+    }
+
+    /// The oldest recorded cycle, or nil. The one control thread.
+    func pop() -> JackCycleMeasurement? {
+        let t = tail.load(ordering: .relaxed)
+        guard t != head.load(ordering: .acquiring) else { return nil }
+        let m = storage[t % capacity]
+        tail.store(t &+ 1, ordering: .releasing)
+        return m
     }
 }
 
@@ -73,7 +96,7 @@ public final class JackCycleProbe: @unchecked Sendable {
     @discardableResult
     public func drain(into out: inout [JackCycleMeasurement]) -> Int {
         var n = 0
-        while let m = storage.pointee.ring.pop() {
+        while let m = storage.pointee.pop() {
             out.append(m)
             n += 1
         }

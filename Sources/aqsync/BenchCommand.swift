@@ -1,6 +1,13 @@
 import AQBench
 import ArgumentParser
+import CAllocCounter
 import Foundation
+
+/// Render-thread allocation counting through the malloc this executable defines
+/// (Sources/CAllocCounter); nil when the interposition did not take.
+let allocationCounter: AllocationCounter? = aq_alloc_counter_active() != 0
+    ? AllocationCounter(watch: { aq_alloc_watch($0) }, count: { Int(aq_alloc_count()) }, stop: { aq_alloc_stop() })
+    : nil
 
 /// `aqsync bench`: the render benchmark of issue 5 (docs/benchmarking.md says what each
 /// figure means). Live: N output queues on a JACK server, measured from inside the process
@@ -44,7 +51,7 @@ struct BenchCommand: AsyncParsableCommand {
     func run() async throws {
         if offline {
             let o = OfflineBenchOptions(queues: queues, frames: frames ?? 256, seconds: seconds ?? 3, sampleRate: Double(rate))
-            let (r, samples) = runOfflineBench(o)
+            let (r, samples) = runOfflineBench(o, allocations: allocationCounter)
             print(json ? r.json : describe(r, samples: samples))
             if let plot {
                 try histogramSVG(samples.map { $0 / 1000 }, unit: "µs", title: "renderer cycle, \(queues) queues × \(o.frames) frames (offline)", budget: r.periodUs)
@@ -55,7 +62,7 @@ struct BenchCommand: AsyncParsableCommand {
         let o = LiveBenchOptions(queues: queues, frames: frames, seconds: seconds ?? 10, server: server, sampleRate: rate)
         let r: LiveBenchResult
         do {
-            r = try runLiveBench(o, log: { if !json { print($0) } })
+            r = try runLiveBench(o, allocations: allocationCounter, log: { if !json { print($0) } })
         } catch {
             throw ValidationError("\(error)")
         }
