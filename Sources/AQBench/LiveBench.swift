@@ -49,7 +49,8 @@ public struct LiveBenchFigures: Sendable, Codable {
     /// |host time the timeline predicted for the cycle's first frame from the previous cycle's
     /// anchor − the cycle start JACK reports|, µs.
     public var translateErrorUs: Percentiles
-    /// Xruns JACK reported during the measurement.
+    /// Xruns JACK reported during the measurement. Cycle pairs with an xrun between them are
+    /// left out of the translation error (the time line broke there, as the clock reports).
     public var xruns: UInt64
     /// Discontinuities the device clock noted during the measurement (xruns, time jumps, ...).
     public var discontinuities: UInt64
@@ -63,10 +64,14 @@ public struct LiveBenchFigures: Sendable, Codable {
     public var droppedCycles: UInt64
     /// Frames the renderer found late (a queue ran dry): must be 0.
     public var lateFrames: UInt64
-    /// The server: its name, whether aqsync started it, whether it runs with realtime priority.
+    /// The server: its name, whether aqsync started it; whether the client's process thread
+    /// runs with a realtime policy (SCHED_FIFO/RR).
     public var server: String
     public var privateServer: Bool
     public var realtime: Bool
+    /// The clock JACK's times are on, as ``JackDevice`` identified it (wake-up and
+    /// translation figures depend on converting it to CLOCK_MONOTONIC).
+    public var jackClock: String
 
     enum CodingKeys: String, CodingKey {
         case mode, queues, frames, seconds, xruns, discontinuities, cycles, server, realtime
@@ -80,6 +85,7 @@ public struct LiveBenchFigures: Sendable, Codable {
         case droppedCycles = "dropped_cycles"
         case lateFrames = "late_frames"
         case privateServer = "private_server"
+        case jackClock = "jack_clock"
     }
 
     /// Pretty, key-sorted JSON. Control thread.
@@ -206,6 +212,7 @@ public func runLiveBench(
     let late0 = engine.statistics.lateFrames
     let dropped0 = probe.droppedCount
     if let allocations, let t = device.processThread { allocations.watch(t) }
+    let realtime = isRealtimeThread(device)
     var loads: [Double] = []
     let start = Date()
     while Date().timeIntervalSince(start) < o.seconds {
@@ -232,7 +239,7 @@ public func runLiveBench(
         wakeup.append((Double(m.entryNs) - Double(m.cycle.hostTimeNs)) / 1000)
         if i > 0 {
             let prev = records[i - 1].cycle
-            if prev.frame + Int64(prev.frames) == m.cycle.frame {
+            if prev.frame + Int64(prev.frames) == m.cycle.frame && records[i - 1].xruns == m.xruns {
                 // What the timeline (the engine's own translation) predicted from the previous
                 // anchor for this cycle's first frame, against what JACK reports for it.
                 let tb = DeviceTimebase(cycle: prev, nominalRate: rate)
@@ -247,15 +254,15 @@ public func runLiveBench(
         translateErrorUs: Percentiles(translate), xruns: xruns, discontinuities: discontinuities,
         dspLoad: loads.isEmpty ? 0 : loads.reduce(0, +) / Double(loads.count), renderAllocations: renderAllocations,
         cycles: records.count, droppedCycles: dropped, lateFrames: lateFrames, server: serverName,
-        privateServer: privateServer != nil, realtime: privateServer?.isRealtime ?? isSchedFIFO(device))
+        privateServer: privateServer != nil, realtime: realtime, jackClock: device.clockSource.description)
     if refillErrors.load(ordering: .relaxed) > 0 {
         log("warning: \(refillErrors.load(ordering: .relaxed)) re-enqueues failed")
     }
     return LiveBenchResult(result: figures, callbackUs: callback)
 }
 
-/// Whether JACK's process thread runs with a realtime policy (SCHED_FIFO or SCHED_RR).
-private func isSchedFIFO(_ device: JackDevice) -> Bool {
+/// Whether JACK's process thread (in this client) runs with a realtime policy.
+private func isRealtimeThread(_ device: JackDevice) -> Bool {
     guard let t = device.processThread else { return false }
     var policy: Int32 = 0
     var param = sched_param()
@@ -266,7 +273,8 @@ private func isSchedFIFO(_ device: JackDevice) -> Bool {
 /// The live result as a terminal table and histogram. Control thread.
 public func describe(_ r: LiveBenchFigures, samples: [Double]) -> String {
     var s = "aqsync bench: \(r.queues) queues, stereo float, on JACK server “\(r.server)”"
-    s += r.privateServer ? " (private, \(r.realtime ? "realtime" : "not realtime"))\n" : " (\(r.realtime ? "realtime" : "not realtime"))\n"
+    s += r.privateServer ? " (private)" : ""
+    s += "; process thread \(r.realtime ? "realtime (SCHED_FIFO/RR)" : "not realtime"); JACK clock \(r.jackClock)\n"
     s += "period \(r.frames) frames at \(Int(r.sampleRate)) Hz = \(fmt(r.periodUs)) µs; \(r.cycles) cycles in \(r.seconds) s\n\n"
     s += "                        p50        p99      p99.9        max\n"
     func row(_ name: String, _ p: Percentiles) -> String {

@@ -113,7 +113,8 @@ func jackProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> 
     }
     core.pointee.render(cycle, outputs: UnsafePointer(outs), channelCount: n)
     if let probe {
-        probe.pointee.record(entryNs: entryNs, exitNs: HostClock.now(), cycle: cycle)
+        probe.pointee.record(
+            entryNs: entryNs, exitNs: HostClock.now(), cycle: cycle, xruns: st.pointee.xruns.load(ordering: .relaxed))
     }
     return 0
 }

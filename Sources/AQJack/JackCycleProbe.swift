@@ -12,11 +12,15 @@ public struct JackCycleMeasurement: Sendable, BitwiseCopyable {
     /// The cycle as the renderer saw it: 64-bit first frame, frames, and JACK's cycle start
     /// (`jack_get_cycle_times` usecs, on CLOCK_MONOTONIC ns) and its estimate of the next.
     public var cycle: CycleInfo
+    /// Xruns JACK had reported when the callback was entered (a change between two cycles
+    /// means the time line broke between them).
+    public var xruns: UInt64
 
-    public init(entryNs: UInt64, exitNs: UInt64, cycle: CycleInfo) {
+    public init(entryNs: UInt64, exitNs: UInt64, cycle: CycleInfo, xruns: UInt64) {
         self.entryNs = entryNs
         self.exitNs = exitNs
         self.cycle = cycle
+        self.xruns = xruns
     }
 }
 
@@ -42,7 +46,7 @@ struct JackProbeStorage: ~Copyable {
 
     /// Records one cycle. Render thread; no lock, no allocation.
     @_noLocks
-    func record(entryNs: UInt64, exitNs: UInt64, cycle: CycleInfo) {
+    func record(entryNs: UInt64, exitNs: UInt64, cycle: CycleInfo, xruns: UInt64) {
         let h = head.load(ordering: .relaxed)
         if h &- tail.load(ordering: .acquiring) >= capacity {
             dropped.wrappingAdd(1, ordering: .relaxed)
@@ -52,6 +56,7 @@ struct JackProbeStorage: ~Copyable {
         slot.pointee.entryNs = entryNs
         slot.pointee.exitNs = exitNs
         slot.pointee.cycle = cycle
+        slot.pointee.xruns = xruns
         head.store(h &+ 1, ordering: .releasing)
     }
 
