@@ -110,13 +110,7 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         state = .allocate(capacity: 1)
         state.initialize(to: JackCallbackState(outputCount: options.outputChannels))
         state.pointee.clockSource = clockSource
-        do {
-            try openClient()
-        } catch {
-            state.deinitialize(count: 1)
-            state.deallocate()
-            throw error
-        }
+        try openClient()  // on failure, deinit frees `state`
         firstClientName = control.withLock { $0.clientName }
     }
 
@@ -191,6 +185,17 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
     /// Xruns reported by JACK since the device was made. Any thread.
     public var xrunCount: UInt64 { state.pointee.xruns.load(ordering: .relaxed) }
 
+    /// Discontinuities of `reason` this device has noted since it was made (including those
+    /// noted while no renderer was started). Any thread.
+    public func discontinuityCount(_ reason: DiscontinuityReason) -> UInt64 {
+        let i = Int(reason.rawValue)
+        return i < JackCallbackState.reasonCount ? state.pointee.counts[i].load(ordering: .relaxed) : 0
+    }
+
+    /// The latest time jump, in frames (first frame of the cycle − where the previous cycle
+    /// ended); 0 before any. Any thread.
+    public var lastTimeJumpFrames: Int64 { state.pointee.lastJump.load(ordering: .relaxed) }
+
     /// True after JACK reported that the server went away, until the next start. Any thread.
     public var serverHasShutDown: Bool { state.pointee.shutDown.load(ordering: .acquiring) }
 
@@ -248,8 +253,8 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
                 let rate = jack_get_sample_rate(client)
                 state.pointee.sampleRate.store(rate, ordering: .relaxed)
                 core.pointee.clock.setNominalSampleRate(Double(rate))
-                core.pointee.clock.noteDiscontinuity(.deviceStarted)
                 state.pointee.core.store(core, ordering: .releasing)
+                state.pointee.note(.deviceStarted)
                 guard jack_set_process_callback(client, jackProcess, UnsafeMutableRawPointer(state)) == 0 else {
                     state.pointee.core.store(nil, ordering: .releasing)
                     throw DeviceError("JACK device \(uid): cannot set the process callback")
