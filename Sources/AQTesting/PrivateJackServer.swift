@@ -151,16 +151,18 @@ public enum JackTools {
         public var output: String
     }
 
-    /// Runs `/usr/bin/TOOL ARGS` with `JACK_DEFAULT_SERVER=server`, waiting at most `timeout`
-    /// (then kills it).
+    /// Runs `/usr/bin/TOOL ARGS` with `JACK_DEFAULT_SERVER=server` (and `environment` added to
+    /// the tool's environment), waiting at most `timeout` (then kills it).
     public static func run(
-        _ tool: String, _ arguments: [String], server: String, timeout: Duration = .seconds(5)
+        _ tool: String, _ arguments: [String], server: String, environment: [String: String] = [:],
+        timeout: Duration = .seconds(5)
     ) throws(TestingError) -> Result {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: tool.hasPrefix("/") ? tool : "/usr/bin/\(tool)")
         p.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env["JACK_DEFAULT_SERVER"] = server
+        env.merge(environment) { $1 }
         p.environment = env
         let pipe = Pipe()
         p.standardOutput = pipe
