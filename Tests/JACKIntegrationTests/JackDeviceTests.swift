@@ -137,14 +137,20 @@ struct JackDeviceTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
-    func orderlyServerStopAlsoReportsShutdown() throws {
+    func orderlyServerStopAlsoReportsShutdownAndTheHandlerMayStop() throws {
         let rig = try Rig()
         #expect(rig.waitCycles(5))
         let called = Atomic<Int>(0)
-        rig.device.onShutdown = { _ in called.add(1, ordering: .relaxed) }
+        let device = rig.device
+        rig.device.onShutdown = { _ in
+            device.stop()  // from the event thread itself
+            called.add(1, ordering: .relaxed)
+        }
         rig.server.stop()
         #expect(waitUntil(timeout: .seconds(5)) { called.load(ordering: .relaxed) == 1 })
         #expect(rig.clock.epoch.lastReason == .serverShutdown)
+        #expect(!rig.device.isRunning)
+        rig.device.stop()
     }
 
     @Test(.timeLimit(.minutes(1)))

@@ -63,8 +63,7 @@ struct WAVReaderTests {
     }
 }
 
-@Suite("JackRecorder on a private server", .serialized)
-struct JackRecorderTests {
+extension JackDeviceTests {
     /// jack-play plays impulses into jack-record: the spacing between impulses survives exactly.
     @Test(.timeLimit(.minutes(1)))
     func recordsImpulsesAtTheirSpacing() throws {
