@@ -37,6 +37,11 @@ struct JackCallbackState: ~Copyable {
     let bufferSize = Atomic<UInt32>(0)
     let shutDown = Atomic<Bool>(false)
     let freewheeling = Atomic<Bool>(false)
+    /// Discontinuities noted by this device, per `DiscontinuityReason.rawValue` (0…7).
+    let counts: UnsafeMutablePointer<Atomic<UInt64>>
+    static let reasonCount = 8
+    /// The latest time jump in frames (actual first frame − expected), wrapping 32-bit.
+    let lastJump = Atomic<Int64>(0)
 
     init(outputCount: Int) {
         self.outputCount = outputCount
@@ -46,12 +51,26 @@ struct JackCallbackState: ~Copyable {
         dummy.initialize(to: 0)
         outputs = .allocate(capacity: max(outputCount, 1))
         outputs.initialize(repeating: dummy, count: max(outputCount, 1))
+        counts = .allocate(capacity: Self.reasonCount)
+        for i in 0..<Self.reasonCount { (counts + i).initialize(to: Atomic(0)) }
     }
 
     deinit {
         outPorts.deallocate()
         outputs.deallocate()
         dummy.deallocate()
+        counts.deinitialize(count: Self.reasonCount)
+        counts.deallocate()
+    }
+
+    /// Counts `reason` and notes it on the started renderer's clock, if any. Any thread.
+    @_noLocks
+    func note(_ reason: DiscontinuityReason) {
+        let i = Int(unsafeBitCast(reason, to: UInt8.self))  // rawValue is not inlinable
+        if i < Self.reasonCount { counts[i].wrappingAdd(1, ordering: .relaxed) }
+        if let core = core.load(ordering: .acquiring) {
+            core.pointee.clock.noteDiscontinuity(reason)
+        }
     }
 }
 
@@ -92,7 +111,8 @@ func jackProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> 
         }
     }
     if st.pointee.renderHasPrevious && frame != st.pointee.renderExpectedNext {
-        core.pointee.clock.noteDiscontinuity(.timeJump)
+        st.pointee.lastJump.store(Int64(Int32(bitPattern: frame &- st.pointee.renderExpectedNext)), ordering: .relaxed)
+        st.pointee.note(.timeJump)
     }
     st.pointee.renderHasPrevious = true
     st.pointee.renderExpectedNext = frame &+ nframes
@@ -110,12 +130,10 @@ func jackProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> 
     return 0
 }
 
-/// The clock of the started renderer, if any. Any thread.
+/// Counts `reason` and notes it on the started renderer's clock, if any. Any thread.
 @_noLocks
 private func noteDiscontinuity(_ st: UnsafeMutablePointer<JackCallbackState>, _ reason: DiscontinuityReason) {
-    if let core = st.pointee.core.load(ordering: .acquiring) {
-        core.pointee.clock.noteDiscontinuity(reason)
-    }
+    st.pointee.note(reason)
 }
 
 /// JACK's xrun callback (a JACK thread): counts and notes `.xrun`.
@@ -135,11 +153,13 @@ func jackSampleRate(_ rate: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> 
     guard let arg else { return 0 }
     let st = arg.assumingMemoryBound(to: JackCallbackState.self)
     let old = st.pointee.sampleRate.exchange(rate, ordering: .relaxed)
-    if old != rate, old != 0, let core = st.pointee.core.load(ordering: .acquiring) {
-        // setNominalSampleRate is one relaxed atomic store (opaque to the checker: not
-        // annotated in AQCore).
-        _unsafePerformance { core.pointee.clock.setNominalSampleRate(Double(rate)) }
-        core.pointee.clock.noteDiscontinuity(.sampleRateChange)
+    if old != rate, old != 0 {
+        if let core = st.pointee.core.load(ordering: .acquiring) {
+            // setNominalSampleRate is one relaxed atomic store (opaque to the checker: not
+            // annotated in AQCore).
+            _unsafePerformance { core.pointee.clock.setNominalSampleRate(Double(rate)) }
+        }
+        st.pointee.note(.sampleRateChange)
     }
     return 0
 }

@@ -7,6 +7,11 @@ import Glibc
 import Musl
 #endif
 
+/// libjack (jackd2) keeps process-wide state that opening and closing clients on several
+/// threads at once corrupts; every `jack_client_open`/`jack_client_close` of this module holds
+/// this lock (control threads only, never a JACK thread).
+let jackClientLifecycleLock = Mutex(())
+
 /// Where a group of the device's ports is connected when it starts.
 public enum JackConnections: Sendable, Equatable {
     /// To the server's physical ports (`system:playback_1…` for outputs, `system:capture_1…`
@@ -110,13 +115,7 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         state = .allocate(capacity: 1)
         state.initialize(to: JackCallbackState(outputCount: options.outputChannels))
         state.pointee.clockSource = clockSource
-        do {
-            try openClient()
-        } catch {
-            state.deinitialize(count: 1)
-            state.deallocate()
-            throw error
-        }
+        try openClient()  // on failure, deinit frees `state`
         firstClientName = control.withLock { $0.clientName }
     }
 
@@ -140,10 +139,12 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
     public static func isServerReachable(_ serverName: String? = nil) -> Bool {
         var status = jack_status_t(rawValue: 0)
         let name = resolveServerName(serverName)
-        let client = name.withCString { s in "aqsync-probe".withCString { aq_jack_client_open($0, s, &status) } }
-        guard let client else { return false }
-        jack_client_close(client)
-        return true
+        return jackClientLifecycleLock.withLock { _ in
+            let client = name.withCString { s in "aqsync-probe".withCString { aq_jack_client_open($0, s, &status) } }
+            guard let client else { return false }
+            jack_client_close(client)
+            return true
+        }
     }
 
     // MARK: Properties
@@ -191,6 +192,17 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
     /// Xruns reported by JACK since the device was made. Any thread.
     public var xrunCount: UInt64 { state.pointee.xruns.load(ordering: .relaxed) }
 
+    /// Discontinuities of `reason` this device has noted since it was made (including those
+    /// noted while no renderer was started). Any thread.
+    public func discontinuityCount(_ reason: DiscontinuityReason) -> UInt64 {
+        let i = Int(reason.rawValue)
+        return i < JackCallbackState.reasonCount ? state.pointee.counts[i].load(ordering: .relaxed) : 0
+    }
+
+    /// The latest time jump, in frames (first frame of the cycle − where the previous cycle
+    /// ended); 0 before any. Any thread.
+    public var lastTimeJumpFrames: Int64 { state.pointee.lastJump.load(ordering: .relaxed) }
+
     /// True after JACK reported that the server went away, until the next start. Any thread.
     public var serverHasShutDown: Bool { state.pointee.shutDown.load(ordering: .acquiring) }
 
@@ -237,10 +249,11 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
     ///   activation fails, or naming the port that could not be connected (then the device is
     ///   left stopped).
     public func start(rendering core: UnsafeMutablePointer<RenderCore>) throws(DeviceError) {
+        var retired: JackEventThread?
         let result: Result<Void, DeviceError> = control.withLock { c in
             do throws(DeviceError) {
                 guard !c.running else { throw DeviceError("JACK device \(uid) is already running") }
-                if c.open && state.pointee.shutDown.load(ordering: .acquiring) { closeClient(&c) }
+                if c.open && state.pointee.shutDown.load(ordering: .acquiring) { retired = closeClient(&c) }
                 if !c.open { try openClient(&c) }
                 guard let client = state.pointee.client else { throw DeviceError("JACK device \(uid): no client") }
                 state.pointee.renderExtender.reset()
@@ -248,8 +261,8 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
                 let rate = jack_get_sample_rate(client)
                 state.pointee.sampleRate.store(rate, ordering: .relaxed)
                 core.pointee.clock.setNominalSampleRate(Double(rate))
-                core.pointee.clock.noteDiscontinuity(.deviceStarted)
                 state.pointee.core.store(core, ordering: .releasing)
+                state.pointee.note(.deviceStarted)
                 guard jack_set_process_callback(client, jackProcess, UnsafeMutableRawPointer(state)) == 0 else {
                     state.pointee.core.store(nil, ordering: .releasing)
                     throw DeviceError("JACK device \(uid): cannot set the process callback")
@@ -272,6 +285,7 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
                 return .failure(error)
             }
         }
+        retired?.stop()  // outside the lock: its thread may be waiting for it
         try result.get()
     }
 
@@ -279,7 +293,8 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
     /// JACK calls nothing of this device any more. Does nothing when already stopped.
     /// Control thread, or the ``onShutdown`` handler.
     public func stop() {
-        control.withLock { c in closeClient(&c) }
+        let retired = control.withLock { c in closeClient(&c) }
+        retired?.stop()  // outside the lock: its thread may be waiting for it
     }
 
     // MARK: Internals (under the control lock)
@@ -293,8 +308,8 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
 
     private func openClient(_ c: inout Control) throws(DeviceError) {
         var status = jack_status_t(rawValue: 0)
-        let client = serverName.withCString { s in
-            options.clientName.withCString { aq_jack_client_open($0, s, &status) }
+        let client = jackClientLifecycleLock.withLock { _ in
+            serverName.withCString { s in options.clientName.withCString { aq_jack_client_open($0, s, &status) } }
         }
         guard let client else {
             throw DeviceError(
@@ -302,7 +317,7 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
                     + "\(JackDevice.describe(status))); is jackd running with -n \(serverName)?")
         }
         var ok = false
-        defer { if !ok { jack_client_close(client) } }
+        defer { if !ok { jackClientLifecycleLock.withLock { _ in _ = jack_client_close(client) } } }
         c.clientName = String(cString: jack_get_client_name(client))
         let st = UnsafeMutableRawPointer(state)
         state.pointee.shutDown.store(false, ordering: .relaxed)
@@ -355,20 +370,22 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         ok = true
     }
 
-    private func closeClient(_ c: inout Control) {
-        guard c.open, let client = state.pointee.client else { return }
+    /// Closes the client; returns the event thread, to be stopped once the lock is released.
+    private func closeClient(_ c: inout Control) -> JackEventThread? {
+        guard c.open, let client = state.pointee.client else { return nil }
         if c.running { jack_deactivate(client) }
-        jack_client_close(client)  // after this JACK calls nothing of ours
+        jackClientLifecycleLock.withLock { _ in _ = jack_client_close(client) }  // then JACK calls nothing of ours
         state.pointee.client = nil
         state.pointee.core.store(nil, ordering: .releasing)
         state.pointee.events = nil
         for i in 0..<outputChannelCount { state.pointee.outPorts[i] = nil }
         for i in 0..<outputChannelCount { state.pointee.outputs[i] = state.pointee.dummy }
         c.inPorts = []
-        c.events?.stop()
+        let events = c.events
         c.events = nil
         c.running = false
         c.open = false
+        return events
     }
 
     /// On the event thread: the server went away.

@@ -119,25 +119,52 @@ public final class PrivateJackServer: @unchecked Sendable {
             return s
         }
         guard !already else { return }
-        Self.terminate(process, grace: .seconds(3))
+        if !process.isRunning {
+            if process.terminationReason == .uncaughtSignal { Self.reclaim(name: name) }  // see kill(signal:)
+        } else {
+            Self.terminate(process, grace: .seconds(3))
+        }
         try? FileManager.default.removeItem(at: logURL)
     }
 
     /// Kills the server at once with `signal` (default SIGKILL), as a crash would, and waits
     /// for it to exit. For shutdown tests.
+    ///
+    /// A jackd that dies without its orderly shutdown leaves its slot in libjack's server
+    /// registry (`/dev/shm/jack-shm-registry`, 8 slots for the whole machine) taken; jackd
+    /// reclaims a dead slot only when a server of the same name registers. So after the kill
+    /// this starts a server of the same name and stops it properly, freeing the slot and its
+    /// shared memory. That happens in ``stop()`` (or deinit), which must come after every
+    /// client of the dead server in this process is closed (libjack crashes otherwise).
     public func kill(signal: Int32 = SIGKILL) {
         guard process.isRunning else { return }
         Foundation.kill(process.processIdentifier, signal)
         process.waitUntilExit()
     }
 
-    private static func terminate(_ p: Process, grace: Duration) {
+    /// Starts and cleanly stops a server named `name` to free a dead server's registry slot.
+    static func reclaim(name: String) {
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-reclaim.log")
+        if let p = try? launch(name: name, rate: 48000, period: 256, realtime: false, log: log, timeout: .seconds(5)) {
+            terminate(p, grace: .seconds(3), reclaimAfterKill: false)
+        }
+        try? FileManager.default.removeItem(at: log)
+    }
+
+    private static func terminate(_ p: Process, grace: Duration, reclaimAfterKill: Bool = true) {
         guard p.isRunning else { return }
         p.terminate()
         let clock = ContinuousClock()
         let deadline = clock.now + grace
         while p.isRunning && clock.now < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        if p.isRunning { Foundation.kill(p.processIdentifier, SIGKILL) }
+        if p.isRunning {
+            Foundation.kill(p.processIdentifier, SIGKILL)
+            p.waitUntilExit()
+            if reclaimAfterKill, let name = p.arguments?.drop(while: { $0 != "-n" }).dropFirst().first {
+                reclaim(name: name)  // see kill(signal:)
+            }
+            return
+        }
         p.waitUntilExit()
     }
 }
@@ -151,16 +178,18 @@ public enum JackTools {
         public var output: String
     }
 
-    /// Runs `/usr/bin/TOOL ARGS` with `JACK_DEFAULT_SERVER=server`, waiting at most `timeout`
-    /// (then kills it).
+    /// Runs `/usr/bin/TOOL ARGS` with `JACK_DEFAULT_SERVER=server` (and `environment` added to
+    /// the tool's environment), waiting at most `timeout` (then kills it).
     public static func run(
-        _ tool: String, _ arguments: [String], server: String, timeout: Duration = .seconds(5)
+        _ tool: String, _ arguments: [String], server: String, environment: [String: String] = [:],
+        timeout: Duration = .seconds(5)
     ) throws(TestingError) -> Result {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: tool.hasPrefix("/") ? tool : "/usr/bin/\(tool)")
         p.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env["JACK_DEFAULT_SERVER"] = server
+        env.merge(environment) { $1 }
         p.environment = env
         let pipe = Pipe()
         p.standardOutput = pipe
