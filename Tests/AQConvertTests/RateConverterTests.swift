@@ -113,8 +113,11 @@ struct RateConverterTests {
                 let peak = peakIndex(out[0])
                 #expect(abs(peak - expected) <= 1, "\(inRate)→\(outRate) q=\(q) chunks=\(chunks): peak \(peak), want \(expected)")
                 #expect(out[0].count == expectedFrames(frames, inRate, outRate))
-                // The peak is a real peak, not noise.
-                #expect(abs(out[0][peak]) > 0.2)
+                // The peak is a real peak, not noise (unless the true peak lies past the stream's
+                // last frame, as for an impulse in the last input frame).
+                if expected + 1 < out[0].count {
+                    #expect(Double(abs(out[0][peak])) > 0.4 * min(1, Double(outRate) / Double(inRate)))
+                }
             }
         }
     }
@@ -283,7 +286,7 @@ struct RateConverterTests {
         #expect(odd.outputFrames(forInputFrames: 44100) == Int((44100 * 48000 / 44100.5).rounded()))
     }
 
-    /// Not a check: prints libsoxr's delay for docs/conversion.md.
+    /// Prints libsoxr's delay for docs/conversion.md, and checks it is bounded.
     @Test("measure libsoxr's delay for each rate pair")
     func measureDelay() throws {
         var lines: [String] = []
@@ -291,11 +294,9 @@ struct RateConverterTests {
             let conv = try RateConverter(inputRate: Double(i), outputRate: Double(o), channels: 1)
             let source = Planes([[Float](repeating: 0, count: i)])
             let out = Planes(channels: 1, capacity: 2 * o)
-            _ = source.withInput(at: 0) { conv.process(input: $0, frames: 1, output: out.pointers, capacity: 2 * o) }
-            let first = conv.filterDelay
             var held = 0
-            var maximumDelay = first
-            var position = 1
+            var maximumDelay = 0.0
+            var position = 0
             while position < i {
                 let n = min(256, i - position)
                 _ = source.withInput(at: position) { conv.process(input: $0, frames: n, output: out.pointers, capacity: 2 * o) }
@@ -303,8 +304,11 @@ struct RateConverterTests {
                 held = max(held, conv.pendingOutputFrames)
                 maximumDelay = max(maximumDelay, conv.filterDelay)
             }
-            #expect(conv.filterDelay > 0)
-            lines.append("| \(i) → \(o) | \(String(format: "%.2f", first)) | \(String(format: "%.2f", maximumDelay)) | \(held) |")
+            let final = conv.filterDelay
+            #expect(final > 0 && Double(held) < Double(o) * 0.1, "\(i)→\(o) holds \(held) frames")
+            lines.append(
+                "| \(i) → \(o) | \(String(format: "%.1f", final)) | \(String(format: "%.1f", maximumDelay)) | \(held) | "
+                    + String(format: "%.1f", Double(held) * 1000 / Double(o)) + " |")
         }
         print("DELAY-TABLE\n" + lines.joined(separator: "\n"))
     }
