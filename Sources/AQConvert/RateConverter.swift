@@ -74,6 +74,10 @@ public final class RateConverter {
     /// (for tests and diagnostics; 0 in every case measured).
     private(set) var flushPadding: Int = 0
 
+    /// Frames libsoxr's tail had beyond the exact count, discarded at flush (for tests and
+    /// diagnostics; 0 in every case measured).
+    private(set) var flushTrimmed: Int = 0
+
     private var soxr: soxr_t?
     private var flushing = false
     private var soxrDrained = false
@@ -210,7 +214,10 @@ public final class RateConverter {
         precondition(capacity >= 0, "capacity must not be negative")
         flushing = true
         let wanted = min(capacity, pendingOutputFrames)
-        guard wanted > 0 else { return 0 }
+        guard wanted > 0 else {
+            if pendingOutputFrames == 0 { discardTail() }
+            return 0
+        }
         var written = 0
         if let soxr {
             while written < wanted && !soxrDrained {
@@ -231,7 +238,25 @@ public final class RateConverter {
             written = wanted
         }
         outputFramesDelivered += written
+        if pendingOutputFrames == 0 { discardTail() }
         return written
+    }
+
+    /// Counts (into ``flushTrimmed``) and drops whatever libsoxr still holds once the stream has
+    /// its exact length.
+    private func discardTail() {
+        guard let soxr, !soxrDrained else { return }
+        let scratchFrames = 64
+        let scratch = UnsafeMutablePointer<Float>.allocate(capacity: scratchFrames * channelCount)
+        defer { scratch.deallocate() }
+        for c in 0..<channelCount { planes[c] = scratch + c * scratchFrames }
+        while true {
+            var done = 0
+            let error = soxr_process(soxr, nil, 0, nil, UnsafeMutableRawPointer(planes), scratchFrames, &done)
+            if error != nil || done == 0 { break }
+            flushTrimmed += done
+        }
+        soxrDrained = true
     }
 
     /// Starts a new stream (after a flush, or to drop the current one, e.g. at a discontiguous
@@ -247,6 +272,7 @@ public final class RateConverter {
         inputFramesProcessed = 0
         outputFramesDelivered = 0
         flushPadding = 0
+        flushTrimmed = 0
         flushing = false
         soxrDrained = false
     }

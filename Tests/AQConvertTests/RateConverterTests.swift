@@ -106,7 +106,7 @@ struct RateConverterTests {
         let frames = inRate / 5 + 3  // 0.2 s and a bit, an odd length
         let positions = [0, 1, 7919 % frames, frames / 2 + 1, frames - 1]
         for q in positions {
-            for chunks in chunkPatterns where !(chunks == [1] && q != frames / 2 + 1) {
+            for chunks in chunkPatterns {
                 let conv = try RateConverter(inputRate: Double(inRate), outputRate: Double(outRate), channels: 1)
                 let out = stream(conv, [impulse(at: q, frames: frames)], chunks: chunks)
                 let expected = expectedFrames(q, inRate, outRate)
@@ -136,6 +136,24 @@ struct RateConverterTests {
                 #expect(conv.inputFramesProcessed == n)
                 // libsoxr's own tail already has the exact count (nothing padded).
                 #expect(conv.flushPadding == 0, "\(inRate)→\(outRate) N=\(n) padded \(conv.flushPadding)")
+                #expect(conv.flushTrimmed == 0, "\(inRate)→\(outRate) N=\(n) trimmed \(conv.flushTrimmed)")
+            }
+        }
+    }
+
+    @Test("rates that are not whole numbers keep the contract too")
+    func fractionalRates() throws {
+        for (inRate, outRate) in [(44100.5, 48000.0), (47999.9, 44100.0), (22050.0, 48000.25)] {
+            for n in [1, 999, 20011] {
+                let q = n / 2
+                let conv = try RateConverter(inputRate: inRate, outputRate: outRate, channels: 1)
+                let out = stream(conv, [impulse(at: q, frames: n)], chunks: [1, 7, 1013])
+                #expect(out[0].count == Int((Double(n) * outRate / inRate).rounded()), "\(inRate)→\(outRate) N=\(n)")
+                #expect(conv.flushPadding == 0 && conv.flushTrimmed == 0, "padded \(conv.flushPadding), trimmed \(conv.flushTrimmed)")
+                if n > 100 {
+                    let expected = Int((Double(q) * outRate / inRate).rounded())
+                    #expect(abs(peakIndex(out[0]) - expected) <= 1, "\(inRate)→\(outRate) N=\(n)")
+                }
             }
         }
     }
