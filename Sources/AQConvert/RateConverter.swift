@@ -114,15 +114,12 @@ public final class RateConverter {
         } else {
             integralRates = nil
         }
+        // Made before `planes`: a throw after every stored property is set would run deinit.
+        let made = inputRate != outputRate ? try Self.makeSoxr(inputRate, outputRate, channels) : nil
         planes = .allocate(capacity: channels)
         planes.initialize(repeating: nil, count: channels)
         backlog = Array(repeating: [], count: channels)
-        if inputRate != outputRate {
-            do { soxr = try Self.makeSoxr(inputRate, outputRate, channels) } catch {
-                planes.deallocate()
-                throw error
-            }
-        }
+        soxr = made
     }
 
     deinit {
@@ -136,7 +133,7 @@ public final class RateConverter {
         var runtime = soxr_runtime_spec(1)  // one thread: the caller's
         // Smaller DFT blocks than libsoxr's defaults (2^10 / 2^17) roughly halve the output held
         // inside the converter (e.g. 44.1 → 48 kHz: 1005 → 448 frames) at a small CPU cost;
-        // the filter, and so the output values and timing, are the same.
+        // the filter, and so the response and timing, are the same.
         runtime.log2_min_dft_size = 8
         runtime.log2_large_dft_size = 10
         var error: soxr_error_t? = nil
