@@ -94,7 +94,7 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
     /// Output ports, fixed at open.
     public let outputChannelCount: Int
     /// The clock JACK's times are on, identified at open (see ``JackClockSource``).
-    public let clockSource: JackClockSource
+    public private(set) var clockSource: JackClockSource = .monotonicRaw
 
     private let state: UnsafeMutablePointer<JackCallbackState>
     private let control = Mutex(Control())
@@ -111,11 +111,13 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         self.options = options
         self.serverName = JackDevice.resolveServerName(options.serverName)
         self.outputChannelCount = options.outputChannels
-        self.clockSource = JackClockSource.identify()
         state = .allocate(capacity: 1)
         state.initialize(to: JackCallbackState(outputCount: options.outputChannels))
-        state.pointee.clockSource = clockSource
         try openClient()  // on failure, deinit frees `state`
+        // After the client is open: libjack sets up jack_get_time's clock when a client opens;
+        // before that the call jumps through a null pointer.
+        clockSource = JackClockSource.identify()
+        state.pointee.clockSource = clockSource
         firstClientName = control.withLock { $0.clientName }
     }
 
