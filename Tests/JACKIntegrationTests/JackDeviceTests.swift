@@ -81,7 +81,10 @@ struct JackDeviceTests {
         let cycleNs = Double(a0.nextHostTimeNs - a0.hostTimeNs)
         #expect(abs(cycleNs / Double(periodNs) - 1) < 0.1, "next - current = \(cycleNs) ns")
         let rate = Double(a1.frame - a0.frame) / (Double(a1.hostTimeNs - a0.hostTimeNs) / 1e9) / 48000
-        #expect(abs(rate - 1) < 0.01, "rate scalar \(rate)")
+        // The dummy backend sleeps between cycles; on a loaded 2-core machine one wake-up can
+        // be late by tens of ms, so this is a sanity bound, not a measurement (that is the
+        // benchmark's job).
+        #expect(abs(rate - 1) < 0.05, "rate scalar \(rate)")
         if rig.device.xrunCount == xruns0 {
             // No xrun: no time jump or other discontinuity either.
             #expect(rig.clock.epoch.count == epoch0, "unexpected discontinuity \(rig.clock.epoch.lastReason)")

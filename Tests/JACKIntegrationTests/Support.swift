@@ -18,8 +18,7 @@ final class Rig {
             options: JackDeviceOptions(
                 clientName: "aqtest", serverName: server.name, outputChannels: 2, inputChannels: inputChannels,
                 outputConnections: outputs))
-        core = .allocate(capacity: 1)
-        core.initialize(to: RenderCore(clock: DeviceClockCore.allocate(sampleRate: 48000)))
+        core = RenderCore.allocate(sampleRate: 48000, capacities: RenderCapacities(queues: 4))
         if start { try device.start(rendering: core) }
     }
 
@@ -27,9 +26,7 @@ final class Rig {
 
     deinit {
         device.stop()
-        core.pointee.clock.deallocate()
-        core.deinitialize(count: 1)
-        core.deallocate()
+        RenderCore.deallocate(core)
         server.stop()
     }
 
