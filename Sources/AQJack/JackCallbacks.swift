@@ -42,6 +42,9 @@ struct JackCallbackState: ~Copyable {
     static let reasonCount = 8
     /// The latest time jump in frames (actual first frame − expected), wrapping 32-bit.
     let lastJump = Atomic<Int64>(0)
+    /// Set by a buffer-size change: the frame counter's jump at the next cycle belongs to the
+    /// same event and is not noted as a second discontinuity.
+    let absorbNextJump = Atomic<Bool>(false)
 
     init(outputCount: Int) {
         self.outputCount = outputCount
@@ -110,9 +113,12 @@ func jackProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> 
             nextUsecs = 0
         }
     }
+    let absorb = st.pointee.absorbNextJump.exchange(false, ordering: .relaxed)
     if st.pointee.renderHasPrevious && frame != st.pointee.renderExpectedNext {
         st.pointee.lastJump.store(Int64(Int32(bitPattern: frame &- st.pointee.renderExpectedNext)), ordering: .relaxed)
-        st.pointee.note(.timeJump)
+        // jackd2 moves its frame counter when the period changes: that jump is the same
+        // discontinuity as the buffer-size change just noted, not a second one.
+        if !absorb { st.pointee.note(.timeJump) }
     }
     st.pointee.renderHasPrevious = true
     st.pointee.renderExpectedNext = frame &+ nframes
@@ -171,7 +177,10 @@ func jackBufferSize(_ frames: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -
     guard let arg else { return 0 }
     let st = arg.assumingMemoryBound(to: JackCallbackState.self)
     let old = st.pointee.bufferSize.exchange(frames, ordering: .relaxed)
-    if old != frames, old != 0 { noteDiscontinuity(st, .bufferSizeChange) }
+    if old != frames, old != 0 {
+        st.pointee.absorbNextJump.store(true, ordering: .relaxed)
+        noteDiscontinuity(st, .bufferSizeChange)
+    }
     return 0
 }
 
