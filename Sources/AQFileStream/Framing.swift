@@ -15,6 +15,8 @@ struct MPEGHeader {
     var samplesPerFrame: Int
     /// Bytes of side information after the 4-byte header (where a Xing tag starts).
     var sideInfoSize: Int
+    /// Bits that stay the same in every frame of a file: protection, copyright, original, emphasis.
+    var fixedBits: UInt8
 
     static let rates1 = [44100, 48000, 32000]
     static let bitRates1 = [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320]
@@ -29,6 +31,7 @@ struct MPEGHeader {
         let bi = Int(b2 >> 4)
         sampleRateIndex = (b2 >> 2) & 3
         guard bi != 0, bi != 15, sampleRateIndex != 3, b3 & 3 != 2 else { return nil }
+        fixedBits = (b1 & 1) << 4 | (b3 & 0x0F)
         let padding = Int((b2 >> 1) & 1)
         let mono = b3 >> 6 == 3
         channels = mono ? 1 : 2
@@ -48,9 +51,13 @@ struct MPEGHeader {
         }
     }
 
+    /// Same stream: version, rate and channel count (a Xing frame may differ in other bits).
     func compatible(_ o: MPEGHeader) -> Bool {
         version == o.version && sampleRateIndex == o.sampleRateIndex && channels == o.channels
     }
+
+    /// Same stream and the same constant bits, as every audio frame of a file has.
+    func matches(_ o: MPEGHeader) -> Bool { compatible(o) && fixedBits == o.fixedBits }
 }
 
 /// An ADTS (AAC) frame header.
@@ -103,7 +110,7 @@ extension AudioFileStream {
                 locked = false
                 return .consumed(0)
             }
-            guard let h = MPEGHeader(v, p), h.compatible(ref) else {
+            guard let h = MPEGHeader(v, p), h.matches(ref) else {
                 if dc > 0 { break }
                 locked = false
                 return .consumed(0)
@@ -126,7 +133,7 @@ extension AudioFileStream {
     private func mpegSync(_ v: UnsafeRawBufferPointer) -> Outcome {
         var i = 0
         while i + 4 <= v.count {
-            if v[i] == 0xFF, let h = MPEGHeader(v, i), mpegReference.map({ h.compatible($0) }) ?? true {
+            if v[i] == 0xFF, let h = MPEGHeader(v, i), mpegReference.map({ h.matches($0) }) ?? true {
                 let length = h.frameLength
                 if v.count < i + length + 4 { return i > 0 ? .consumed(i) : .need(length + 4) }
                 if let next = MPEGHeader(v, i + length), next.compatible(h) {
@@ -180,6 +187,7 @@ extension AudioFileStream {
             }
             tagFrameOffset = position
             audioDataOffset = position + Int64(length)
+            mpegReference = MPEGHeader(v, length) ?? h
             becomeReady()
             return .consumed(length)
         }
@@ -201,6 +209,7 @@ extension AudioFileStream {
             }
             tagFrameOffset = position
             audioDataOffset = position + Int64(length)
+            mpegReference = MPEGHeader(v, length) ?? h
             becomeReady()
             return .consumed(length)
         }

@@ -143,7 +143,7 @@ struct PCMCase: Sendable, CustomStringConvertible {
         #expect(r.format == c.expectedFormat)
         #expect(r.packetCount == PCMCase.frames)
         #expect(r.data.count == samples.count)
-        #expect(r.data == samples, "sample bytes differ")
+        #expect(same(r.data, samples), "sample bytes differ")
         #expect(r.uint32(.readyToProducePackets) == 1)
         #expect(r.announced.last == .readyToProducePackets)
         if c.sizeIsKnown {
@@ -153,7 +153,7 @@ struct PCMCase: Sendable, CustomStringConvertible {
             #expect(r.uint64(.audioDataPacketCount) == nil)
         }
         let offset = try #require(r.int64(.dataOffset))
-        #expect(Array(file[Int(offset)..<Int(offset) + samples.count]) == samples, "data offset \(offset) is wrong")
+        #expect(same(file[Int(offset)..<Int(offset) + samples.count], samples), "data offset \(offset) is wrong")
         let bpf = c.expectedFormat.bytesPerFrame
         #expect(r.uint32(.maximumPacketSize) == bpf)
         #expect(r.uint32(.packetSizeUpperBound) == bpf)
@@ -187,6 +187,7 @@ func verifySplits(_ file: [UInt8], hint: FourCharCode? = nil, sourceLocation: So
         var other = parse(file, split: split, hint: hint)
         #expect(other.bufferedHighWater <= 16_400, "\(split) buffered \(other.bufferedHighWater)", sourceLocation: sourceLocation)
         other.bufferedHighWater = whole.bufferedHighWater
-        #expect(other == whole, "\(split) differs from whole", sourceLocation: sourceLocation)
+        let equal = other == whole
+        #expect(equal, "\(split) differs from whole", sourceLocation: sourceLocation)
     }
 }
