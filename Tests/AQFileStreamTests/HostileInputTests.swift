@@ -62,6 +62,7 @@ func aiff(rate80: [UInt8], channels: UInt16 = 1) -> [UInt8] {
     @Test(arguments: 0..<cases.count)
     func endsInDocumentedError(_ i: Int) {
         let (name, bytes, expected) = Self.cases[i]
+        saveToFuzzCorpus(Array(bytes.prefix(4096)), hint: nil)
         for split in [Split.whole, .bytewise, .random(9)] {
             let r = parse(bytes, split: split)
             #expect(r.error == expected, "\(name) split \(split): \(r.error.map { String(describing: $0) } ?? "no error")")

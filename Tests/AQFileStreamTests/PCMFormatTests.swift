@@ -180,6 +180,7 @@ struct PCMCase: Sendable, CustomStringConvertible {
 
 /// The ByteToMessageDecoderVerifier idea: any split of the input gives the same output.
 func verifySplits(_ file: [UInt8], hint: FourCharCode? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
+    saveToFuzzCorpus(file, hint: hint)
     let whole = parse(file, hint: hint)
     #expect(whole.error == nil, sourceLocation: sourceLocation)
     #expect(whole.packetCount > 0, sourceLocation: sourceLocation)
@@ -190,4 +191,17 @@ func verifySplits(_ file: [UInt8], hint: FourCharCode? = nil, sourceLocation: So
         let equal = other == whole
         #expect(equal, "\(split) differs from whole", sourceLocation: sourceLocation)
     }
+}
+
+/// With AQFS_FUZZ_CORPUS=dir set, every verified fixture is written there as a seed for the fuzz
+/// target (first byte: control byte — hint index and split size, see Tests/Fuzz).
+func saveToFuzzCorpus(_ file: [UInt8], hint: FourCharCode?) {
+    guard let dir = ProcessInfo.processInfo.environment["AQFS_FUZZ_CORPUS"] else { return }
+    try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    let control: UInt8 = hint == AudioFileTypeID.mp3 ? 2 : hint == AudioFileTypeID.aacADTS ? 3 : 0
+    var h: UInt64 = 0xCBF2_9CE4_8422_2325
+    for b in file { h = (h ^ UInt64(b)) &* 0x100_0000_01B3 }
+    // Keep seeds small: the head of the file holds the headers.
+    let seed = [control | 0x1C] + file.prefix(8192)
+    try? Data(seed).write(to: URL(fileURLWithPath: "\(dir)/seed-\(String(h, radix: 16))"))
 }
