@@ -412,12 +412,15 @@ extension AudioFileStream {
         let priming = Int32(bitPattern: b.be32(16))
         let remainder = Int32(bitPattern: b.be32(20))
         guard packets >= 0, valid >= 0, priming >= 0, remainder >= 0 else { throw invalid("negative pakt counts") }
+        let variableSize = f.bytesPerPacket == 0
+        // Each entry takes at least one byte, so the chunk size bounds the count.
+        guard !variableSize || packets <= Int64(b.count - 24) else {
+            throw invalid("pakt claims \(packets) packets in \(b.count) bytes")
+        }
         packetTable = AudioFilePacketTableInfo(numberValidFrames: valid, primingFrames: priming, remainderFrames: remainder)
         packetCount = UInt64(packets)
-        guard f.bytesPerPacket == 0 else { return }
+        guard variableSize else { return }
         let variableFrames = f.framesPerPacket == 0
-        // Each entry takes at least one byte, so the chunk size bounds the count.
-        guard packets <= Int64(b.count - 24) else { throw invalid("pakt claims \(packets) packets in \(b.count) bytes") }
         tableSizes = []
         tableFrames = []
         tableSizes.reserveCapacity(Int(packets))

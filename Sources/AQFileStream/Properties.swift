@@ -122,23 +122,41 @@ extension AudioFileStream {
         guard let f = format else { throw AudioFileStreamError.valueUnknown }
         if let h = headerBitRate { return h }
         if f.bytesPerPacket > 0, f.framesPerPacket > 0 {
-            return UInt32(clamping: Int64(f.sampleRate * Double(f.bytesPerPacket) * 8 / Double(f.framesPerPacket)))
+            return clampedUInt32(f.sampleRate * Double(f.bytesPerPacket) * 8 / Double(f.framesPerPacket))
         }
         if !tableSizes.isEmpty {
             let frames: Double = f.framesPerPacket > 0
                 ? Double(tableSizes.count) * Double(f.framesPerPacket)
                 : Double(tableFrames.reduce(UInt64(0)) { $0 + UInt64($1) })
             guard frames > 0 else { throw AudioFileStreamError.valueUnknown }
-            return UInt32(clamping: Int64(Double(tableTotalBytes) * 8 * f.sampleRate / frames))
+            return clampedUInt32(Double(tableTotalBytes) * 8 * f.sampleRate / frames)
         }
         let fromXing = container == .mpeg && byteCount != nil && (packetCount ?? 0) > 0
         guard f.framesPerPacket > 0, fromXing || packetsSeen > 0, let avg = averageBytesPerPacket else {
             throw AudioFileStreamError.valueUnknown
         }
-        return UInt32(clamping: Int64(avg * 8 * f.sampleRate / Double(f.framesPerPacket)))
+        return clampedUInt32(avg * 8 * f.sampleRate / Double(f.framesPerPacket))
+    }
+
+    private func clampedUInt32(_ d: Double) -> UInt32 {
+        guard d.isFinite, d > 0 else { return 0 }
+        return d >= Double(UInt32.max) ? UInt32.max : UInt32(d)
     }
 
     // MARK: translations
+
+    private func product(_ a: Int64, _ b: Int64) throws(AudioFileStreamError) -> Int64 {
+        let (r, overflow) = a.multipliedReportingOverflow(by: b)
+        if overflow { throw AudioFileStreamError.invalidPacketOffset.with(detail: "offset out of range") }
+        return r
+    }
+
+    private func exactInt(_ d: Double) throws(AudioFileStreamError) -> Int64 {
+        guard d.isFinite, d >= 0, d < 9.2e18 else {
+            throw AudioFileStreamError.invalidPacketOffset.with(detail: "offset out of range")
+        }
+        return Int64(d)
+    }
 
     /// The first frame of a packet (`kAudioFileStreamProperty_PacketToFrame`).
     /// - Throws: `valueUnknown` before the format is known; `invalidPacketOffset` for a negative
@@ -148,7 +166,7 @@ extension AudioFileStream {
         try checkOpen()
         guard let f = format else { throw AudioFileStreamError.valueUnknown }
         guard packet >= 0 else { throw AudioFileStreamError.invalidPacketOffset }
-        if f.framesPerPacket > 0 { return packet * Int64(f.framesPerPacket) }
+        if f.framesPerPacket > 0 { return try product(packet, Int64(f.framesPerPacket)) }
         guard packet <= tableFrames.count else { throw AudioFileStreamError.invalidPacketOffset }
         return tableFrames[0..<Int(packet)].reduce(Int64(0)) { $0 + Int64($1) }
     }
@@ -184,7 +202,8 @@ extension AudioFileStream {
         guard let f = format else { throw AudioFileStreamError.valueUnknown }
         guard packet >= 0 else { throw AudioFileStreamError.invalidPacketOffset }
         if f.bytesPerPacket > 0 {
-            return AudioBytePacketTranslation(byte: packet * Int64(f.bytesPerPacket), packet: packet, byteOffsetInPacket: 0, isEstimate: false)
+            return AudioBytePacketTranslation(
+                byte: try product(packet, Int64(f.bytesPerPacket)), packet: packet, byteOffsetInPacket: 0, isEstimate: false)
         }
         if !tableSizes.isEmpty {
             guard packet <= tableSizes.count else { throw AudioFileStreamError.invalidPacketOffset }
@@ -210,7 +229,7 @@ extension AudioFileStream {
             return AudioBytePacketTranslation(byte: b, packet: packet, byteOffsetInPacket: 0, isEstimate: true)
         }
         guard let avg = averageBytesPerPacket else { throw AudioFileStreamError.valueUnknown }
-        return AudioBytePacketTranslation(byte: Int64(avg * Double(packet)), packet: packet, byteOffsetInPacket: 0, isEstimate: true)
+        return AudioBytePacketTranslation(byte: try exactInt(avg * Double(packet)), packet: packet, byteOffsetInPacket: 0, isEstimate: true)
     }
 
     /// The packet holding a byte of the audio data (`ByteToPacket`), estimated without a table.
@@ -235,9 +254,10 @@ extension AudioFileStream {
             throw AudioFileStreamError.invalidPacketOffset
         }
         guard let avg = averageBytesPerPacket, avg > 0 else { throw AudioFileStreamError.valueUnknown }
-        let p = Int64(Double(byte) / avg)
+        let p = try exactInt(Double(byte) / avg)
+        let start = try exactInt(Double(p) * avg)
         return AudioBytePacketTranslation(
-            byte: byte, packet: p, byteOffsetInPacket: UInt32(clamping: byte - Int64(Double(p) * avg)), isEstimate: true)
+            byte: byte, packet: p, byteOffsetInPacket: UInt32(clamping: max(0, byte - start)), isEstimate: true)
     }
 
     // MARK: seek

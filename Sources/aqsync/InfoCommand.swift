@@ -149,7 +149,8 @@ struct InfoCommand: ParsableCommand {
         }
         let packetCount = stream.audioDataPacketCount ?? packets
         let table = stream.packetTableInfo
-        let totalFrames = format.framesPerPacket > 0 ? Int64(packetCount) * Int64(format.framesPerPacket) : frames
+        let totalFrames = format.framesPerPacket > 0
+            ? Int64(clamping: packetCount).multipliedReportingOverflow(by: Int64(format.framesPerPacket)).partialValue : frames
         let priming = Int64(table?.primingFrames ?? 0)
         let remainder = Int64(table?.remainderFrames ?? 0)
         let frameCount = table.map { $0.numberValidFrames } ?? max(0, totalFrames - priming - remainder)

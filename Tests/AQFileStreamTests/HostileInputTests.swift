@@ -146,3 +146,23 @@ func aiff(rate80: [UInt8], channels: UInt16 = 1) -> [UInt8] {
         #expect(same(parse(mono8).data, [10, 20, 30]))
     }
 }
+
+/// Inputs the fuzz target found; each once crashed the parser.
+@Suite struct FuzzRegressionTests {
+    /// A CAF whose pakt claims 2^40 packets: the chunk is rejected, and translations of huge
+    /// packet numbers afterwards throw instead of overflowing.
+    @Test func hugePacketTranslationsDoNotOverflow() throws {
+        let input = try #require(Data(base64Encoded:
+            "HGNhZmYAAQAAZGVzYwAAAAAAAAAgQOWIgAAAAABhYWMgAAAAAgAAAAAAAAQAAAAAAQAAAABwYWt0AAAAAAAAABsAAAEAAAAAAAAAAAAAAAAAAAAAAAAAAAAFBQU="))
+        let s = try AudioFileStream(propertyListener: { _, _, _ in }, packets: { _, _, _ in })
+        #expect(throws: AudioFileStreamError.invalidFile) { try s.parse([UInt8](input.dropFirst())) }
+        #expect(s.audioDataPacketCount == nil)
+        #expect(throws: AudioFileStreamError.invalidPacketOffset) { try s.frame(forPacket: .max / 2) }
+
+        let w = try AudioFileStream(propertyListener: { _, _, _ in }, packets: { _, _, _ in })
+        try w.parse(riff(waveFmt() + ascii("data") + le(0, 4)))
+        #expect(throws: AudioFileStreamError.invalidPacketOffset) { try w.byte(forPacket: .max / 2) }
+        #expect(throws: AudioFileStreamError.invalidPacketOffset) { try w.seek(toPacket: .max / 2) }
+        #expect(try w.packet(forByte: .max).packet == .max / 4)
+    }
+}
