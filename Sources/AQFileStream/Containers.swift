@@ -14,6 +14,10 @@ extension AudioFileStream {
     // MARK: detection
 
     func stepDetect(_ v: UnsafeRawBufferPointer) throws(AudioFileStreamError) -> Outcome {
+        // Magic numbers count only where the file (or what follows its ID3 tags) starts; once
+        // bytes were scanned for a sync, the result must not depend on how input was split.
+        if sniffed > 0 { return try sniffFraming(v) }
+        if v.count < 3 { return .need(3) }
         if v.count >= 3, v[0] == 0x49, v[1] == 0x44, v[2] == 0x33 {  // "ID3"
             phase = .id3
             return .consumed(0)
@@ -76,14 +80,12 @@ extension AudioFileStream {
                 if let h = ADTSHeader(v, i) {
                     if v.count < i + h.frameLength + 7 { return try sniffWait(i, h.frameLength + 7) }
                     if let n = ADTSHeader(v, i + h.frameLength), n.compatible(h) {
-                        sniffed += i
                         startFraming(.adts)
                         return .consumed(i)
                     }
                 } else if let h = MPEGHeader(v, i) {
                     if v.count < i + h.frameLength + 4 { return try sniffWait(i, h.frameLength + 4) }
                     if let n = MPEGHeader(v, i + h.frameLength), n.compatible(h) {
-                        sniffed += i
                         startFraming(.mpeg)
                         return .consumed(i)
                     }

@@ -166,3 +166,18 @@ func aiff(rate80: [UInt8], channels: UInt16 = 1) -> [UInt8] {
         #expect(try w.packet(forByte: .max).packet == .max / 4)
     }
 }
+
+extension FuzzRegressionTests {
+    /// 0xFF bytes before a RIFF header: whole and split parses must agree.
+    @Test func syncBytesBeforeRIFF() throws {
+        let input = try #require(Data(base64Encoded:
+            "HP////////////////////////////////////////////////////////////////////////////9SSUZGJAAAAFdBVkVmbXQgEAAAAAEAAgAAAAAAAAAAAAQAEABkYXRhBAAAAA=="))
+        let bytes = [UInt8](input.dropFirst())
+        let whole = parse(bytes)
+        for split in [Split.chunks(8), .bytewise, .random(5)] {
+            let other = parse(bytes, split: split)
+            #expect(other.error == whole.error, "\(split): \(String(describing: other.error)) vs \(String(describing: whole.error))")
+            #expect(other.packetCount == whole.packetCount)
+        }
+    }
+}
