@@ -38,13 +38,16 @@ let package = Package(
         .target(name: "AQEngine", dependencies: ["AQTypes", "AQCore", "AQConvert", "AQJack"], swiftSettings: strict),
         // The push parser (Audio File Stream Services); depends on value types only.
         .target(name: "AQFileStream", dependencies: ["AQTypes"], swiftSettings: strict),
+        // session.toml: model, loader, the player that feeds queues from the parser, offline render.
+        .target(name: "AQSession", dependencies: [
+            "AQEngine", "AQFileStream", .product(name: "TOMLKit", package: "TOMLKit"),
+        ], swiftSettings: strict),
         // Helpers for tests and benchmarks: a private jackd, impulse finders, WAV reading.
         .target(name: "AQTesting", dependencies: ["AQEngine"], swiftSettings: strict),
 
         .executableTarget(name: "aqsync", dependencies: [
-            "AQEngine", "AQFileStream",
+            "AQEngine", "AQFileStream", "AQSession",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            .product(name: "TOMLKit", package: "TOMLKit"),
         ], swiftSettings: strict),
         .executableTarget(name: "a440", dependencies: ["AQEngine"], swiftSettings: strict),
         .executableTarget(name: "stereo-sine", dependencies: ["AQEngine"], swiftSettings: strict),
@@ -54,5 +57,6 @@ let package = Package(
         .testTarget(name: "AQEngineTests", dependencies: ["AQEngine", "AQTesting"]),
         .testTarget(name: "AQFileStreamTests", dependencies: ["AQFileStream"]),
         .testTarget(name: "JACKIntegrationTests", dependencies: ["AQEngine", "AQTesting"]),
+        .testTarget(name: "AQSessionTests", dependencies: ["AQSession", "AQTesting"]),
     ]
 )
