@@ -121,7 +121,7 @@ struct EngineOnJackTests {
     }
 
     /// `a440` and `stereo-sine` play their tones through a private server.
-    @Test(.timeLimit(.minutes(1)), arguments: [("a440", 440.0, 440.0), ("stereo-sine", 150.0, 250.0)])
+    @Test(.timeLimit(.minutes(1)), .serialized, arguments: [("a440", 440.0, 440.0), ("stereo-sine", 150.0, 250.0)])
     func tutorialProgramsPlayTheirTones(program: String, left: Double, right: Double) throws {
         let server = try PrivateJackServer(sampleRate: 48000, period: 256)
         defer { server.stop() }
