@@ -6,7 +6,7 @@ SWIFT ?= swift
 DEBS := jackd2 libjack-jackd2-dev jack-tools libsoxr-dev sox ffmpeg pkg-config
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build release test test-unit check-nolocks demo fuzz clean
+.PHONY: deps build release test test-unit check-nolocks demo fuzz clean bench bench-offline bench-check
 
 ## Install the Debian packages the build and the tests need (only those missing).
 deps:
@@ -44,6 +44,20 @@ check-nolocks:
 ## The main job: a 440 Hz tone through JACK (a private dummy-backend server when none runs).
 demo: release
 	@bash Tests/Scripts/with-jack.sh .build/release/a440 --seconds 3
+
+## Benchmarks (docs/benchmarking.md). The live bench starts a private jackd when none runs.
+bench: deps
+	$(SWIFT) build -c release --product aqsync
+	.build/release/aqsync bench
+
+bench-offline:
+	$(SWIFT) build -c release --product aqsync
+	.build/release/aqsync bench --offline
+
+## Fails when the render loop allocates (mallocCountTotal threshold 0) or the malloc counter
+## is broken (the allocating control no longer counts).
+bench-check:
+	cd Benchmarks && $(SWIFT) package benchmark thresholds check --filter 'Allocations.*'
 
 clean:
 	rm -rf .build .build-*

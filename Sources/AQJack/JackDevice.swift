@@ -82,6 +82,7 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         var events: JackEventThread?
         var onShutdown: (@Sendable (String) -> Void)?
         var lastShutdownReason: String?
+        var probe: JackCycleProbe?
     }
 
     /// The options the device was opened with.
@@ -237,6 +238,32 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         control.withLock { c in
             guard c.open, channel >= 0, channel < c.inPorts.count, let port = c.inPorts[channel] else { return [] }
             return JackDevice.names(jack_port_get_connections(port))
+        }
+    }
+
+    // MARK: Measurement
+
+    /// Makes the process callback record every cycle's timing into a ring of `capacity`
+    /// cycles (see ``JackCycleProbe``), from the next cycle on; a second call returns the same
+    /// probe. The device keeps the probe until it is released. Control thread.
+    public func installCycleProbe(capacity: Int = 1 << 16) -> JackCycleProbe {
+        control.withLock { c in
+            if let p = c.probe { return p }
+            let p = JackCycleProbe(capacity: max(capacity, 2))
+            c.probe = p
+            state.pointee.probe.store(p.storage, ordering: .releasing)
+            return p
+        }
+    }
+
+    /// The thread JACK runs the process callback on (`jack_client_thread_id`), while the
+    /// device is running; nil otherwise. For tools that watch the render thread (e.g. count its
+    /// allocations). Control thread.
+    public var processThread: pthread_t? {
+        control.withLock { c in
+            guard c.running, let client = state.pointee.client else { return nil }
+            let t = jack_client_thread_id(client)
+            return t == 0 ? nil : t
         }
     }
 
