@@ -23,6 +23,8 @@ struct JackCallbackState: ~Copyable {
     var clockSource: JackClockSource = .monotonicRaw
     /// The renderer, while started; the notification callbacks reach its clock through it.
     let core = Atomic<UnsafeMutablePointer<RenderCore>?>(nil)
+    /// A capture of what went out, while one runs (see ``JackCapture``).
+    let capture = Atomic<UnsafeMutablePointer<JackCaptureStorage>?>(nil)
     /// The benchmark probe's ring, once one is installed (see ``JackCycleProbe``).
     let probe = Atomic<UnsafeMutablePointer<JackProbeStorage>?>(nil)
     /// Event thread's signal block, while the client is open.
@@ -138,6 +140,9 @@ func jackProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> 
             frame: frame64, frames: Int32(truncatingIfNeeded: nframes), hostTimeNs: host, nextHostTimeNs: next)
     }
     core.pointee.render(cycle, outputs: UnsafePointer(outs), channelCount: n)
+    if let capture = st.pointee.capture.load(ordering: .acquiring) {
+        capture.pointee.record(frames: Int(nframes))
+    }
     if let probe {
         probe.pointee.record(
             entryNs: entryNs, exitNs: HostClock.now(), cycle: cycle, xruns: st.pointee.xruns.load(ordering: .relaxed))

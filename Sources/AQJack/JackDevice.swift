@@ -1,4 +1,5 @@
 import AQCore
+import Foundation
 import CJACK
 import Synchronization
 #if canImport(Glibc)
@@ -254,6 +255,51 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
             state.pointee.probe.store(p.storage, ordering: .releasing)
             return p
         }
+    }
+
+    /// Starts recording what the device sends, through its own input ports: input `i` is
+    /// connected to output `i` and a ``JackCapture`` writes them to a float WAV at `url`. The
+    /// device must be running and opened with at least as many input channels as outputs.
+    /// Control thread.
+    public func startCapture(to url: URL) throws(DeviceError) -> JackCapture {
+        let (client, ins, outNames, inNames, rate): (OpaquePointer, [OpaquePointer?], [String], [String], Int) = try control.withLock { c throws(DeviceError) in
+            guard c.running, let client = state.pointee.client else {
+                throw DeviceError("JACK device \(uid): capture needs a running device")
+            }
+            guard c.inPorts.count >= outputChannelCount else {
+                throw DeviceError("JACK device \(uid): capture needs \(outputChannelCount) input channels, it has \(c.inPorts.count)")
+            }
+            return (client, Array(c.inPorts.prefix(outputChannelCount)), c.outputPortNames, c.inputPortNames, Int(jack_get_sample_rate(client)))
+        }
+        for (o, i) in zip(outNames, inNames) {
+            let r = jack_connect(client, o, i)
+            guard r == 0 || r == EEXIST else { throw DeviceError("JACK device \(uid): cannot connect \(o) to \(i) for the capture") }
+        }
+        // The connections take effect in a later cycle: wait until JACK reports them (and two
+        // cycles more) so that the capture starts with real data.
+        let deadline = ContinuousClock.now + .seconds(2)
+        while ins.contains(where: { jack_port_connected($0) == 0 }) && ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.002)
+        }
+        if let core = state.pointee.core.load(ordering: .acquiring) {
+            let target = core.pointee.clock.cycleCount + 2
+            while core.pointee.clock.cycleCount < target && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.001) }
+        }
+        let capture = try JackCapture(url: url, ports: ins, sampleRate: rate)
+        let storage = capture.storage
+        capture.setDetach { [weak self] in self?.detachCapture() }
+        state.pointee.capture.store(storage, ordering: .releasing)
+        return capture
+    }
+
+    /// The process callback stops recording; returns once no cycle can still be copying into
+    /// the capture's ring (two cycles, 200 ms at most). Control thread.
+    private func detachCapture() {
+        state.pointee.capture.store(nil, ordering: .releasing)
+        guard isRunning, let core = state.pointee.core.load(ordering: .acquiring) else { return }
+        let target = core.pointee.clock.cycleCount + 2
+        let deadline = ContinuousClock.now + .milliseconds(200)
+        while core.pointee.clock.cycleCount < target && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.001) }
     }
 
     /// The thread JACK runs the process callback on (`jack_client_thread_id`), while the
