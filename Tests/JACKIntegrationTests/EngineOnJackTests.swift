@@ -156,6 +156,23 @@ struct EngineOnJackTests {
         #expect(wav.channels[0][origin] == 0.25 && wav.channels[1][found[1][0]] == -0.75)
     }
 
+    /// A device whose server went away before the engine started it: `.invalidDevice`.
+    @Test(.timeLimit(.minutes(1)))
+    func engineOnAGoneServerIsInvalidDevice() throws {
+        let server = try PrivateJackServer(sampleRate: 48000, period: 256)
+        let device = try JackDevice(options: JackDeviceOptions(clientName: "aqsync-test", serverName: server.name, outputConnections: .none))
+        device.stop()  // closes the client
+        server.stop()
+        do {
+            _ = try AudioQueueEngine(device: device)
+            Issue.record("an engine started on a stopped server")
+        } catch {
+            #expect(error.code == .invalidDevice)
+            #expect(error.code.rawValue == -66680)
+            #expect(error.message.contains(server.name), "\(error.message)")
+        }
+    }
+
     /// `a440` and `stereo-sine` play their tones through a private server.
     @Test(.timeLimit(.minutes(1)), .serialized, arguments: [("a440", 440.0, 440.0), ("stereo-sine", 150.0, 250.0)])
     func tutorialProgramsPlayTheirTones(program: String, left: Double, right: Double) throws {
