@@ -39,6 +39,10 @@ let package = Package(
         .target(name: "AQEngine", dependencies: ["AQTypes", "AQCore", "AQConvert", "AQJack"], swiftSettings: strict),
         // The push parser (Audio File Stream Services); depends on value types only.
         .target(name: "AQFileStream", dependencies: ["AQTypes"], swiftSettings: strict),
+        // session.toml: model, loader, the player that feeds queues from the parser, offline render.
+        .target(name: "AQSession", dependencies: [
+            "AQEngine", "AQFileStream", .product(name: "TOMLKit", package: "TOMLKit"),
+        ], swiftSettings: strict),
         // Helpers for tests and benchmarks: a private jackd, impulse finders, WAV reading.
         .target(name: "AQTesting", dependencies: ["AQEngine"], swiftSettings: strict),
         // `aqsync bench`: the live (JACK) and offline (hand-driven) render benchmarks.
@@ -48,9 +52,8 @@ let package = Package(
         .target(name: "CAllocCounter"),
 
         .executableTarget(name: "aqsync", dependencies: [
-            "AQEngine", "AQFileStream", "AQBench", "CAllocCounter",
+            "AQEngine", "AQFileStream", "AQSession", "AQBench", "CAllocCounter",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            .product(name: "TOMLKit", package: "TOMLKit"),
         ], swiftSettings: strict),
         .executableTarget(name: "a440", dependencies: ["AQEngine"], swiftSettings: strict),
         .executableTarget(name: "stereo-sine", dependencies: ["AQEngine"], swiftSettings: strict),
@@ -61,5 +64,6 @@ let package = Package(
         .testTarget(name: "AQBenchTests", dependencies: ["AQBench"]),
         .testTarget(name: "AQFileStreamTests", dependencies: ["AQFileStream"]),
         .testTarget(name: "JACKIntegrationTests", dependencies: ["AQEngine", "AQTesting"]),
+        .testTarget(name: "AQSessionTests", dependencies: ["AQSession", "AQTesting"]),
     ]
 )

@@ -4,8 +4,8 @@ import Glibc
 import Musl
 #endif
 
-/// Host time: nanoseconds on CLOCK_MONOTONIC, the clock JACK's `jack_get_time` reads on Linux
-/// (in microseconds there).
+/// Host time: nanoseconds on CLOCK_MONOTONIC. (jackd2 1.9.21's `jack_get_time` reads
+/// CLOCK_MONOTONIC_RAW in microseconds; the JACK device converts — see docs/jack-device.md.)
 ///
 /// Thread safety: any thread, including the render thread.
 public enum HostClock {

@@ -280,10 +280,10 @@ public struct RenderCore: @unchecked Sendable {
             let at = max(frame ?? t, Int64.min / 2)
             switch slots[s].state {
             case .stopped:
+                // A stop-after-drain asked for before the start stays in force.
                 slots[s].origin = at
                 slots[s].state = .running
                 slots[s].startReported = false
-                slots[s].stopWhenDrained = false
             case .paused:
                 slots[s].origin &+= at &- slots[s].pauseFrame
                 slots[s].state = .running

@@ -1,5 +1,6 @@
 import AQConvert
 import AQCore
+import AQJack
 import AQTypes
 import Foundation
 import Synchronization
@@ -51,11 +52,16 @@ public final class AudioQueueEngine: @unchecked Sendable {
         let thread = Thread { [unowned self] in self.eventsLoop() }
         thread.name = "aqsync-events"
         thread.start()
+        if let jack = device as? JackDevice {
+            // Called on JACK's notification path, never its process thread.
+            jack.onShutdown = { [weak self] reason in self?.deviceLost(reason) }
+        }
         do {
             try device.start(rendering: core)
         } catch {
             stopEventsThread()
             RenderCore.deallocate(core)
+            closed = true  // deinit runs after a throwing init: close() must not free again
             throw AudioQueueError(.invalidDevice, "cannot start device \(device.uid): \(error.message)")
         }
     }

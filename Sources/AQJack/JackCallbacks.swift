@@ -23,6 +23,8 @@ struct JackCallbackState: ~Copyable {
     var clockSource: JackClockSource = .monotonicRaw
     /// The renderer, while started; the notification callbacks reach its clock through it.
     let core = Atomic<UnsafeMutablePointer<RenderCore>?>(nil)
+    /// A capture of what went out, while one runs (see ``JackCapture``).
+    let capture = Atomic<UnsafeMutablePointer<JackCaptureStorage>?>(nil)
     /// The benchmark probe's ring, once one is installed (see ``JackCycleProbe``).
     let probe = Atomic<UnsafeMutablePointer<JackProbeStorage>?>(nil)
     /// Event thread's signal block, while the client is open.
@@ -39,6 +41,14 @@ struct JackCallbackState: ~Copyable {
     let bufferSize = Atomic<UInt32>(0)
     let shutDown = Atomic<Bool>(false)
     let freewheeling = Atomic<Bool>(false)
+    /// Discontinuities noted by this device, per `DiscontinuityReason.rawValue` (0…7).
+    let counts: UnsafeMutablePointer<Atomic<UInt64>>
+    static let reasonCount = 8
+    /// The latest time jump in frames (actual first frame − expected), wrapping 32-bit.
+    let lastJump = Atomic<Int64>(0)
+    /// Set by a buffer-size change: the frame counter's jump at the next cycle belongs to the
+    /// same event and is not noted as a second discontinuity.
+    let absorbNextJump = Atomic<Bool>(false)
 
     init(outputCount: Int) {
         self.outputCount = outputCount
@@ -48,12 +58,26 @@ struct JackCallbackState: ~Copyable {
         dummy.initialize(to: 0)
         outputs = .allocate(capacity: max(outputCount, 1))
         outputs.initialize(repeating: dummy, count: max(outputCount, 1))
+        counts = .allocate(capacity: Self.reasonCount)
+        for i in 0..<Self.reasonCount { (counts + i).initialize(to: Atomic(0)) }
     }
 
     deinit {
         outPorts.deallocate()
         outputs.deallocate()
         dummy.deallocate()
+        counts.deinitialize(count: Self.reasonCount)
+        counts.deallocate()
+    }
+
+    /// Counts `reason` and notes it on the started renderer's clock, if any. Any thread.
+    @_noLocks
+    func note(_ reason: DiscontinuityReason) {
+        let i = Int(unsafeBitCast(reason, to: UInt8.self))  // rawValue is not inlinable
+        if i < Self.reasonCount { counts[i].wrappingAdd(1, ordering: .relaxed) }
+        if let core = core.load(ordering: .acquiring) {
+            core.pointee.clock.noteDiscontinuity(reason)
+        }
     }
 }
 
@@ -96,8 +120,12 @@ func jackProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> 
             nextUsecs = 0
         }
     }
+    let absorb = st.pointee.absorbNextJump.exchange(false, ordering: .relaxed)
     if st.pointee.renderHasPrevious && frame != st.pointee.renderExpectedNext {
-        core.pointee.clock.noteDiscontinuity(.timeJump)
+        st.pointee.lastJump.store(Int64(Int32(bitPattern: frame &- st.pointee.renderExpectedNext)), ordering: .relaxed)
+        // jackd2 moves its frame counter when the period changes: that jump is the same
+        // discontinuity as the buffer-size change just noted, not a second one.
+        if !absorb { st.pointee.note(.timeJump) }
     }
     st.pointee.renderHasPrevious = true
     st.pointee.renderExpectedNext = frame &+ nframes
@@ -112,6 +140,9 @@ func jackProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> 
             frame: frame64, frames: Int32(truncatingIfNeeded: nframes), hostTimeNs: host, nextHostTimeNs: next)
     }
     core.pointee.render(cycle, outputs: UnsafePointer(outs), channelCount: n)
+    if let capture = st.pointee.capture.load(ordering: .acquiring) {
+        capture.pointee.record(frames: Int(nframes))
+    }
     if let probe {
         probe.pointee.record(
             entryNs: entryNs, exitNs: HostClock.now(), cycle: cycle, xruns: st.pointee.xruns.load(ordering: .relaxed))
@@ -119,12 +150,10 @@ func jackProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> 
     return 0
 }
 
-/// The clock of the started renderer, if any. Any thread.
+/// Counts `reason` and notes it on the started renderer's clock, if any. Any thread.
 @_noLocks
 private func noteDiscontinuity(_ st: UnsafeMutablePointer<JackCallbackState>, _ reason: DiscontinuityReason) {
-    if let core = st.pointee.core.load(ordering: .acquiring) {
-        core.pointee.clock.noteDiscontinuity(reason)
-    }
+    st.pointee.note(reason)
 }
 
 /// JACK's xrun callback (a JACK thread): counts and notes `.xrun`.
@@ -144,11 +173,13 @@ func jackSampleRate(_ rate: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> 
     guard let arg else { return 0 }
     let st = arg.assumingMemoryBound(to: JackCallbackState.self)
     let old = st.pointee.sampleRate.exchange(rate, ordering: .relaxed)
-    if old != rate, old != 0, let core = st.pointee.core.load(ordering: .acquiring) {
-        // setNominalSampleRate is one relaxed atomic store (opaque to the checker: not
-        // annotated in AQCore).
-        _unsafePerformance { core.pointee.clock.setNominalSampleRate(Double(rate)) }
-        core.pointee.clock.noteDiscontinuity(.sampleRateChange)
+    if old != rate, old != 0 {
+        if let core = st.pointee.core.load(ordering: .acquiring) {
+            // setNominalSampleRate is one relaxed atomic store (opaque to the checker: not
+            // annotated in AQCore).
+            _unsafePerformance { core.pointee.clock.setNominalSampleRate(Double(rate)) }
+        }
+        st.pointee.note(.sampleRateChange)
     }
     return 0
 }
@@ -160,7 +191,10 @@ func jackBufferSize(_ frames: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -
     guard let arg else { return 0 }
     let st = arg.assumingMemoryBound(to: JackCallbackState.self)
     let old = st.pointee.bufferSize.exchange(frames, ordering: .relaxed)
-    if old != frames, old != 0 { noteDiscontinuity(st, .bufferSizeChange) }
+    if old != frames, old != 0 {
+        st.pointee.absorbNextJump.store(true, ordering: .relaxed)
+        noteDiscontinuity(st, .bufferSizeChange)
+    }
     return 0
 }
 

@@ -1,4 +1,5 @@
 import AQCore
+import Foundation
 import CJACK
 import Synchronization
 #if canImport(Glibc)
@@ -6,6 +7,11 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+
+/// libjack (jackd2) keeps process-wide state that opening and closing clients on several
+/// threads at once corrupts; every `jack_client_open`/`jack_client_close` of this module holds
+/// this lock (control threads only, never a JACK thread).
+let jackClientLifecycleLock = Mutex(())
 
 /// Where a group of the device's ports is connected when it starts.
 public enum JackConnections: Sendable, Equatable {
@@ -90,7 +96,7 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
     /// Output ports, fixed at open.
     public let outputChannelCount: Int
     /// The clock JACK's times are on, identified at open (see ``JackClockSource``).
-    public let clockSource: JackClockSource
+    public private(set) var clockSource: JackClockSource = .monotonicRaw
 
     private let state: UnsafeMutablePointer<JackCallbackState>
     private let control = Mutex(Control())
@@ -107,17 +113,13 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         self.options = options
         self.serverName = JackDevice.resolveServerName(options.serverName)
         self.outputChannelCount = options.outputChannels
-        self.clockSource = JackClockSource.identify()
         state = .allocate(capacity: 1)
         state.initialize(to: JackCallbackState(outputCount: options.outputChannels))
+        try openClient()  // on failure, deinit frees `state`
+        // After the client is open: libjack sets up jack_get_time's clock when a client opens;
+        // before that the call jumps through a null pointer.
+        clockSource = JackClockSource.identify()
         state.pointee.clockSource = clockSource
-        do {
-            try openClient()
-        } catch {
-            state.deinitialize(count: 1)
-            state.deallocate()
-            throw error
-        }
         firstClientName = control.withLock { $0.clientName }
     }
 
@@ -141,10 +143,12 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
     public static func isServerReachable(_ serverName: String? = nil) -> Bool {
         var status = jack_status_t(rawValue: 0)
         let name = resolveServerName(serverName)
-        let client = name.withCString { s in "aqsync-probe".withCString { aq_jack_client_open($0, s, &status) } }
-        guard let client else { return false }
-        jack_client_close(client)
-        return true
+        return jackClientLifecycleLock.withLock { _ in
+            let client = name.withCString { s in "aqsync-probe".withCString { aq_jack_client_open($0, s, &status) } }
+            guard let client else { return false }
+            jack_client_close(client)
+            return true
+        }
     }
 
     // MARK: Properties
@@ -191,6 +195,17 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
 
     /// Xruns reported by JACK since the device was made. Any thread.
     public var xrunCount: UInt64 { state.pointee.xruns.load(ordering: .relaxed) }
+
+    /// Discontinuities of `reason` this device has noted since it was made (including those
+    /// noted while no renderer was started). Any thread.
+    public func discontinuityCount(_ reason: DiscontinuityReason) -> UInt64 {
+        let i = Int(reason.rawValue)
+        return i < JackCallbackState.reasonCount ? state.pointee.counts[i].load(ordering: .relaxed) : 0
+    }
+
+    /// The latest time jump, in frames (first frame of the cycle − where the previous cycle
+    /// ended); 0 before any. Any thread.
+    public var lastTimeJumpFrames: Int64 { state.pointee.lastJump.load(ordering: .relaxed) }
 
     /// True after JACK reported that the server went away, until the next start. Any thread.
     public var serverHasShutDown: Bool { state.pointee.shutDown.load(ordering: .acquiring) }
@@ -242,6 +257,51 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         }
     }
 
+    /// Starts recording what the device sends, through its own input ports: input `i` is
+    /// connected to output `i` and a ``JackCapture`` writes them to a float WAV at `url`. The
+    /// device must be running and opened with at least as many input channels as outputs.
+    /// Control thread.
+    public func startCapture(to url: URL) throws(DeviceError) -> JackCapture {
+        let (client, ins, outNames, inNames, rate): (OpaquePointer, [OpaquePointer?], [String], [String], Int) = try control.withLock { c throws(DeviceError) in
+            guard c.running, let client = state.pointee.client else {
+                throw DeviceError("JACK device \(uid): capture needs a running device")
+            }
+            guard c.inPorts.count >= outputChannelCount else {
+                throw DeviceError("JACK device \(uid): capture needs \(outputChannelCount) input channels, it has \(c.inPorts.count)")
+            }
+            return (client, Array(c.inPorts.prefix(outputChannelCount)), c.outputPortNames, c.inputPortNames, Int(jack_get_sample_rate(client)))
+        }
+        for (o, i) in zip(outNames, inNames) {
+            let r = jack_connect(client, o, i)
+            guard r == 0 || r == EEXIST else { throw DeviceError("JACK device \(uid): cannot connect \(o) to \(i) for the capture") }
+        }
+        // The connections take effect in a later cycle: wait until JACK reports them (and two
+        // cycles more) so that the capture starts with real data.
+        let deadline = ContinuousClock.now + .seconds(2)
+        while ins.contains(where: { jack_port_connected($0) == 0 }) && ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.002)
+        }
+        if let core = state.pointee.core.load(ordering: .acquiring) {
+            let target = core.pointee.clock.cycleCount + 2
+            while core.pointee.clock.cycleCount < target && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.001) }
+        }
+        let capture = try JackCapture(url: url, ports: ins, sampleRate: rate)
+        let storage = capture.storage
+        capture.setDetach { [weak self] in self?.detachCapture() }
+        state.pointee.capture.store(storage, ordering: .releasing)
+        return capture
+    }
+
+    /// The process callback stops recording; returns once no cycle can still be copying into
+    /// the capture's ring (two cycles, 200 ms at most). Control thread.
+    private func detachCapture() {
+        state.pointee.capture.store(nil, ordering: .releasing)
+        guard isRunning, let core = state.pointee.core.load(ordering: .acquiring) else { return }
+        let target = core.pointee.clock.cycleCount + 2
+        let deadline = ContinuousClock.now + .milliseconds(200)
+        while core.pointee.clock.cycleCount < target && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.001) }
+    }
+
     /// The thread JACK runs the process callback on (`jack_client_thread_id`), while the
     /// device is running; nil otherwise. For tools that watch the render thread (e.g. count its
     /// allocations). Control thread.
@@ -264,10 +324,11 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
     ///   activation fails, or naming the port that could not be connected (then the device is
     ///   left stopped).
     public func start(rendering core: UnsafeMutablePointer<RenderCore>) throws(DeviceError) {
+        var retired: JackEventThread?
         let result: Result<Void, DeviceError> = control.withLock { c in
             do throws(DeviceError) {
                 guard !c.running else { throw DeviceError("JACK device \(uid) is already running") }
-                if c.open && state.pointee.shutDown.load(ordering: .acquiring) { closeClient(&c) }
+                if c.open && state.pointee.shutDown.load(ordering: .acquiring) { retired = closeClient(&c) }
                 if !c.open { try openClient(&c) }
                 guard let client = state.pointee.client else { throw DeviceError("JACK device \(uid): no client") }
                 state.pointee.renderExtender.reset()
@@ -275,8 +336,8 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
                 let rate = jack_get_sample_rate(client)
                 state.pointee.sampleRate.store(rate, ordering: .relaxed)
                 core.pointee.clock.setNominalSampleRate(Double(rate))
-                core.pointee.clock.noteDiscontinuity(.deviceStarted)
                 state.pointee.core.store(core, ordering: .releasing)
+                state.pointee.note(.deviceStarted)
                 guard jack_set_process_callback(client, jackProcess, UnsafeMutableRawPointer(state)) == 0 else {
                     state.pointee.core.store(nil, ordering: .releasing)
                     throw DeviceError("JACK device \(uid): cannot set the process callback")
@@ -299,6 +360,7 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
                 return .failure(error)
             }
         }
+        retired?.stop()  // outside the lock: its thread may be waiting for it
         try result.get()
     }
 
@@ -306,7 +368,8 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
     /// JACK calls nothing of this device any more. Does nothing when already stopped.
     /// Control thread, or the ``onShutdown`` handler.
     public func stop() {
-        control.withLock { c in closeClient(&c) }
+        let retired = control.withLock { c in closeClient(&c) }
+        retired?.stop()  // outside the lock: its thread may be waiting for it
     }
 
     // MARK: Internals (under the control lock)
@@ -320,8 +383,8 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
 
     private func openClient(_ c: inout Control) throws(DeviceError) {
         var status = jack_status_t(rawValue: 0)
-        let client = serverName.withCString { s in
-            options.clientName.withCString { aq_jack_client_open($0, s, &status) }
+        let client = jackClientLifecycleLock.withLock { _ in
+            serverName.withCString { s in options.clientName.withCString { aq_jack_client_open($0, s, &status) } }
         }
         guard let client else {
             throw DeviceError(
@@ -329,7 +392,7 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
                     + "\(JackDevice.describe(status))); is jackd running with -n \(serverName)?")
         }
         var ok = false
-        defer { if !ok { jack_client_close(client) } }
+        defer { if !ok { jackClientLifecycleLock.withLock { _ in _ = jack_client_close(client) } } }
         c.clientName = String(cString: jack_get_client_name(client))
         let st = UnsafeMutableRawPointer(state)
         state.pointee.shutDown.store(false, ordering: .relaxed)
@@ -382,20 +445,22 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         ok = true
     }
 
-    private func closeClient(_ c: inout Control) {
-        guard c.open, let client = state.pointee.client else { return }
+    /// Closes the client; returns the event thread, to be stopped once the lock is released.
+    private func closeClient(_ c: inout Control) -> JackEventThread? {
+        guard c.open, let client = state.pointee.client else { return nil }
         if c.running { jack_deactivate(client) }
-        jack_client_close(client)  // after this JACK calls nothing of ours
+        jackClientLifecycleLock.withLock { _ in _ = jack_client_close(client) }  // then JACK calls nothing of ours
         state.pointee.client = nil
         state.pointee.core.store(nil, ordering: .releasing)
         state.pointee.events = nil
         for i in 0..<outputChannelCount { state.pointee.outPorts[i] = nil }
         for i in 0..<outputChannelCount { state.pointee.outputs[i] = state.pointee.dummy }
         c.inPorts = []
-        c.events?.stop()
+        let events = c.events
         c.events = nil
         c.running = false
         c.open = false
+        return events
     }
 
     /// On the event thread: the server went away.

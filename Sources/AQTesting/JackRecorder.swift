@@ -34,6 +34,36 @@ public final class JackRecorder: @unchecked Sendable {
             server: server, args: ["-n", "\(channels)", "-p", pattern, "-o", "\(offset)"], seconds: seconds, url: self.url)
     }
 
+    /// Starts recording `channels` unconnected inputs (see ``inputPortNames``; connect them
+    /// yourself), for `seconds` (nil: until ``stop()``). Waits up to 5 s for the ports.
+    public init(server: String, channels: Int, seconds: Double? = nil, url: URL? = nil) throws(TestingError) {
+        self.server = server
+        self.channelCount = channels
+        self.url = url ?? Self.temporaryURL()
+        (process, logURL) = try Self.launch(server: server, args: ["-n", "\(channels)"], seconds: seconds, url: self.url)
+        try waitForPorts()
+    }
+
+    /// Full names of jack-record's input ports (`jack-record-PID:in_1…`).
+    public var inputPortNames: [String] {
+        (0..<channelCount).map { "jack-record-\(process.processIdentifier):in_\($0 + 1)" }
+    }
+
+    private func waitForPorts() throws(TestingError) {
+        guard let last = inputPortNames.last else { return }
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(5)
+        while true {
+            let all = (try? JackTools.ports(server: server)) ?? []
+            if all.contains(last) { return }
+            if clock.now >= deadline || !process.isRunning {
+                stop()
+                throw TestingError("jack-record did not register its ports on “\(server)”: \(log)")
+            }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+    }
+
     /// Starts recording the full port names `ports` (input i from port i), for `seconds` (nil:
     /// until ``stop()``). Waits up to 5 s for the connections.
     public init(server: String, ports: [String], seconds: Double? = nil, url: URL? = nil) throws(TestingError) {
@@ -41,20 +71,9 @@ public final class JackRecorder: @unchecked Sendable {
         self.channelCount = ports.count
         self.url = url ?? Self.temporaryURL()
         (process, logURL) = try Self.launch(server: server, args: ["-n", "\(ports.count)"], seconds: seconds, url: self.url)
-        let me = "jack-record-\(process.processIdentifier):in_"
-        let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(5)
-        while true {
-            let all = (try? JackTools.ports(server: server)) ?? []
-            if all.contains("\(me)\(ports.count)") { break }
-            if clock.now >= deadline || !process.isRunning {
-                stop()
-                throw TestingError("jack-record did not register its ports on “\(server)”: \(log)")
-            }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        for (i, p) in ports.enumerated() {
-            do { try JackTools.connect(p, "\(me)\(i + 1)", server: server) } catch {
+        try waitForPorts()
+        for (p, mine) in zip(ports, inputPortNames) {
+            do { try JackTools.connect(p, mine, server: server) } catch {
                 stop()
                 throw error
             }

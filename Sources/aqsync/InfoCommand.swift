@@ -1,8 +1,166 @@
+import AQFileStream
+import AQTypes
 import ArgumentParser
+import Foundation
 
-/// `aqsync info FILE`: placeholder until the parser lands (issue 3).
+/// `aqsync info FILE [--json]`: feeds the file to the file-stream parser in 64 KiB chunks, as a
+/// stream, and prints what it finds. An unreadable or invalid file exits with status 1 and one
+/// line on stderr naming the file and the reason.
 struct InfoCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "info", abstract: "Show what the file-stream parser finds in an audio file.")
-    @Argument var file: String
-    func run() throws { throw ValidationError("not implemented yet") }
+    static let configuration = CommandConfiguration(
+        commandName: "info", abstract: "Show what the file-stream parser finds in an audio file.")
+
+    @Argument(help: "The audio file (WAVE, AIFF, AIFC, CAF, NeXT/Sun, MP3, ADTS AAC).")
+    var file: String
+
+    @Flag(help: "Print one JSON object instead of text.")
+    var json = false
+
+    func run() throws {
+        do {
+            let summary = try Self.scan(path: file)
+            print(json ? summary.json : summary.text)
+        } catch {
+            FileHandle.standardError.write(Data("aqsync: \(file): \(error.reason)\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+
+    struct InfoFailure: Error { var reason: String }
+
+    /// What `info` reports.
+    struct Summary {
+        var fileFormat: FourCharCode
+        var format: AudioStreamBasicDescription
+        var packetCount: UInt64
+        var primingFrames: Int64
+        var remainderFrames: Int64
+        var frameCount: Int64
+        var dataOffset: Int64
+        var byteCount: UInt64
+        var maximumPacketSize: UInt32
+        var bitRate: UInt32
+        var cookieBytes: Int
+
+        var duration: Double { format.sampleRate > 0 ? Double(frameCount) / format.sampleRate : 0 }
+
+        var json: String {
+            func q(_ s: String) -> String {
+                var out = "\""
+                for u in s.unicodeScalars {
+                    switch u {
+                    case "\"": out += "\\\""
+                    case "\\": out += "\\\\"
+                    case _ where u.value < 0x20 || u.value > 0x7E: out += String(format: "\\u%04x", u.value)
+                    default: out.unicodeScalars.append(u)
+                    }
+                }
+                return out + "\""
+            }
+            let fields: [(String, String)] = [
+                ("file_format", q(fileFormat.description)),
+                ("format_id", q(format.formatID.description)),
+                ("format_flags", "\(format.formatFlags.rawValue)"),
+                ("sample_rate", "\(format.sampleRate)"),
+                ("channels", "\(format.channelsPerFrame)"),
+                ("bits_per_channel", "\(format.bitsPerChannel)"),
+                ("bytes_per_packet", "\(format.bytesPerPacket)"),
+                ("frames_per_packet", "\(format.framesPerPacket)"),
+                ("packet_count", "\(packetCount)"),
+                ("frame_count", "\(frameCount)"),
+                ("priming_frames", "\(primingFrames)"),
+                ("remainder_frames", "\(remainderFrames)"),
+                ("data_offset", "\(dataOffset)"),
+                ("audio_data_byte_count", "\(byteCount)"),
+                ("maximum_packet_size", "\(maximumPacketSize)"),
+                ("bit_rate", "\(bitRate)"),
+                ("magic_cookie_bytes", "\(cookieBytes)"),
+                ("duration_seconds", "\(duration)"),
+            ]
+            return "{" + fields.map { "\(q($0.0)): \($0.1)" }.joined(separator: ", ") + "}"
+        }
+
+        var text: String {
+            let f = format
+            var lines = [
+                "file format:      \(fileFormat)",
+                "data format:      '\(f.formatID)' \(f.sampleRate) Hz, \(f.channelsPerFrame) ch, \(f.bitsPerChannel) bits, flags 0x\(String(f.formatFlags.rawValue, radix: 16))",
+                "packets:          \(packetCount) × \(f.framesPerPacket == 0 ? "variable" : String(f.framesPerPacket)) frames, \(f.bytesPerPacket == 0 ? "variable" : String(f.bytesPerPacket)) bytes",
+                "frames:           \(frameCount) (priming \(primingFrames), remainder \(remainderFrames))",
+                "duration:         \(String(format: "%.6f", duration)) s",
+                "audio data:       \(byteCount) bytes at offset \(dataOffset)",
+                "max packet size:  \(maximumPacketSize) bytes",
+                "bit rate:         \(bitRate) bit/s",
+            ]
+            if cookieBytes > 0 { lines.append("magic cookie:     \(cookieBytes) bytes") }
+            return lines.joined(separator: "\n")
+        }
+    }
+
+    /// Streams the file through the parser.
+    static func scan(path: String) throws(InfoFailure) -> Summary {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            let reason = FileManager.default.fileExists(atPath: path) ? "cannot open file for reading" : "no such file"
+            throw InfoFailure(reason: reason)
+        }
+        defer { try? handle.close() }
+        var packets: UInt64 = 0
+        var payload: UInt64 = 0
+        var frames: Int64 = 0
+        let stream: AudioFileStream
+        do {
+            stream = try AudioFileStream(
+                propertyListener: { _, property, flags in
+                    if property == .magicCookieData { flags.insert(.cacheProperty) }
+                },
+                packets: { data, count, descriptions in
+                    packets += UInt64(count)
+                    if let descriptions {
+                        for d in descriptions {
+                            payload += UInt64(d.dataByteSize)
+                            frames += Int64(d.variableFramesInPacket)
+                        }
+                    } else {
+                        payload += UInt64(data.count)
+                    }
+                })
+        } catch {
+            throw InfoFailure(reason: error.description)
+        }
+        while true {
+            let chunk: Data
+            do {
+                chunk = try handle.read(upToCount: 64 << 10) ?? Data()
+            } catch {
+                throw InfoFailure(reason: "read error: \(error.localizedDescription)")
+            }
+            if chunk.isEmpty { break }
+            let result = chunk.withUnsafeBytes { raw -> AudioFileStreamError? in
+                do throws(AudioFileStreamError) { try stream.parse(raw) } catch { return error }
+                return nil
+            }
+            if let error = result { throw InfoFailure(reason: error.description) }
+        }
+        guard stream.isReadyToProducePackets, let format = stream.dataFormat else {
+            if stream.fileType == nil {
+                throw InfoFailure(reason: AudioFileStreamError.unsupportedFileType.with(detail: "not a recognised audio file").description)
+            }
+            throw InfoFailure(reason: AudioFileStreamError.dataUnavailable.with(detail: "file ends before its audio data").description)
+        }
+        let packetCount = stream.audioDataPacketCount ?? packets
+        let table = stream.packetTableInfo
+        let totalFrames = format.framesPerPacket > 0
+            ? Int64(clamping: packetCount).multipliedReportingOverflow(by: Int64(format.framesPerPacket)).partialValue : frames
+        let priming = Int64(table?.primingFrames ?? 0)
+        let remainder = Int64(table?.remainderFrames ?? 0)
+        let frameCount = table.map { $0.numberValidFrames } ?? max(0, totalFrames - priming - remainder)
+        var bitRate: UInt32 = 0
+        if case .uint32(let b)? = try? stream.value(of: .bitRate) { bitRate = b }
+        return Summary(
+            fileFormat: stream.fileType ?? FourCharCode(rawValue: 0), format: format, packetCount: packetCount,
+            primingFrames: priming, remainderFrames: remainder, frameCount: frameCount,
+            dataOffset: stream.dataOffset ?? 0, byteCount: stream.audioDataByteCount ?? payload,
+            maximumPacketSize: stream.maximumPacketSize ?? 0, bitRate: bitRate,
+            cookieBytes: stream.magicCookie?.count ?? 0)
+    }
 }

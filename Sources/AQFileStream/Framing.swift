@@ -1,0 +1,295 @@
+import AQTypes
+
+// MP3 and ADTS: self-synchronising frames. A sync is trusted only when the next frame's header
+// confirms it; once locked, frames follow each other until a header doesn't fit.
+
+/// An MPEG audio Layer III frame header.
+struct MPEGHeader {
+    /// 3 = MPEG-1, 2 = MPEG-2, 0 = MPEG-2.5 (the header's version bits).
+    var version: UInt8
+    var sampleRateIndex: UInt8
+    var sampleRate: Int
+    var bitRate: Int
+    var channels: Int
+    var frameLength: Int
+    var samplesPerFrame: Int
+    /// Bytes of side information after the 4-byte header (where a Xing tag starts).
+    var sideInfoSize: Int
+    /// Bits that stay the same in every frame of a file: protection, copyright, original, emphasis.
+    var fixedBits: UInt8
+
+    static let rates1 = [44100, 48000, 32000]
+    static let bitRates1 = [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320]
+    static let bitRates2 = [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160]
+
+    init?(_ v: UnsafeRawBufferPointer, _ i: Int) {
+        guard i + 4 <= v.count, v[i] == 0xFF else { return nil }
+        let b1 = v[i + 1], b2 = v[i + 2], b3 = v[i + 3]
+        guard b1 & 0xE0 == 0xE0 else { return nil }
+        version = (b1 >> 3) & 3
+        guard version != 1, (b1 >> 1) & 3 == 1 else { return nil }  // layer III only
+        let bi = Int(b2 >> 4)
+        sampleRateIndex = (b2 >> 2) & 3
+        guard bi != 0, bi != 15, sampleRateIndex != 3, b3 & 3 != 2 else { return nil }
+        fixedBits = (b1 & 1) << 4 | (b3 & 0x0F)
+        let padding = Int((b2 >> 1) & 1)
+        let mono = b3 >> 6 == 3
+        channels = mono ? 1 : 2
+        let base = Self.rates1[Int(sampleRateIndex)]
+        if version == 3 {
+            sampleRate = base
+            bitRate = Self.bitRates1[bi] * 1000
+            frameLength = 144 * bitRate / sampleRate + padding
+            samplesPerFrame = 1152
+            sideInfoSize = mono ? 17 : 32
+        } else {
+            sampleRate = version == 2 ? base / 2 : base / 4
+            bitRate = Self.bitRates2[bi] * 1000
+            frameLength = 72 * bitRate / sampleRate + padding
+            samplesPerFrame = 576
+            sideInfoSize = mono ? 9 : 17
+        }
+    }
+
+    /// Same stream: version, rate and channel count (a Xing frame may differ in other bits).
+    func compatible(_ o: MPEGHeader) -> Bool {
+        version == o.version && sampleRateIndex == o.sampleRateIndex && channels == o.channels
+    }
+
+    /// Same stream and the same constant bits, as every audio frame of a file has.
+    func matches(_ o: MPEGHeader) -> Bool { compatible(o) && fixedBits == o.fixedBits }
+}
+
+/// An ADTS (AAC) frame header.
+struct ADTSHeader {
+    var objectType: UInt8
+    var sampleRateIndex: UInt8
+    var channelConfig: UInt8
+    var frameLength: Int
+    var headerLength: Int
+
+    static let rates = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350]
+
+    init?(_ v: UnsafeRawBufferPointer, _ i: Int) {
+        guard i + 7 <= v.count, v[i] == 0xFF, v[i + 1] & 0xF6 == 0xF0 else { return nil }
+        let b2 = v[i + 2], b3 = v[i + 3]
+        objectType = (b2 >> 6) + 1
+        sampleRateIndex = (b2 >> 2) & 0xF
+        channelConfig = (b2 & 1) << 2 | b3 >> 6
+        frameLength = Int(b3 & 3) << 11 | Int(v[i + 4]) << 3 | Int(v[i + 5] >> 5)
+        headerLength = v[i + 1] & 1 == 1 ? 7 : 9
+        guard sampleRateIndex < 13, channelConfig != 0, v[i + 6] & 3 == 0, frameLength > headerLength else {
+            return nil
+        }
+    }
+
+    var sampleRate: Int { Self.rates[Int(sampleRateIndex)] }
+    var channels: Int { channelConfig == 7 ? 8 : Int(channelConfig) }
+
+    func compatible(_ o: ADTSHeader) -> Bool {
+        objectType == o.objectType && sampleRateIndex == o.sampleRateIndex && channelConfig == o.channelConfig
+    }
+}
+
+/// Decoder delay added to LAME's encoder delay for priming frames (and taken from its padding for
+/// remainder frames), the convention of iTunes' gapless data.
+public let mp3DecoderDelay: Int32 = 529
+
+extension AudioFileStream {
+    // MARK: MP3
+
+    func stepMPEG(_ v: UnsafeRawBufferPointer) throws(AudioFileStreamError) -> Outcome {
+        guard locked, let ref = mpegReference else { return mpegSync(v) }
+        var p = 0
+        var dc = 0
+        while dc < Self.maxDescriptionsPerCallback {
+            if v.count - p < 4 { break }
+            if v[p] == 0x54, v[p + 1] == 0x41, v[p + 2] == 0x47 {  // "TAG": ID3v1 at the end
+                if dc > 0 { break }
+                skipRemaining = 128
+                locked = false
+                return .consumed(0)
+            }
+            guard let h = MPEGHeader(v, p), h.matches(ref) else {
+                if dc > 0 { break }
+                locked = false
+                return .consumed(0)
+            }
+            let length = h.frameLength
+            if v.count - p < length { break }
+            descriptions[dc] = AudioStreamPacketDescription(
+                startOffset: Int64(p), variableFramesInPacket: 0, dataByteSize: UInt32(length))
+            p += length
+            dc += 1
+        }
+        if dc > 0 {
+            deliver(v.slice(0, p), packets: dc, descriptionCount: dc)
+            return .consumed(p)
+        }
+        if v.count < 4 { return .need(4) }
+        return .need(MPEGHeader(v, 0)!.frameLength)
+    }
+
+    private func mpegSync(_ v: UnsafeRawBufferPointer) -> Outcome {
+        var i = 0
+        while i + 4 <= v.count {
+            if v[i] == 0xFF, let h = MPEGHeader(v, i), mpegReference.map({ h.matches($0) }) ?? true {
+                let length = h.frameLength
+                if v.count < i + length + 4 { return i > 0 ? .consumed(i) : .need(length + 4) }
+                if let next = MPEGHeader(v, i + length), next.compatible(h) {
+                    if i > 0 { return .consumed(i) }
+                    locked = true
+                    if mpegReference == nil { return mpegFirstFrame(v, h) }
+                    return .consumed(0)
+                }
+            }
+            i += 1
+        }
+        let drop = v.count - 3
+        return drop > 0 ? .consumed(drop) : .need(4)
+    }
+
+    /// The first confirmed frame: the format, and a Xing/Info/LAME or VBRI tag if it is one.
+    private func mpegFirstFrame(_ v: UnsafeRawBufferPointer, _ h: MPEGHeader) -> Outcome {
+        mpegReference = h
+        container = .mpeg
+        fileFormat = fileFormat ?? AudioFileTypeID.mp3
+        format = AudioStreamBasicDescription(
+            sampleRate: Double(h.sampleRate), formatID: AudioFormatID.mpegLayer3, formatFlags: [],
+            bytesPerPacket: 0, framesPerPacket: UInt32(h.samplesPerFrame), bytesPerFrame: 0,
+            channelsPerFrame: UInt32(h.channels), bitsPerChannel: 0)
+        upperBound = 1441
+        firstFrameLength = h.frameLength
+        let length = h.frameLength
+        let frame = v.slice(0, length)
+        let x = 4 + h.sideInfoSize
+        if length >= x + 8, frame.fcc(x) == "Xing" || frame.fcc(x) == "Info" {
+            let flags = frame.be32(x + 4)
+            var q = x + 8
+            var frames: UInt32?
+            if flags & 1 != 0, q + 4 <= length { frames = frame.be32(q); q += 4 }
+            if flags & 2 != 0, q + 4 <= length { xingBytes = UInt64(frame.be32(q)); q += 4 }
+            if flags & 4 != 0, q + 100 <= length { xingTOC = Array(frame.slice(q, q + 100)); q += 100 }
+            if flags & 8 != 0 { q += 4 }
+            if let frames { packetCount = UInt64(frames) }
+            if let b = xingBytes, b > UInt64(length) { byteCount = b - UInt64(length) }
+            if frame.fcc(x) == "Info" { headerBitRate = UInt32(h.bitRate) }
+            // LAME extension: 9-byte encoder name, then delay/padding at +21 (12 bits each).
+            if q + 24 <= length, let frames, isEncoderName(frame, q) {
+                let dp = frame.be24(q + 21)
+                let delay = Int32(dp >> 12), padding = Int32(dp & 0xFFF)
+                let priming = delay + mp3DecoderDelay
+                let remainder = max(0, padding - mp3DecoderDelay)
+                let total = Int64(frames) * Int64(h.samplesPerFrame)
+                packetTable = AudioFilePacketTableInfo(
+                    numberValidFrames: max(0, total - Int64(priming) - Int64(remainder)),
+                    primingFrames: priming, remainderFrames: remainder)
+            }
+            tagFrameOffset = position
+            audioDataOffset = position + Int64(length)
+            mpegReference = MPEGHeader(v, length) ?? h
+            becomeReady()
+            return .consumed(length)
+        }
+        if length >= 62, frame.fcc(36) == "VBRI" {
+            let bytes = frame.be32(46), frames = frame.be32(50)
+            let entries = Int(frame.be16(54)), scale = UInt32(frame.be16(56))
+            let entrySize = Int(frame.be16(58)), perEntry = UInt32(frame.be16(60))
+            packetCount = UInt64(frames)
+            if UInt64(bytes) > UInt64(length) { byteCount = UInt64(bytes) - UInt64(length) }
+            xingBytes = UInt64(bytes)
+            if (1...4).contains(entrySize), perEntry > 0, 62 + entries * entrySize <= length {
+                vbriTOC = []
+                for e in 0..<entries {
+                    var value: UInt32 = 0
+                    for k in 0..<entrySize { value = value << 8 | UInt32(frame[62 + e * entrySize + k]) }
+                    vbriTOC.append(value &* scale)
+                }
+                vbriFramesPerEntry = perEntry
+            }
+            tagFrameOffset = position
+            audioDataOffset = position + Int64(length)
+            mpegReference = MPEGHeader(v, length) ?? h
+            becomeReady()
+            return .consumed(length)
+        }
+        headerBitRate = UInt32(h.bitRate)
+        audioDataOffset = position
+        becomeReady()
+        return .consumed(0)
+    }
+
+    private func isEncoderName(_ f: UnsafeRawBufferPointer, _ q: Int) -> Bool {
+        for k in 0..<4 {
+            let c = f[q + k]
+            guard (0x41...0x5A).contains(c) || (0x61...0x7A).contains(c) || (0x30...0x39).contains(c) || c == 0x2E else {
+                return false
+            }
+        }
+        return true
+    }
+
+    // MARK: ADTS
+
+    func stepADTS(_ v: UnsafeRawBufferPointer) throws(AudioFileStreamError) -> Outcome {
+        guard locked, let ref = adtsReference else { return adtsSync(v) }
+        var p = 0
+        var dc = 0
+        while dc < Self.maxDescriptionsPerCallback {
+            if v.count - p < 7 { break }
+            guard let h = ADTSHeader(v, p), h.compatible(ref) else {
+                if dc > 0 { break }
+                locked = false
+                return .consumed(0)
+            }
+            let length = h.frameLength
+            if v.count - p < length { break }
+            descriptions[dc] = AudioStreamPacketDescription(
+                startOffset: Int64(p + h.headerLength), variableFramesInPacket: 0,
+                dataByteSize: UInt32(length - h.headerLength))
+            p += length
+            dc += 1
+        }
+        if dc > 0 {
+            deliver(v.slice(0, p), packets: dc, descriptionCount: dc)
+            return .consumed(p)
+        }
+        if v.count < 7 { return .need(7) }
+        return .need(ADTSHeader(v, 0)!.frameLength)
+    }
+
+    private func adtsSync(_ v: UnsafeRawBufferPointer) -> Outcome {
+        var i = 0
+        while i + 7 <= v.count {
+            if v[i] == 0xFF, let h = ADTSHeader(v, i), adtsReference.map({ h.compatible($0) }) ?? true {
+                let length = h.frameLength
+                if v.count < i + length + 7 { return i > 0 ? .consumed(i) : .need(length + 7) }
+                if let next = ADTSHeader(v, i + length), next.compatible(h) {
+                    if i > 0 { return .consumed(i) }
+                    locked = true
+                    if adtsReference == nil { adtsFirstFrame(h) }
+                    return .consumed(0)
+                }
+            }
+            i += 1
+        }
+        let drop = v.count - 6
+        return drop > 0 ? .consumed(drop) : .need(7)
+    }
+
+    private func adtsFirstFrame(_ h: ADTSHeader) {
+        adtsReference = h
+        container = .adts
+        fileFormat = fileFormat ?? AudioFileTypeID.aacADTS
+        format = AudioStreamBasicDescription(
+            sampleRate: Double(h.sampleRate), formatID: AudioFormatID.mpeg4AAC,
+            formatFlags: AudioFormatFlags(rawValue: UInt32(h.objectType)), bytesPerPacket: 0,
+            framesPerPacket: 1024, bytesPerFrame: 0, channelsPerFrame: UInt32(h.channels), bitsPerChannel: 0)
+        // AudioSpecificConfig: object type (5 bits), rate index (4), channel config (4), 3 zero bits.
+        cookie = [h.objectType << 3 | h.sampleRateIndex >> 1, (h.sampleRateIndex & 1) << 7 | h.channelConfig << 3]
+        upperBound = 8191
+        firstFrameLength = h.frameLength - h.headerLength
+        audioDataOffset = position
+        becomeReady()
+    }
+}

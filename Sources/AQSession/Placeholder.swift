@@ -1,0 +1,1 @@
+// The session module: see docs/session-format.md.

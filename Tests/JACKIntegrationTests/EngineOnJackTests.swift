@@ -1,0 +1,203 @@
+import AQEngine
+import AQTesting
+import Foundation
+import Synchronization
+import Testing
+
+/// A mono float32 buffer of `frames` frames with `value` at each of `impulses`.
+private func impulseBuffer(_ q: AudioQueue, frames: Int, impulses: [Int], value: Float = 0.5) throws -> AudioQueueBuffer {
+    let b = try q.allocateBuffer(capacity: frames * 4)
+    let p = b.audioData.bindMemory(to: Float.self, capacity: frames)
+    p.initialize(repeating: 0, count: frames)
+    for i in impulses { p[i] = value }
+    b.audioDataByteSize = frames * 4
+    return b
+}
+
+private let monoFloat48k = AudioStreamBasicDescription.linearPCM(sampleRate: 48000, channels: 1, bits: 32, isFloat: true)
+
+/// The executables built next to the test bundle (`swift build --build-tests` builds them).
+private func productURL(_ name: String) -> URL {
+    let dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    let beside = dir.appendingPathComponent(name)
+    if FileManager.default.isExecutableFile(atPath: beside.path) { return beside }
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    return root.appendingPathComponent(".build/debug/\(name)")
+}
+
+/// Frequency of `x` from its rising zero crossings.
+private func frequency(_ x: [Float], rate: Double) -> Double {
+    var crossings: [Int] = []
+    for i in 1..<x.count where x[i - 1] < 0 && x[i] >= 0 { crossings.append(i) }
+    guard crossings.count > 2 else { return 0 }
+    return Double(crossings.count - 1) * rate / Double(crossings.last! - crossings.first!)
+}
+
+@Suite("The engine on a private JACK server", .serialized)
+struct EngineOnJackTests {
+    /// Three queues started on one device frame, recorded by jack-record: every impulse lands
+    /// exactly at its scheduled frame relative to the others, including across cycle
+    /// boundaries (period 256) and at prime frames.
+    @Test(.timeLimit(.minutes(1)))
+    func queuesStartedTogetherKeepExactRelativeFrames() throws {
+        let server = try PrivateJackServer(sampleRate: 48000, period: 256)
+        defer { server.stop() }
+        let device = try JackDevice(options: JackDeviceOptions(clientName: "aqsync-test", serverName: server.name, outputConnections: .none))
+        let engine = try AudioQueueEngine(device: device)
+        defer { engine.close() }
+        let a = try engine.newOutput(format: monoFloat48k) { _, _ in }
+        let b = try engine.newOutput(format: monoFloat48k) { _, _ in }
+        let c = try engine.newOutput(format: AudioStreamBasicDescription.linearPCM(sampleRate: 48000, channels: 1, bits: 24, bigEndian: true)) { _, _ in }
+        try a.setOutputChannels([0])
+        try b.setOutputChannels([1])
+        try c.setOutputChannels([1])
+        try a.enqueue(impulseBuffer(a, frames: 10_000, impulses: [0, 255, 256, 1009, 7919]))
+        try b.enqueue(impulseBuffer(b, frames: 2000, impulses: [13]), startTime: AudioTimeStamp(sampleTime: 4099))
+        // c: 24-bit big-endian, an impulse at its frame 2 after trimming 3 frames, at queue time 6007.
+        let cb = try c.allocateBuffer(capacity: 300)
+        let bytes = cb.audioData.bindMemory(to: UInt8.self, capacity: 300)
+        bytes.initialize(repeating: 0, count: 300)
+        bytes[5 * 3] = 0x40  // 0x400000 = 0.5
+        cb.audioDataByteSize = 300
+        try c.enqueue(cb, trimFramesAtStart: 3, startTime: AudioTimeStamp(sampleTime: 6007))
+
+        let rec = try JackRecorder(server: server.name, ports: device.outputPortNames, seconds: 1.5)
+        defer { rec.removeFiles() }
+        let start = engine.nearestStartTime(AudioTimeStamp(sampleTime: engine.deviceCurrentTime().sampleTime + 4800))
+        let frame = try engine.start([a, b, c], at: start)
+        try rec.wait()
+        let wav = try rec.read()
+        let found = ImpulseFinder.find(channels: wav.channels, threshold: 0.25)
+        try #require(found.count == 2 && !found[0].isEmpty, "no impulses recorded: \(found)")
+        let origin = found[0][0]
+        #expect(found[0].map { $0 - origin } == [0, 255, 256, 1009, 7919])
+        #expect(found[1].map { $0 - origin } == [4099 + 13, 6007 + 2])
+        #expect(abs(wav.channels[0][origin] - 0.5) < 1e-6)
+        #expect(a.startDeviceFrame == frame && b.startDeviceFrame == frame && c.startDeviceFrame == frame)
+        #expect(a.lateFrames == 0 && b.lateFrames == 0 && c.lateFrames == 0)
+    }
+
+    /// A period change while playing is one discontinuity for a timeline, and both queues stay
+    /// on the device timeline: the offset between them stays exact.
+    @Test(.timeLimit(.minutes(1)))
+    func periodChangeWhilePlaying() throws {
+        let server = try PrivateJackServer(sampleRate: 48000, period: 256)
+        defer { server.stop() }
+        let device = try JackDevice(options: JackDeviceOptions(clientName: "aqsync-test", serverName: server.name, outputConnections: .none))
+        let engine = try AudioQueueEngine(device: device)
+        defer { engine.close() }
+        let a = try engine.newOutput(format: monoFloat48k) { _, _ in }
+        let b = try engine.newOutput(format: monoFloat48k) { _, _ in }
+        try a.setOutputChannels([0])
+        try b.setOutputChannels([1])
+        let every = 4801
+        let impulses = Array(stride(from: 0, to: 96_000, by: every))
+        try a.enqueue(impulseBuffer(a, frames: 96_000, impulses: impulses))
+        try b.enqueue(impulseBuffer(b, frames: 96_000, impulses: impulses.map { $0 + 100 }.filter { $0 < 96_000 }))
+        let tl = a.createTimeline()
+        let rec = try JackRecorder(server: server.name, ports: device.outputPortNames, seconds: 2.2)
+        defer { rec.removeFiles() }
+        _ = try engine.start([a, b], at: engine.nearestStartTime(AudioTimeStamp(sampleTime: engine.deviceCurrentTime().sampleTime + 2400)))
+        Thread.sleep(forTimeInterval: 0.7)
+        // Without realtime scheduling the dummy backend may xrun while clients join the graph:
+        // take whatever happened so far, then change the period.
+        _ = a.currentTime(timeline: tl)
+        let xruns = device.xrunCount
+        try JackTools.setBufferSize(512, server: server.name)
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(a.currentTime(timeline: tl).discontinuity)
+        #expect(!a.currentTime(timeline: tl).discontinuity, "one period change, one discontinuity")
+        if device.xrunCount == xruns {
+            #expect(engine.discontinuity.reason == .bufferSizeChange)
+        }
+        try rec.wait()
+        let found = ImpulseFinder.find(channels: try rec.read().channels, threshold: 0.25)
+        try #require(found[0].count > 10, "impulses: \(found[0])")
+        let pairs = min(found[0].count, found[1].count)
+        for i in 0..<pairs { #expect(found[1][i] - found[0][i] == 100, "pair \(i)") }
+        // Within a queue, spacing is exact but where the device's frame counter jumped.
+        let gaps = zip(found[0].dropFirst(), found[0]).map { $0 - $1 }
+        #expect(gaps.filter { $0 != every }.count <= 1, "gaps \(gaps)")
+    }
+
+    /// The device's own capture (its inputs connected to its outputs) records exactly what
+    /// went out: the impulses at their relative frames, with their amplitudes.
+    @Test(.timeLimit(.minutes(1)))
+    func captureThroughOwnInputs() throws {
+        let server = try PrivateJackServer(sampleRate: 48000, period: 256)
+        defer { server.stop() }
+        let device = try JackDevice(options: JackDeviceOptions(
+            clientName: "aqsync-test", serverName: server.name, inputChannels: 2, outputConnections: .none, inputConnections: .none))
+        let engine = try AudioQueueEngine(device: device)
+        defer { engine.close() }
+        let a = try engine.newOutput(format: monoFloat48k) { _, _ in }
+        let b = try engine.newOutput(format: monoFloat48k) { _, _ in }
+        try a.setOutputChannels([0])
+        try b.setOutputChannels([1])
+        try a.enqueue(impulseBuffer(a, frames: 5000, impulses: [0, 257, 4999], value: 0.25))
+        try b.enqueue(impulseBuffer(b, frames: 100, impulses: [31], value: -0.75), startTime: AudioTimeStamp(sampleTime: 3001))
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("aqsync-capture-\(getpid()).wav")
+        defer { try? FileManager.default.removeItem(at: url) }
+        let capture = try device.startCapture(to: url)
+        _ = try engine.start([a, b], at: engine.nearestStartTime(AudioTimeStamp(sampleTime: engine.deviceCurrentTime().sampleTime + 2400)))
+        Thread.sleep(forTimeInterval: 0.5)
+        let frames = capture.stop()
+        #expect(frames > 12_000)
+        #expect(capture.droppedFrames == 0)
+        let wav = try WAVReader.read(url)
+        #expect(wav.frameCount == frames && wav.sampleRate == 48000 && wav.isFloat)
+        let found = ImpulseFinder.find(channels: wav.channels, threshold: 0.1)
+        let nz0 = wav.channels[0].indices.filter { wav.channels[0][$0] != 0 }
+        let nz1 = wav.channels[1].indices.filter { wav.channels[1][$0] != 0 }
+        try #require(found[0].count == 3, "\(found) nonzero: \(nz0.prefix(20)) \(nz0.count) / \(nz1.prefix(20)) \(nz1.count) of \(wav.frameCount)")
+        let origin = found[0][0]
+        #expect(found[0].map { $0 - origin } == [0, 257, 4999])
+        #expect(found[1].map { $0 - origin } == [3001 + 31])
+        #expect(wav.channels[0][origin] == 0.25 && wav.channels[1][found[1][0]] == -0.75)
+    }
+
+    /// A device whose server went away before the engine started it: `.invalidDevice`.
+    @Test(.timeLimit(.minutes(1)))
+    func engineOnAGoneServerIsInvalidDevice() throws {
+        let server = try PrivateJackServer(sampleRate: 48000, period: 256)
+        let device = try JackDevice(options: JackDeviceOptions(clientName: "aqsync-test", serverName: server.name, outputConnections: .none))
+        device.stop()  // closes the client
+        server.stop()
+        do {
+            _ = try AudioQueueEngine(device: device)
+            Issue.record("an engine started on a stopped server")
+        } catch {
+            #expect(error.code == .invalidDevice)
+            #expect(error.code.rawValue == -66680)
+            #expect(error.message.contains(server.name), "\(error.message)")
+        }
+    }
+
+    /// `a440` and `stereo-sine` play their tones through a private server.
+    @Test(.timeLimit(.minutes(1)), .serialized, arguments: [("a440", 440.0, 440.0), ("stereo-sine", 150.0, 250.0)])
+    func tutorialProgramsPlayTheirTones(program: String, left: Double, right: Double) throws {
+        let server = try PrivateJackServer(sampleRate: 48000, period: 256)
+        defer { server.stop() }
+        let p = Process()
+        p.executableURL = productURL(program)
+        p.arguments = ["--seconds", "3"]
+        var env = ProcessInfo.processInfo.environment
+        env["JACK_DEFAULT_SERVER"] = server.name
+        p.environment = env
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        defer { if p.isRunning { p.terminate() }; p.waitUntilExit() }
+        let ports = ["\(program):out_1", "\(program):out_2"]
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline, !Set(try JackTools.ports(server: server.name)).isSuperset(of: ports) { usleep(20_000) }
+        let rec = try JackRecorder(server: server.name, ports: ports, seconds: 1)
+        defer { rec.removeFiles() }
+        try rec.wait()
+        let wav = try rec.read()
+        let fl = frequency(wav.channels[0], rate: 48000), fr = frequency(wav.channels[1], rate: 48000)
+        #expect(abs(fl - left) < 2, "\(program) left: \(fl) Hz")
+        #expect(abs(fr - right) < 2, "\(program) right: \(fr) Hz")
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0)
+    }
+}
