@@ -30,9 +30,16 @@ let package = Package(
             path: "Benchmarks/RenderBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
-        // Parser throughput (AQFileStream, issue 3) goes here as its own target,
-        // `Benchmarks/ParserBenchmarks/`, depending on `.product(name: "AQFileStream",
-        // package: "aqsync")`, with the same plugin line and thresholds under
-        // Thresholds/ named `ParserBenchmarks.<benchmark>.p90.json`.
+        // Parser throughput (AQFileStream, issue 3): PCM WAV and MP3 framing, and memory that
+        // does not grow with the stream.
+        .executableTarget(
+            name: "ParserBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "AQFileStream", package: "aqsync"),
+            ],
+            path: "Benchmarks/ParserBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ]
 )
