@@ -26,13 +26,15 @@ let package = Package(
         // C libraries from Debian, through pkg-config.
         .systemLibrary(name: "CJACK", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
+        .systemLibrary(name: "CAVCodec", pkgConfig: "libavcodec", providers: [.apt(["libavcodec-dev", "libavutil-dev"])]),
 
         // Plain value types shared by the parser and the engine (formats, four-char codes).
         .target(name: "AQTypes", swiftSettings: strict),
         // Pure Swift, no C: time, rings, render commands, the renderer/mixer, timeline maths.
         .target(name: "AQCore", dependencies: ["AQTypes"], swiftSettings: strict),
-        // Off-render-thread conversion: PCM decoding to float, libsoxr rate conversion.
-        .target(name: "AQConvert", dependencies: ["AQTypes", "CSoxr"], swiftSettings: strict),
+        // Off-render-thread conversion: PCM decoding to float, libsoxr rate conversion,
+        // libavcodec packet decoding (MP3, AAC, ALAC).
+        .target(name: "AQConvert", dependencies: ["AQTypes", "CSoxr", "CAVCodec"], swiftSettings: strict),
         // The only importer of CJACK: a device driven by JACK's process callback.
         .target(name: "AQJack", dependencies: ["AQCore", "CJACK"], swiftSettings: strict),
         // The public queue API.

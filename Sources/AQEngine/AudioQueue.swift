@@ -91,7 +91,10 @@ public final class AudioQueue: @unchecked Sendable {
     public let engine: AudioQueueEngine
     let slot: Int32
     let callback: OutputCallback
-    let deinterleaver: PCMDeinterleaver
+    /// PCM queues: the converter to planar float. Nil for compressed queues.
+    let deinterleaver: PCMDeinterleaver?
+    /// True for MP3, AAC and ALAC queues (decoded at enqueue by ``decoder``).
+    let isCompressed: Bool
     let converter: RateConverter?
     /// Device frames per queue frame.
     let ratio: Double
@@ -112,6 +115,19 @@ public final class AudioQueue: @unchecked Sendable {
     var meteringEnabled = false
     var layout: AudioChannelLayout
     var magicCookieBytes: [UInt8] = []
+    // Compressed queues (guarded by engine.lock):
+    /// The decoder; nil until the magic cookie is set for formats that need one.
+    var decoder: PacketDecoder?
+    /// Corrupt packets counted by decoders this queue replaced (a new cookie makes a new one).
+    var corruptPacketsBefore = 0
+    /// Decoded planar frames at the queue's rate, before trimming and rate conversion.
+    var decodeScratch: TailChunk?
+    /// Frames decoded since the decoder stream started (the position gapless trimming counts in).
+    var decodedPosition: Int64 = 0
+    /// True once a packet was decoded since the last flush/reset (the decoder holds state).
+    var decoderStreamOpen = false
+    /// Priming/remainder frames to trim from the current stream (``setGaplessInfo(_:)``).
+    var gapless: AudioFilePacketTableInfo?
     var listenerTable: [(id: AudioQueuePropertyID, token: Int, listener: PropertyListener)] = []
     var nextListenerToken = 0
     var startFrame: Int64?
@@ -143,20 +159,22 @@ public final class AudioQueue: @unchecked Sendable {
     static let tailTokenBit: UInt32 = 0x8000_0000
 
     init(
-        engine: AudioQueueEngine, slot: Int32, format: AudioStreamBasicDescription, deinterleaver: PCMDeinterleaver,
-        converter: RateConverter?, callback: @escaping OutputCallback
+        engine: AudioQueueEngine, slot: Int32, format: AudioStreamBasicDescription, deinterleaver: PCMDeinterleaver?,
+        decoder: PacketDecoder?, converter: RateConverter?, callback: @escaping OutputCallback
     ) {
         self.engine = engine
         self.slot = slot
         self.format = format
         self.deinterleaver = deinterleaver
+        self.decoder = decoder
+        self.isCompressed = deinterleaver == nil
         self.converter = converter
         self.callback = callback
         self.ratio = engine.device.sampleRate / format.sampleRate
         let n = Int(format.channelsPerFrame)
         layout = n == 1 ? .mono : n == 2 ? .stereo : .discrete(n)
-        if converter != nil {
-            let tailCapacity = RateConverter.maximumOutputFrames(inputFrames: 4096, inputRate: format.sampleRate, outputRate: engine.device.sampleRate)
+        if converter != nil || deinterleaver == nil {
+            let tailCapacity = RateConverter.maximumOutputFrames(inputFrames: 8192, inputRate: format.sampleRate, outputRate: engine.device.sampleRate)
             tails = [TailChunk(channels: n, capacity: tailCapacity), TailChunk(channels: n, capacity: tailCapacity)]
         }
     }
@@ -168,15 +186,35 @@ public final class AudioQueue: @unchecked Sendable {
 
     /// Allocates a buffer of `capacity` bytes (`AudioQueueAllocateBuffer`), with room for
     /// `packetDescriptions` packet descriptions (`AudioQueueAllocateBufferWithPacketDescriptions`).
-    /// Its render-side storage is allocated here too, so enqueueing never allocates.
+    /// Its render-side storage is allocated here too, so enqueueing never allocates on the
+    /// render side: for PCM, `capacity` bytes of frames; for compressed queues,
+    /// `packetDescriptions` × the format's most frames per packet (× the rate ratio when the
+    /// queue's rate differs from the device's).
+    ///
+    /// Any thread but the render thread.
+    /// - Throws: `.invalidParameter` for a capacity out of range, or a compressed queue's
+    ///   buffer without packet descriptions (compressed buffers always carry them);
+    ///   `.disposalPending`.
     public func allocateBuffer(capacity: Int, packetDescriptions: Int = 0) throws(AudioQueueError) -> AudioQueueBuffer {
         guard capacity > 0, capacity <= 1 << 30 else {
             throw AudioQueueError(.invalidParameter, "buffer capacity \(capacity) bytes is out of range (1 byte to 1 GiB)")
         }
+        guard packetDescriptions >= 0, packetDescriptions <= 1 << 20 else {
+            throw AudioQueueError(.invalidParameter, "\(packetDescriptions) packet descriptions is out of range (0 to 2^20)")
+        }
+        if isCompressed && packetDescriptions == 0 {
+            throw AudioQueueError(.invalidParameter, "a \(format.formatID) queue's buffers need packet descriptions (allocateBuffer(capacity:packetDescriptions:))")
+        }
         engine.lock.lock()
         defer { engine.lock.unlock() }
         if disposing { throw AudioQueueError(.disposalPending, "the queue is being disposed of") }
-        let frames = capacity / max(bytesPerFrame, 1)
+        let frames: Int
+        if isCompressed {
+            frames = packetDescriptions * maximumFramesPerPacket
+            if (decodeScratch?.capacity ?? 0) < frames { decodeScratch = TailChunk(channels: channels, capacity: frames) }
+        } else {
+            frames = capacity / max(bytesPerFrame, 1)
+        }
         let renderFrames = converter == nil ? frames
             : RateConverter.maximumOutputFrames(inputFrames: frames, inputRate: format.sampleRate, outputRate: engine.device.sampleRate)
         let token: UInt32
@@ -242,6 +280,12 @@ public final class AudioQueue: @unchecked Sendable {
         guard trimFramesAtStart >= 0, trimFramesAtEnd >= 0 else {
             throw AudioQueueError(.invalidParameter, "trim frames must not be negative")
         }
+        if isCompressed {
+            return try enqueueCompressed(
+                buffer, trimFramesAtStart: trimFramesAtStart, trimFramesAtEnd: trimFramesAtEnd,
+                parameterEvents: parameterEvents, startTime: startTime)
+        }
+        guard let deinterleaver else { throw AudioQueueError(.unsupportedDataFormat, "no converter for \(format.formatID)") }
         let frames = buffer.audioDataByteSize / bytesPerFrame
         let played = frames - trimFramesAtStart - trimFramesAtEnd
         guard played > 0 else {
@@ -311,8 +355,188 @@ public final class AudioQueue: @unchecked Sendable {
         return AudioTimeStamp(sampleTime: Double(q))
     }
 
-    /// Schedules what the rate converter still holds, right after the stream so far. Lock held.
+    /// The most frames a packet of this queue's format decodes to.
+    var maximumFramesPerPacket: Int {
+        max(decoder?.maximumFramesPerPacket ?? 0, PacketDecoder.maximumFramesPerPacket(format))
+    }
+
+    /// Checks parameter events; returns the volume event's value or NaN. Lock held.
+    func volumeEvent(_ parameterEvents: [AudioQueueParameterEvent]) throws(AudioQueueError) -> Float {
+        var volume = Float.nan
+        for e in parameterEvents {
+            guard e.parameter == AudioQueueParameterID.volume.rawValue else {
+                throw AudioQueueError(.invalidParameter, "unknown parameter ID \(e.parameter)")
+            }
+            guard e.value.isFinite, e.value >= 0 else {
+                throw AudioQueueError(.invalidParameter, "volume \(e.value) is not a gain of 0 or more")
+            }
+            volume = e.value
+        }
+        return volume
+    }
+
+    /// The queue frame a buffer starts at: `startTime`'s sample time, or right after the
+    /// previous buffer. Lock held.
+    func startQueueFrame(_ startTime: AudioTimeStamp?) throws(AudioQueueError) -> Int64 {
+        guard let st = startTime else { return nextQueueFrame }
+        guard st.flags.contains(.sampleTimeValid), st.sampleTime.isFinite else {
+            throw AudioQueueError(.invalidParameter, "a buffer's start time needs a sample time (queue frames)")
+        }
+        let want = Int64(st.sampleTime.rounded())
+        guard want >= nextQueueFrame else {
+            throw AudioQueueError(.invalidParameter, "start time \(want) is before the end of the previous buffer (\(nextQueueFrame)): start times must ascend")
+        }
+        return want
+    }
+
+    /// The compressed half of ``enqueue(_:trimFramesAtStart:trimFramesAtEnd:parameterEvents:startTime:)``:
+    /// decodes every packet of the buffer on the calling thread, trims (gapless, then the
+    /// caller's trims), converts the rate, and schedules the result. Lock held.
+    func enqueueCompressed(
+        _ buffer: AudioQueueBuffer, trimFramesAtStart: Int, trimFramesAtEnd: Int,
+        parameterEvents: [AudioQueueParameterEvent], startTime: AudioTimeStamp?
+    ) throws(AudioQueueError) -> AudioTimeStamp {
+        guard let decoder else {
+            throw AudioQueueError(.invalidProperty, "a \(format.formatID) queue needs its magic cookie (setMagicCookie) before the first buffer is enqueued")
+        }
+        let count = buffer.packetDescriptionCount
+        guard let descs = buffer.packetDescriptions, count > 0 else {
+            throw AudioQueueError(.bufferEmpty, "the buffer has no packet descriptions (packetDescriptionCount is 0)")
+        }
+        guard count <= buffer.packetDescriptionCapacity else {
+            throw AudioQueueError(.invalidBuffer, "packetDescriptionCount \(count) exceeds the capacity \(buffer.packetDescriptionCapacity)")
+        }
+        for i in 0..<count {
+            let d = descs[i]
+            guard d.startOffset >= 0, d.startOffset + Int64(d.dataByteSize) <= Int64(buffer.audioDataByteSize) else {
+                throw AudioQueueError(.invalidParameter, "packet \(i) (\(d.startOffset) + \(d.dataByteSize) bytes) lies outside the buffer's \(buffer.audioDataByteSize) bytes")
+            }
+        }
+        let volume = try volumeEvent(parameterEvents)
+        let q = try startQueueFrame(startTime)
+        guard enqueuedCount < engine.capacities.buffersPerQueue - 1 else {
+            throw AudioQueueError(.capacityExceeded, "\(enqueuedCount) buffers are enqueued, the most a queue holds is \(engine.capacities.buffersPerQueue - 1)")
+        }
+        guard engine.core.pointee.commands.freeCount >= 2 else {
+            throw AudioQueueError(.capacityExceeded, "the command ring is full")
+        }
+        let needed = count * maximumFramesPerPacket
+        if (decodeScratch?.capacity ?? 0) < needed { decodeScratch = TailChunk(channels: channels, capacity: needed) }
+        let scratch = decodeScratch!
+        // Decode: every packet, in order; corrupt ones become silence of their length.
+        var decoded = 0
+        for i in 0..<count {
+            let d = descs[i]
+            let expected = d.variableFramesInPacket > 0 ? Int(d.variableFramesInPacket)
+                : format.framesPerPacket > 0 ? Int(format.framesPerPacket) : maximumFramesPerPacket
+            let bytes = UnsafeRawBufferPointer(start: buffer.audioData + Int(d.startOffset), count: Int(d.dataByteSize))
+            decoded += decoder.decode(bytes, framesIfCorrupt: expected, into: scratch.channels, offset: decoded, capacity: scratch.capacity)
+        }
+        decoderStreamOpen = true
+        let (from, to) = keptRange(decoded: decoded, trimStart: trimFramesAtStart, trimEnd: trimFramesAtEnd)
+        let played = to - from
+        let start: Int64
+        let deviceFrames: Int
+        if let converter {
+            if q != nextQueueFrame || !streamOpen {
+                if streamOpen { flushRateTail() }
+                converter.reset()
+                nextDeviceFrame = Int64((Double(q) * ratio).rounded())
+                streamOpen = true
+            }
+            deviceFrames = played == 0 ? 0 : process(converter, scratch, from: from, frames: played, into: buffer.renderChannels, capacity: buffer.renderCapacity)
+            start = nextDeviceFrame
+            nextDeviceFrame += Int64(deviceFrames)
+        } else {
+            let n = min(played, buffer.renderCapacity)
+            for c in 0..<channels where n > 0 { buffer.renderChannels[c].update(from: scratch.channels[c] + from, count: n) }
+            start = q
+            deviceFrames = n
+        }
+        nextQueueFrame = q + Int64(played)
+        let scheduled = ScheduledBuffer(
+            token: buffer.token, data: buffer.render, stride: Int32(buffer.renderCapacity), frames: Int32(deviceFrames),
+            start: start, volume: volume)
+        try engine.send(.enqueue(slot: slot, buffer: scheduled))
+        buffer.isEnqueued = true
+        enqueuedCount += 1
+        return AudioTimeStamp(sampleTime: Double(q))
+    }
+
+    /// Of `decoded` frames just decoded at stream position `decodedPosition`, the range to
+    /// play: the caller's trims, then the gapless priming/valid window. Advances the position.
+    /// Lock held.
+    func keptRange(decoded: Int, trimStart: Int, trimEnd: Int) -> (Int, Int) {
+        let s = decodedPosition
+        decodedPosition += Int64(decoded)
+        var from = Int64(min(trimStart, decoded))
+        var to = Int64(max(decoded - trimEnd, 0))
+        if let g = gapless {
+            from = max(from, Int64(g.primingFrames) - s)
+            if g.numberValidFrames > 0 { to = min(to, Int64(g.primingFrames) + g.numberValidFrames - s) }
+        }
+        from = min(max(from, 0), Int64(decoded))
+        to = max(min(to, Int64(decoded)), from)
+        return (Int(from), Int(to))
+    }
+
+    /// Runs `frames` planar frames of `src` from `from` through the rate converter.
+    func process(
+        _ converter: RateConverter, _ src: TailChunk, from: Int, frames: Int,
+        into output: UnsafePointer<UnsafeMutablePointer<Float>>, capacity: Int
+    ) -> Int {
+        let ins = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: channels)
+        defer { ins.deallocate() }
+        for c in 0..<channels { ins[c] = UnsafePointer(src.channels[c] + from) }
+        return converter.process(input: ins, frames: frames, output: output, capacity: capacity)
+    }
+
+    /// Ends the decoder's stream: drains it, schedules what it still held (after trimming)
+    /// right after the last buffer, and resets it and the gapless window. Lock held.
+    func flushDecoder() {
+        guard let decoder, decoderStreamOpen else { return }
+        decoderStreamOpen = false
+        defer {
+            decoder.reset()
+            decodedPosition = 0
+            gapless = nil
+        }
+        guard let scratch = decodeScratch else { return }
+        let drained = decoder.drain(into: scratch.channels, offset: 0, capacity: scratch.capacity)
+        let (from, to) = keptRange(decoded: drained, trimStart: 0, trimEnd: 0)
+        guard to > from, let i = tails.firstIndex(where: { !$0.inFlight }) else { return }
+        let tail = tails[i]
+        var n = 0
+        let start: Int64
+        if let converter {
+            if !streamOpen { converter.reset(); nextDeviceFrame = Int64((Double(nextQueueFrame) * ratio).rounded()); streamOpen = true }
+            n = process(converter, scratch, from: from, frames: min(to - from, 8192), into: tail.channels, capacity: tail.capacity)
+            start = nextDeviceFrame
+        } else {
+            n = min(to - from, tail.capacity)
+            for c in 0..<channels { tail.channels[c].update(from: scratch.channels[c] + from, count: n) }
+            start = nextQueueFrame
+        }
+        nextQueueFrame += Int64(to - from)
+        guard n > 0 else { return }
+        let scheduled = ScheduledBuffer(
+            token: AudioQueue.tailTokenBit | UInt32(i), data: tail.storage, stride: Int32(tail.capacity), frames: Int32(n),
+            start: start)
+        if engine.core.pointee.commands.push(.enqueue(slot: slot, buffer: scheduled)) {
+            tail.inFlight = true
+            enqueuedCount += 1
+            if converter != nil { nextDeviceFrame += Int64(n) }
+        }
+    }
+
+    /// Ends the stream: the decoder's remaining frames, then the rate converter's. Lock held.
     func flushTail() {
+        flushDecoder()
+        flushRateTail()
+    }
+
+    /// Schedules what the rate converter still holds, right after the stream so far. Lock held.
+    func flushRateTail() {
         guard let converter, streamOpen else { return }
         streamOpen = false
         guard let i = tails.firstIndex(where: { !$0.inFlight }) else {
@@ -352,6 +576,10 @@ public final class AudioQueue: @unchecked Sendable {
         nextDeviceFrame = 0
         streamOpen = false
         converter?.reset()
+        decoder?.reset()
+        decoderStreamOpen = false
+        decodedPosition = 0
+        gapless = nil
     }
 
     /// The queue's slot is free again: drop every buffer. Lock held.
@@ -383,9 +611,11 @@ public final class AudioQueue: @unchecked Sendable {
         lastError = nil
     }
 
-    /// Prepares enqueued audio for playback (`AudioQueuePrime`). Linear PCM is converted when
-    /// it is enqueued, so this only reports how many frames are ready.
-    /// - Returns: frames enqueued and ready to play.
+    /// Prepares enqueued audio for playback (`AudioQueuePrime`). Linear PCM is converted and
+    /// compressed packets are decoded when they are enqueued, on the enqueuing thread, so
+    /// everything enqueued is already decoded: this only reports how many frames are ready.
+    /// Any thread but the render thread.
+    /// - Returns: frames enqueued and ready to play, in queue frames (after trimming).
     @discardableResult
     public func prime() throws(AudioQueueError) -> Int {
         engine.lock.lock()
@@ -420,9 +650,12 @@ public final class AudioQueue: @unchecked Sendable {
         }
     }
 
-    /// Makes sure everything enqueued will play (`AudioQueueFlush`): the rate converter's (or
-    /// later a decoder's) remaining frames are scheduled after the last buffer. Call it after
-    /// the last buffer of a stream.
+    /// Makes sure everything enqueued will play (`AudioQueueFlush`): the decoder is drained
+    /// (libavcodec's end-of-stream packet) and what it still held, then the rate converter's
+    /// remaining frames, are scheduled right after the last buffer. It ends the stream: the
+    /// decoder is reset and the gapless window (``setGaplessInfo(_:)``) cleared, so the next
+    /// buffer starts a new stream. Call it after the last buffer of a stream (a track).
+    /// Any thread but the render thread.
     public func flush() throws(AudioQueueError) {
         engine.lock.lock()
         defer { engine.lock.unlock() }
@@ -581,11 +814,88 @@ public final class AudioQueue: @unchecked Sendable {
 
     static func decibels(_ v: Float) -> Float { v > 1e-6 ? 20 * log10(v) : -120 }
 
-    /// `kAudioQueueProperty_MagicCookie`, for compressed formats.
+    /// `kAudioQueueProperty_MagicCookie`, for compressed formats: the bytes last set with
+    /// ``setMagicCookie(_:)`` (empty until then). Any thread but the render thread.
     public var magicCookie: [UInt8] {
         engine.lock.lock()
         defer { engine.lock.unlock() }
         return magicCookieBytes
+    }
+
+    /// Sets `kAudioQueueProperty_MagicCookie` (`AudioQueueSetProperty`): the format's magic
+    /// cookie as the file stream parser gives it (AAC: AudioSpecificConfig or `esds`; ALAC:
+    /// ALACSpecificConfig, bare or in `frma`/`alac` atoms; MP3 needs none but accepts any).
+    /// AAC and ALAC queues refuse to enqueue until it is set (`.invalidProperty`). Setting it
+    /// opens a new decoder: set it before the first buffer of a stream (the reference: "before
+    /// enqueuing any buffers"); buffers already enqueued keep their decoded audio.
+    ///
+    /// Any thread but the render thread.
+    /// - Throws: `.invalidPropertySize` for an empty cookie, `.unsupportedDataFormat` when the
+    ///   decoder cannot use it, `.invalidProperty` on a linear PCM queue, `.disposalPending`.
+    public func setMagicCookie(_ cookie: [UInt8]) throws(AudioQueueError) {
+        guard isCompressed else {
+            throw AudioQueueError(.invalidProperty, "a linear PCM queue has no magic cookie")
+        }
+        guard !cookie.isEmpty else { throw AudioQueueError(.invalidPropertySize, "the magic cookie is empty") }
+        let d: PacketDecoder
+        do throws(PacketDecoderError) {
+            d = try PacketDecoder(format: format, magicCookie: cookie)
+        } catch {
+            throw AudioQueueError(.unsupportedDataFormat, "the magic cookie cannot be used: \(error)")
+        }
+        engine.lock.lock()
+        defer { engine.lock.unlock() }
+        if disposing { throw AudioQueueError(.disposalPending, "the queue is being disposed of") }
+        corruptPacketsBefore += decoder?.corruptPackets ?? 0
+        decoder = d
+        decoderStreamOpen = false
+        magicCookieBytes = cookie
+    }
+
+    /// Sets the current stream's gapless information: `primingFrames` decoded frames at its
+    /// start are not played, and when `numberValidFrames` is more than 0 nothing after
+    /// `primingFrames + numberValidFrames` decoded frames is played (that removes the
+    /// remainder frames), so the first frame played is the source's first real frame and the
+    /// length is the source's. Pass the parser's `packetTableInfo` (MP3 LAME tag, CAF `pakt`).
+    /// Frames are counted from the first frame decoded after the call; call it before a
+    /// stream's first buffer. ``flush()``, ``reset()`` and stopping end the stream and clear it.
+    /// Trims given to ``enqueue(_:trimFramesAtStart:trimFramesAtEnd:parameterEvents:startTime:)``
+    /// still apply on top. Nil clears it.
+    ///
+    /// Any thread but the render thread.
+    /// - Throws: `.invalidParameter` for negative counts, `.invalidProperty` on a linear PCM
+    ///   queue, `.disposalPending`.
+    public func setGaplessInfo(_ info: AudioFilePacketTableInfo?) throws(AudioQueueError) {
+        guard isCompressed else {
+            throw AudioQueueError(.invalidProperty, "gapless information applies to compressed queues")
+        }
+        if let info {
+            guard info.primingFrames >= 0, info.remainderFrames >= 0, info.numberValidFrames >= 0 else {
+                throw AudioQueueError(.invalidParameter, "priming, remainder and valid frames must not be negative")
+            }
+        }
+        engine.lock.lock()
+        defer { engine.lock.unlock() }
+        if disposing { throw AudioQueueError(.disposalPending, "the queue is being disposed of") }
+        gapless = info
+        decodedPosition = 0
+    }
+
+    /// The gapless information in force for the current stream (``setGaplessInfo(_:)``).
+    /// Any thread but the render thread.
+    public var gaplessInfo: AudioFilePacketTableInfo? {
+        engine.lock.lock()
+        defer { engine.lock.unlock() }
+        return gapless
+    }
+
+    /// Compressed packets that failed to decode since the queue was made. Each was replaced by
+    /// silence of its length, so later audio kept its place; the queue went on playing.
+    /// Any thread but the render thread.
+    public var corruptPacketCount: Int {
+        engine.lock.lock()
+        defer { engine.lock.unlock() }
+        return corruptPacketsBefore + (decoder?.corruptPackets ?? 0)
     }
 
     /// Adds a listener for a property (`AudioQueueAddPropertyListener`). Listeners run on the

@@ -96,8 +96,11 @@ public final class AudioQueueEngine: @unchecked Sendable {
     /// Makes an output (playback) queue.
     ///
     /// - Parameters:
-    ///   - format: interleaved linear PCM (see docs/conversion.md for what is accepted); a
-    ///     rate other than the device's is converted before the render thread sees it.
+    ///   - format: interleaved linear PCM (see docs/conversion.md for what is accepted), or
+    ///     MP3 (`.mp3`), AAC-LC (`aac `) or Apple Lossless (`alac`), decoded at enqueue
+    ///     (docs/codecs.md; AAC and ALAC need ``AudioQueue/setMagicCookie(_:)`` before the
+    ///     first enqueue); a rate other than the device's is converted before the render
+    ///     thread sees it.
     ///   - callback: called on the engine's events thread each time a buffer has played or was
     ///     removed (stop, reset), so that it may be refilled and enqueued again.
     /// - Throws: `.unsupportedDataFormat` for a format it cannot play, `.capacityExceeded` when
@@ -105,11 +108,23 @@ public final class AudioQueueEngine: @unchecked Sendable {
     public func newOutput(
         format: AudioStreamBasicDescription, callback: @escaping AudioQueue.OutputCallback
     ) throws(AudioQueueError) -> AudioQueue {
-        let deinterleaver: PCMDeinterleaver
-        do {
-            deinterleaver = try PCMDeinterleaver(format: format)
-        } catch {
-            throw AudioQueueError(.unsupportedDataFormat, "unsupported format: \(error)")
+        var deinterleaver: PCMDeinterleaver?
+        var decoder: PacketDecoder?
+        if PacketDecoder.canDecode(format) {
+            // Compressed: decoded at enqueue (docs/codecs.md). Formats that need a magic
+            // cookie get their decoder when the cookie is set.
+            do throws(PacketDecoderError) {
+                try PacketDecoder.validate(format)
+                if !PacketDecoder.needsMagicCookie(format) { decoder = try PacketDecoder(format: format) }
+            } catch {
+                throw AudioQueueError(.unsupportedDataFormat, "unsupported format: \(error)")
+            }
+        } else {
+            do {
+                deinterleaver = try PCMDeinterleaver(format: format)
+            } catch {
+                throw AudioQueueError(.unsupportedDataFormat, "unsupported format: \(error)")
+            }
         }
         var converter: RateConverter?
         if format.sampleRate != device.sampleRate {
@@ -132,8 +147,8 @@ public final class AudioQueueEngine: @unchecked Sendable {
             throw AudioQueueError(.capacityExceeded, "the command ring is full")
         }
         let q = AudioQueue(
-            engine: self, slot: slot, format: format, deinterleaver: deinterleaver, converter: converter,
-            callback: callback)
+            engine: self, slot: slot, format: format, deinterleaver: deinterleaver, decoder: decoder,
+            converter: converter, callback: callback)
         slots[Int(slot)] = q
         return q
     }

@@ -1,0 +1,418 @@
+import AQTypes
+import CAVCodec
+
+/// Why a ``PacketDecoder`` could not be made.
+///
+/// Thread safety: a plain value; use from any thread.
+public struct PacketDecoderError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What the caller got wrong or what is missing, in words.
+    public enum Kind: Hashable, Sendable {
+        /// The format ID is not one ``PacketDecoder`` decodes (`.mp3`, `aac `, `alac`), or the
+        /// format's rate or channel count is out of range.
+        case unsupportedFormat
+        /// The format needs a magic cookie (AAC, Apple Lossless) and none was given.
+        case missingMagicCookie
+        /// The magic cookie could not be understood, or libavcodec refused it.
+        case badMagicCookie
+        /// libavcodec has no decoder for the format, or could not open it.
+        case decoderUnavailable
+    }
+    /// Which of the failures it is.
+    public let kind: Kind
+    /// What is wrong, in words.
+    public let message: String
+    /// Same as ``message``.
+    public var description: String { message }
+    /// `'fmt?'` (`kAudioFormatUnsupportedDataFormatError`), as for PCM formats.
+    public var resultCode: Int32 { PCMFormatError.unsupportedDataFormatResultCode }
+}
+
+/// Decodes compressed audio packets (MP3, AAC-LC, Apple Lossless) to planar Float32 at the
+/// stream's own rate with libavcodec.
+///
+/// Feed packets in stream order with ``decode(_:framesIfCorrupt:into:offset:capacity:)``; at the
+/// end of a stream call ``drain(into:offset:capacity:)`` (it sends libavcodec the end-of-stream
+/// packet and returns what the decoder still held), then ``reset()`` before the next stream.
+///
+/// **Corrupt packets.** A packet libavcodec refuses (or that decodes to a rate or channel count
+/// other than the format's) does not stop the stream: the decoder writes `framesIfCorrupt`
+/// frames of silence in its place, so that later audio keeps its place, and counts it in
+/// ``corruptPackets``. The next packet is decoded normally.
+///
+/// **Samples.** Whatever libavcodec's sample format (float, 16- or 32-bit integers, planar or
+/// interleaved), frames are written as Float32 scaled as FFmpeg's own conversion does
+/// (x / 32768, x / 2147483648, floats copied), so output matches `ffmpeg -f f32le` bit for bit.
+///
+/// Thread safety: **not thread-safe.** One control or worker thread at a time (it may be handed
+/// between threads between calls). Never the render thread: libavcodec allocates and its time
+/// per packet is unbounded. The static members are pure and may be called from any thread.
+public final class PacketDecoder {
+    /// The stream format (`.mp3`, `aac ` or `alac`). Any thread may read it.
+    public let format: AudioStreamBasicDescription
+    /// Channels of the decoded output.
+    public let channelCount: Int
+    /// The most frames one packet decodes to (used to size output storage).
+    public let maximumFramesPerPacket: Int
+    /// Packets that failed to decode since the decoder was made (each replaced by silence).
+    public private(set) var corruptPackets: Int = 0
+    /// Decoded frames that did not fit into the capacity given and were dropped.
+    public private(set) var droppedFrames: Int = 0
+
+    private var context: UnsafeMutablePointer<AVCodecContext>?
+    private let packet: UnsafeMutablePointer<AVPacket>
+    private let frame: UnsafeMutablePointer<AVFrame>
+    /// Packet bytes copied here with libavcodec's required zero padding after them.
+    private var padded: UnsafeMutableRawPointer
+    private var paddedCapacity: Int
+    private let codec: UnsafePointer<AVCodec>
+    private let extradata: [UInt8]
+
+    /// True for the formats this decoder handles: `.mp3`, `aac `, `alac`. Any thread.
+    public static func canDecode(_ format: AudioStreamBasicDescription) -> Bool {
+        codecID(format.formatID) != nil
+    }
+
+    /// True when the format cannot be decoded without a magic cookie (AAC and Apple Lossless;
+    /// MP3 needs none). Any thread.
+    public static func needsMagicCookie(_ format: AudioStreamBasicDescription) -> Bool {
+        format.formatID == AudioFormatID.mpeg4AAC || format.formatID == AudioFormatID.appleLossless
+    }
+
+    /// The most frames one packet of `format` holds: the format's `framesPerPacket` when set,
+    /// else 1152 (MP3), 1024 (AAC), 4096 (ALAC). Any thread.
+    public static func maximumFramesPerPacket(_ format: AudioStreamBasicDescription) -> Int {
+        if format.framesPerPacket > 0 { return Int(format.framesPerPacket) }
+        switch format.formatID {
+        case AudioFormatID.mpegLayer3: return 1152
+        case AudioFormatID.mpeg4AAC: return 1024
+        default: return 4096
+        }
+    }
+
+    static func codecID(_ id: FourCharCode) -> AVCodecID? {
+        switch id {
+        case AudioFormatID.mpegLayer3: return AV_CODEC_ID_MP3
+        case AudioFormatID.mpeg4AAC: return AV_CODEC_ID_AAC
+        case AudioFormatID.appleLossless: return AV_CODEC_ID_ALAC
+        default: return nil
+        }
+    }
+
+    /// Checks that `format` is one this decoder can open (format ID, rate, channel count, a
+    /// libavcodec decoder present) without needing its magic cookie yet. Any thread (pure).
+    /// - Throws: ``PacketDecoderError`` of kind `.unsupportedFormat` or `.decoderUnavailable`.
+    public static func validate(_ format: AudioStreamBasicDescription) throws(PacketDecoderError) {
+        guard let id = codecID(format.formatID) else {
+            throw PacketDecoderError(kind: .unsupportedFormat, message: "format \(format.formatID) is not MP3, AAC or Apple Lossless")
+        }
+        guard format.sampleRate.isFinite, format.sampleRate >= 8000, format.sampleRate <= 192_000 else {
+            throw PacketDecoderError(kind: .unsupportedFormat, message: "sample rate \(format.sampleRate) Hz is outside 8000…192000 Hz")
+        }
+        guard (1...8).contains(format.channelsPerFrame) else {
+            throw PacketDecoderError(kind: .unsupportedFormat, message: "\(format.channelsPerFrame) channels (1 to 8 are supported)")
+        }
+        guard avcodec_find_decoder(id) != nil else {
+            throw PacketDecoderError(kind: .decoderUnavailable, message: "libavcodec has no decoder for \(format.formatID)")
+        }
+    }
+
+    /// Opens a decoder for `format`.
+    ///
+    /// - Parameters:
+    ///   - format: `.mp3`, `aac ` (AAC-LC) or `alac`, 1–8 channels, 8000–192000 Hz.
+    ///   - magicCookie: the format's magic cookie as Audio File Stream Services gives it: for
+    ///     AAC an AudioSpecificConfig (ADTS) or an `esds` ES descriptor (CAF, MP4); for ALAC
+    ///     the 24-byte ALACSpecificConfig, bare or inside `frma`/`alac` atoms. Ignored for MP3.
+    /// - Throws: ``PacketDecoderError`` (`'fmt?'`).
+    public init(format: AudioStreamBasicDescription, magicCookie: [UInt8] = []) throws(PacketDecoderError) {
+        try PacketDecoder.validate(format)
+        let id = PacketDecoder.codecID(format.formatID)!
+        var extra: [UInt8] = []
+        if format.formatID == AudioFormatID.mpeg4AAC {
+            guard !magicCookie.isEmpty else {
+                throw PacketDecoderError(kind: .missingMagicCookie, message: "AAC needs a magic cookie (AudioSpecificConfig or esds)")
+            }
+            guard let asc = PacketDecoder.audioSpecificConfig(fromCookie: magicCookie) else {
+                throw PacketDecoderError(kind: .badMagicCookie, message: "the AAC magic cookie (\(magicCookie.count) bytes) holds no AudioSpecificConfig")
+            }
+            extra = asc
+        } else if format.formatID == AudioFormatID.appleLossless {
+            guard !magicCookie.isEmpty else {
+                throw PacketDecoderError(kind: .missingMagicCookie, message: "Apple Lossless needs a magic cookie (ALACSpecificConfig)")
+            }
+            guard let atom = PacketDecoder.alacAtom(fromCookie: magicCookie) else {
+                throw PacketDecoderError(kind: .badMagicCookie, message: "the ALAC magic cookie (\(magicCookie.count) bytes) holds no ALACSpecificConfig")
+            }
+            extra = atom
+        }
+        guard let codec = avcodec_find_decoder(id) else {
+            throw PacketDecoderError(kind: .decoderUnavailable, message: "libavcodec has no decoder for \(format.formatID)")
+        }
+        self.codec = codec
+        self.format = format
+        self.extradata = extra
+        channelCount = Int(format.channelsPerFrame)
+        var most = PacketDecoder.maximumFramesPerPacket(format)
+        if format.formatID == AudioFormatID.appleLossless, extra.count >= 36 {
+            // ALACSpecificConfig.frameLength, big-endian, after the 12-byte atom header.
+            let fl = Int(extra[12]) << 24 | Int(extra[13]) << 16 | Int(extra[14]) << 8 | Int(extra[15])
+            if fl > 0 && fl <= 1 << 16 { most = max(most, fl) }
+        }
+        maximumFramesPerPacket = most
+        guard let p = av_packet_alloc(), let f = av_frame_alloc() else {
+            throw PacketDecoderError(kind: .decoderUnavailable, message: "libavcodec could not allocate a packet or frame")
+        }
+        packet = p
+        frame = f
+        paddedCapacity = 8192
+        padded = av_malloc(paddedCapacity + Int(AV_INPUT_BUFFER_PADDING_SIZE))!
+        do throws(PacketDecoderError) {
+            try open()
+        } catch {
+            var pp: UnsafeMutablePointer<AVPacket>? = packet
+            av_packet_free(&pp)
+            var ff: UnsafeMutablePointer<AVFrame>? = frame
+            av_frame_free(&ff)
+            av_free(padded)
+            throw error
+        }
+    }
+
+    deinit {
+        var c = context
+        avcodec_free_context(&c)
+        var pp: UnsafeMutablePointer<AVPacket>? = packet
+        av_packet_free(&pp)
+        var ff: UnsafeMutablePointer<AVFrame>? = frame
+        av_frame_free(&ff)
+        av_free(padded)
+    }
+
+    private func open() throws(PacketDecoderError) {
+        guard let ctx = avcodec_alloc_context3(codec) else {
+            throw PacketDecoderError(kind: .decoderUnavailable, message: "libavcodec could not allocate a decoder context")
+        }
+        ctx.pointee.sample_rate = Int32(format.sampleRate.rounded())
+        av_channel_layout_default(&ctx.pointee.ch_layout, Int32(channelCount))
+        if !extradata.isEmpty {
+            let n = extradata.count
+            let e = av_mallocz(n + Int(AV_INPUT_BUFFER_PADDING_SIZE))!.assumingMemoryBound(to: UInt8.self)
+            extradata.withUnsafeBufferPointer { e.update(from: $0.baseAddress!, count: n) }
+            ctx.pointee.extradata = e
+            ctx.pointee.extradata_size = Int32(n)
+        }
+        let r = avcodec_open2(ctx, codec, nil)
+        if r < 0 {
+            var c: UnsafeMutablePointer<AVCodecContext>? = ctx
+            avcodec_free_context(&c)
+            let kind: PacketDecoderError.Kind = extradata.isEmpty ? .decoderUnavailable : .badMagicCookie
+            throw PacketDecoderError(kind: kind, message: "libavcodec refused to open the \(format.formatID) decoder: \(PacketDecoder.errorText(r))")
+        }
+        context = ctx
+    }
+
+    static func errorText(_ code: Int32) -> String {
+        var buf = [CChar](repeating: 0, count: 128)
+        _ = av_strerror(code, &buf, 128)
+        let bytes = buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Starts a new stream: drops whatever the decoder holds (bit reservoir, overlap) so the
+    /// next packet decodes as the first of a stream. The corrupt-packet count is kept.
+    public func reset() {
+        if let context { avcodec_flush_buffers(context) }
+    }
+
+    /// Decodes one packet and writes its frames at `offset` in each of the `channelCount`
+    /// planes of `output` (each with room for `capacity` frames).
+    ///
+    /// - Parameters:
+    ///   - packet: the packet's bytes (copied; the pointer need only live during the call).
+    ///   - framesIfCorrupt: frames of silence to write if the packet does not decode (the
+    ///     packet's frame count from its description or the format).
+    /// - Returns: frames written (decoded, or silence for a corrupt packet), at most
+    ///   `capacity − offset`; anything beyond is dropped and counted in ``droppedFrames``.
+    public func decode(
+        _ packetBytes: UnsafeRawBufferPointer, framesIfCorrupt: Int,
+        into output: UnsafePointer<UnsafeMutablePointer<Float>>, offset: Int, capacity: Int
+    ) -> Int {
+        guard let context else { return 0 }
+        let n = packetBytes.count
+        if n == 0 { return silence(framesIfCorrupt, output, offset, capacity) }
+        if n > paddedCapacity {
+            av_free(padded)
+            paddedCapacity = n
+            padded = av_malloc(n + Int(AV_INPUT_BUFFER_PADDING_SIZE))!
+        }
+        padded.copyMemory(from: packetBytes.baseAddress!, byteCount: n)
+        (padded + n).initializeMemory(as: UInt8.self, repeating: 0, count: Int(AV_INPUT_BUFFER_PADDING_SIZE))
+        av_packet_unref(packet)
+        packet.pointee.data = padded.assumingMemoryBound(to: UInt8.self)
+        packet.pointee.size = Int32(n)
+        var r = avcodec_send_packet(context, packet)
+        packet.pointee.data = nil
+        packet.pointee.size = 0
+        if r == aq_averror_eagain() {
+            // Cannot happen when every frame is received after each packet; be safe anyway.
+            var written = receiveAll(output, offset, capacity)
+            r = avcodec_send_packet(context, packet)
+            if r < 0 { return written + silence(framesIfCorrupt, output, offset + written, capacity) }
+            written += receiveAll(output, offset + written, capacity)
+            return written
+        }
+        if r < 0 { return silence(framesIfCorrupt, output, offset, capacity) }
+        let written = receiveAll(output, offset, capacity)
+        if written < 0 { return silence(framesIfCorrupt, output, offset, capacity) }
+        return written
+    }
+
+    /// Ends the stream: tells libavcodec no more packets come and writes the frames it still
+    /// held (none for FFmpeg's MP3, AAC and ALAC decoders, which have no frame delay; the call
+    /// is there for decoders that do). Call ``reset()`` before decoding another stream.
+    /// - Returns: frames written at `offset`.
+    public func drain(into output: UnsafePointer<UnsafeMutablePointer<Float>>, offset: Int, capacity: Int) -> Int {
+        guard let context else { return 0 }
+        guard avcodec_send_packet(context, nil) >= 0 else { return 0 }
+        return max(0, receiveAll(output, offset, capacity))
+    }
+
+    private func silence(_ frames: Int, _ output: UnsafePointer<UnsafeMutablePointer<Float>>, _ offset: Int, _ capacity: Int) -> Int {
+        corruptPackets += 1
+        let n = max(0, min(frames, capacity - offset))
+        if n > 0 { for c in 0..<channelCount { (output[c] + offset).update(repeating: 0, count: n) } }
+        droppedFrames += max(0, frames - n)
+        return n
+    }
+
+    /// Receives every frame libavcodec has ready. Returns frames written, or -1 if decoding
+    /// failed before any frame came out.
+    private func receiveAll(_ output: UnsafePointer<UnsafeMutablePointer<Float>>, _ offset: Int, _ capacity: Int) -> Int {
+        guard let context else { return 0 }
+        var written = 0
+        while true {
+            let r = avcodec_receive_frame(context, frame)
+            if r == aq_averror_eagain() || r == aq_averror_eof() { break }
+            if r < 0 { return written == 0 ? -1 : written }
+            defer { av_frame_unref(frame) }
+            let frames = Int(frame.pointee.nb_samples)
+            if Int(frame.pointee.ch_layout.nb_channels) != channelCount
+                || Double(frame.pointee.sample_rate) != format.sampleRate.rounded()
+            {
+                return written == 0 ? -1 : written
+            }
+            let room = max(0, capacity - offset - written)
+            let n = min(frames, room)
+            droppedFrames += frames - n
+            if n > 0, !copy(frames: n, to: output, at: offset + written) { return written == 0 ? -1 : written }
+            written += n
+        }
+        return written
+    }
+
+    /// Copies the first `n` frames of `frame` as Float32 planes. False for a sample format
+    /// this decoder does not convert.
+    private func copy(frames n: Int, to output: UnsafePointer<UnsafeMutablePointer<Float>>, at: Int) -> Bool {
+        guard let planes = frame.pointee.extended_data else { return false }
+        let ch = channelCount
+        let fmt = AVSampleFormat(rawValue: frame.pointee.format)
+        switch fmt {
+        case AV_SAMPLE_FMT_FLTP:
+            for c in 0..<ch {
+                let src = UnsafeRawPointer(planes[c]!).assumingMemoryBound(to: Float.self)
+                (output[c] + at).update(from: src, count: n)
+            }
+        case AV_SAMPLE_FMT_S16P:
+            for c in 0..<ch {
+                let src = UnsafeRawPointer(planes[c]!).assumingMemoryBound(to: Int16.self)
+                let dst = output[c] + at
+                for i in 0..<n { dst[i] = Float(src[i]) * (1 / 32768) }
+            }
+        case AV_SAMPLE_FMT_S32P:
+            for c in 0..<ch {
+                let src = UnsafeRawPointer(planes[c]!).assumingMemoryBound(to: Int32.self)
+                let dst = output[c] + at
+                for i in 0..<n { dst[i] = Float(src[i]) * (1 / 2_147_483_648) }
+            }
+        case AV_SAMPLE_FMT_FLT:
+            let src = UnsafeRawPointer(planes[0]!).assumingMemoryBound(to: Float.self)
+            for c in 0..<ch { let dst = output[c] + at; for i in 0..<n { dst[i] = src[i * ch + c] } }
+        case AV_SAMPLE_FMT_S16:
+            let src = UnsafeRawPointer(planes[0]!).assumingMemoryBound(to: Int16.self)
+            for c in 0..<ch { let dst = output[c] + at; for i in 0..<n { dst[i] = Float(src[i * ch + c]) * (1 / 32768) } }
+        case AV_SAMPLE_FMT_S32:
+            let src = UnsafeRawPointer(planes[0]!).assumingMemoryBound(to: Int32.self)
+            for c in 0..<ch { let dst = output[c] + at; for i in 0..<n { dst[i] = Float(src[i * ch + c]) * (1 / 2_147_483_648) } }
+        default:
+            return false
+        }
+        return true
+    }
+
+    // MARK: - Magic cookies
+
+    /// The AudioSpecificConfig in an AAC magic cookie: the cookie itself when it is one (ADTS
+    /// gives 2 bytes), or the DecoderSpecificInfo (tag 5) inside an `esds` ES descriptor
+    /// (tag 3), with or without the atom's 4 version/flags bytes. Any thread (pure).
+    public static func audioSpecificConfig(fromCookie c: [UInt8]) -> [UInt8]? {
+        // An MPEG-4 descriptor: tag, then a length in up to four 7-bit groups.
+        func descriptor(at i: Int) -> (tag: UInt8, body: Int, length: Int)? {
+            guard i < c.count else { return nil }
+            var j = i + 1
+            var len = 0
+            for _ in 0..<4 {
+                guard j < c.count else { return nil }
+                let b = c[j]
+                j += 1
+                len = len << 7 | Int(b & 0x7F)
+                if b & 0x80 == 0 { break }
+            }
+            guard j + len <= c.count else { return nil }
+            return (c[i], j, len)
+        }
+        func findDSI(from start: Int, to end: Int) -> [UInt8]? {
+            var i = start
+            while i < end, let d = descriptor(at: i) {
+                switch d.tag {
+                case 0x05: return Array(c[d.body..<(d.body + d.length)])
+                case 0x03:
+                    // ES_Descriptor: ES_ID (2), flags (1), then optional fields by flag.
+                    guard d.body + 3 <= c.count else { return nil }
+                    let flags = c[d.body + 2]
+                    var k = d.body + 3
+                    if flags & 0x80 != 0 { k += 2 }
+                    if flags & 0x40 != 0, k < c.count { k += 1 + Int(c[k]) }
+                    if flags & 0x20 != 0 { k += 2 }
+                    if let r = findDSI(from: k, to: d.body + d.length) { return r }
+                case 0x04:
+                    // DecoderConfigDescriptor: 13 fixed bytes, then DecoderSpecificInfo.
+                    if let r = findDSI(from: d.body + 13, to: d.body + d.length) { return r }
+                default: break
+                }
+                i = d.body + d.length
+            }
+            return nil
+        }
+        guard !c.isEmpty else { return nil }
+        if c[0] == 0x03 { return findDSI(from: 0, to: c.count) }
+        if c.count > 4 && c[4] == 0x03 && c[0] == 0 { return findDSI(from: 4, to: c.count) }
+        // A bare AudioSpecificConfig: 5 bits of object type (1…31) first.
+        return c.count >= 2 && c[0] >> 3 != 0 ? c : nil
+    }
+
+    /// libavcodec's ALAC extradata (a 36-byte `alac` atom: size, `alac`, version, then the
+    /// 24-byte ALACSpecificConfig) from a cookie that is the bare config, the `alac` atom, or
+    /// `frma` + `alac` atoms as CAF files hold it. Any thread (pure).
+    public static func alacAtom(fromCookie c: [UInt8]) -> [UInt8]? {
+        if c.count == 24 { return [0, 0, 0, 36, 0x61, 0x6C, 0x61, 0x63, 0, 0, 0, 0] + c }
+        var i = 0
+        while i + 36 <= c.count {
+            let size = Int(c[i]) << 24 | Int(c[i + 1]) << 16 | Int(c[i + 2]) << 8 | Int(c[i + 3])
+            if c[i + 4] == 0x61, c[i + 5] == 0x6C, c[i + 6] == 0x61, c[i + 7] == 0x63, size == 36 {
+                return [0, 0, 0, 36] + Array(c[(i + 4)..<(i + 36)])
+            }
+            i += 1
+        }
+        return nil
+    }
+}
