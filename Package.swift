@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "AQEngine", targets: ["AQEngine"]),
         .library(name: "AQCore", targets: ["AQCore"]),
         .library(name: "AQFileStream", targets: ["AQFileStream"]),
+        .library(name: "AQConvert", targets: ["AQConvert"]),
         .executable(name: "aqsync", targets: ["aqsync"]),
         .executable(name: "a440", targets: ["a440"]),
         .executable(name: "stereo-sine", targets: ["stereo-sine"]),
@@ -67,5 +68,6 @@ let package = Package(
         .testTarget(name: "AQFileStreamTests", dependencies: ["AQFileStream"]),
         .testTarget(name: "JACKIntegrationTests", dependencies: ["AQEngine", "AQTesting"]),
         .testTarget(name: "AQSessionTests", dependencies: ["AQSession", "AQTesting"]),
+        .testTarget(name: "AQCodecTests", dependencies: ["AQEngine", "AQConvert", "AQFileStream", "AQTesting"]),
     ]
 )

@@ -1,0 +1,142 @@
+import AQConvert
+import AQCore
+import AQEngine
+import AQFileStream
+import AQTypes
+import Foundation
+import Testing
+
+/// Compressed queues (issue 6): files written by ffmpeg, parsed by AQFileStream, decoded at
+/// enqueue, rendered on the hand-driven device, compared with ffmpeg's own decode.
+@Suite struct CodecPlaybackTests {
+    /// A 2.5 s stereo test signal (two sines and noise) at `rate`, encoded with `codec`.
+    static func encode(_ fx: CodecFixtures, _ name: String, rate: Int = 44100, codec: [String]) throws -> String {
+        let out = fx.path(name)
+        try fx.ffmpeg([
+            "-f", "lavfi", "-i", "sine=f=440:d=2.5:sample_rate=\(rate)",
+            "-f", "lavfi", "-i", "anoisesrc=d=2.5:a=0.1:sample_rate=\(rate):seed=7",
+            "-filter_complex", "[0][1]amerge=inputs=2[a]", "-map", "[a]", "-ac", "2",
+        ] + codec + [out])
+        return out
+    }
+
+    func check(_ file: String, hint: FourCharCode? = nil, expectGapless: Bool, _ fx: CodecFixtures) throws {
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
+        if file.hasSuffix(".caf") { bytes = cafWithPacketTableFirst(bytes) }
+        let parsed = try parseFile(bytes, hint: hint)
+        let channels = Int(parsed.format.channelsPerFrame)
+        let reference = try fx.ffmpegDecode(file, channels: channels)
+        let n = reference[0].count
+        let r = try renderOffline(parsed)
+        #expect((parsed.packetTable != nil) == expectGapless)
+        if let pt = parsed.packetTable, pt.numberValidFrames > 0 {
+            // MP3: the LAME tag's length is the source's, and ffmpeg trims to it too. ffmpeg's
+            // ALAC CAF records whole packets as valid (docs/file-stream.md) while its last packet
+            // is short: the decoder's own count is the length there.
+            #expect(Int(pt.numberValidFrames) >= n)
+            if parsed.format.formatID == AudioFormatID.mpegLayer3 { #expect(Int(pt.numberValidFrames) == n) }
+        }
+        #expect(r.frames == n, "same length as ffmpeg's decode")
+        let d = maxDifference(r.output, reference, frames: n)
+        #expect(d <= 1e-4, "max difference \(d)")
+        // Nothing after the end.
+        #expect(r.output.allSatisfy { $0[n...].allSatisfy { $0 == 0 } })
+        #expect(r.corruptPackets == 0)
+    }
+
+    @Test func mp3MatchesFFmpegDecodeWithGaplessTrim() throws {
+        let fx = try CodecFixtures()
+        let f = try Self.encode(fx, "t.mp3", codec: ["-c:a", "libmp3lame", "-b:a", "192k"])
+        try check(f, expectGapless: true, fx)
+    }
+
+    @Test func adtsAACMatchesFFmpegDecode() throws {
+        let fx = try CodecFixtures()
+        let f = try Self.encode(fx, "t.aac", codec: ["-c:a", "aac", "-b:a", "160k", "-f", "adts"])
+        try check(f, hint: AudioFileTypeID.aacADTS, expectGapless: false, fx)
+    }
+
+    @Test func cafALACMatchesFFmpegDecode() throws {
+        let fx = try CodecFixtures()
+        let f = try Self.encode(fx, "t.caf", codec: ["-c:a", "alac", "-sample_fmt", "s16p"])
+        try check(f, expectGapless: true, fx)
+    }
+
+    @Test func cafALAC24BitMatchesFFmpegDecode() throws {
+        let fx = try CodecFixtures()
+        let f = try Self.encode(fx, "t24.caf", rate: 48000, codec: ["-c:a", "alac", "-sample_fmt", "s32p"])
+        try check(f, expectGapless: true, fx)
+    }
+
+    /// One packet per buffer and odd buffer sizes give the same audio (trims apply across buffers).
+    @Test func bufferSizesDoNotChangeTheAudio() throws {
+        let fx = try CodecFixtures()
+        let f = try Self.encode(fx, "t.mp3", codec: ["-c:a", "libmp3lame", "-b:a", "128k"])
+        let parsed = try parseFile([UInt8](try Data(contentsOf: URL(fileURLWithPath: f))))
+        let a = try renderOffline(parsed, packetsPerBuffer: 1)
+        let b = try renderOffline(parsed, packetsPerBuffer: 7)
+        #expect(a.frames == b.frames)
+        #expect(maxDifference(a.output, b.output, frames: a.output[0].count) == 0)
+    }
+
+    /// An impulse at a known frame of the source plays exactly that many frames after the
+    /// queue's start (the priming frames are gone), at the file's rate and on a 48 kHz device.
+    @Test(arguments: [44100.0, 48000.0]) func mp3ImpulseLandsOnItsFrame(deviceRate: Double) throws {
+        let fx = try CodecFixtures()
+        let k = 20_000
+        // A mono 44.1 kHz float WAV: silence with one full-scale-ish impulse at frame k.
+        let frames = 44100
+        var samples = [Float](repeating: 0, count: frames)
+        samples[k] = 0.9
+        let raw = fx.path("impulse.f32")
+        try samples.withUnsafeBytes { try Data($0).write(to: URL(fileURLWithPath: raw)) }
+        let mp3 = fx.path("impulse.mp3")
+        try fx.ffmpeg(["-f", "f32le", "-ar", "44100", "-ac", "1", "-i", raw, "-c:a", "libmp3lame", "-b:a", "320k", mp3])
+        let parsed = try parseFile([UInt8](try Data(contentsOf: URL(fileURLWithPath: mp3))))
+        #expect(parsed.packetTable?.numberValidFrames == Int64(frames))
+        let r = try renderOffline(parsed, deviceRate: deviceRate)
+        let out = r.output[0]
+        let peak = out.indices.max { abs(out[$0]) < abs(out[$1]) }!
+        let want = Int((Double(k) * deviceRate / 44100).rounded())
+        if deviceRate == 44100 {
+            #expect(peak == k, "impulse at \(peak), encoded at \(k)")
+        } else {
+            #expect(abs(peak - want) <= 1, "impulse at \(peak), expected \(want) ± 1")
+        }
+        #expect(r.frames == Int((Double(frames) * deviceRate / 44100).rounded()), "the original length at the device rate")
+    }
+
+    /// 44.1 kHz MP3 on a 48 kHz device goes through the same libsoxr path as PCM: the result
+    /// equals a float PCM queue fed ffmpeg's decode, sample for sample.
+    @Test func mp3OnA48kDeviceMatchesThePCMPath() throws {
+        let fx = try CodecFixtures()
+        let f = try Self.encode(fx, "t.mp3", codec: ["-c:a", "libmp3lame", "-b:a", "192k"])
+        let parsed = try parseFile([UInt8](try Data(contentsOf: URL(fileURLWithPath: f))))
+        let reference = try fx.ffmpegDecode(f, channels: 2)
+        let n = reference[0].count
+        let r = try renderOffline(parsed, deviceRate: 48000)
+
+        let device = ManualDevice(sampleRate: 48000, channels: 2)
+        let engine = try AudioQueueEngine(device: device, capacities: RenderCapacities(queues: 4, buffersPerQueue: 64, commands: 256, outputChannels: 8))
+        defer { engine.close() }
+        let pcm = AudioStreamBasicDescription.linearPCM(sampleRate: 44100, channels: 2, bits: 32, isFloat: true)
+        let q = try engine.newOutput(format: pcm) { _, _ in }
+        var i = 0
+        while i < n {
+            let m = min(4096, n - i)
+            let b = try q.allocateBuffer(capacity: 4096 * 8)
+            let p = b.audioData.assumingMemoryBound(to: Float.self)
+            for j in 0..<m { p[2 * j] = reference[0][i + j]; p[2 * j + 1] = reference[1][i + j] }
+            b.audioDataByteSize = m * 8
+            try q.enqueue(b)
+            i += m
+        }
+        try q.flush()
+        _ = try engine.start([q], at: AudioTimeStamp(sampleTime: 0))
+        let expected = device.render(frames: r.output[0].count, cycle: 256)
+        let outN = Int((Double(n) * 48000 / 44100).rounded())
+        #expect(r.frames == outN)
+        let d = maxDifference(r.output, expected, frames: outN + 100)
+        #expect(d <= 1e-4, "max difference \(d)")
+    }
+}
