@@ -136,7 +136,7 @@ public func runLiveBench(
     } else {
         do {
             let s = try PrivateJackServer(
-                sampleRate: o.sampleRate, period: o.frames ?? 256, realtime: true, namePrefix: "aqsync-bench")
+                sampleRate: o.sampleRate, period: o.frames ?? 256, realtime: true, namePrefix: "aqb")
             privateServer = s
             serverName = s.name
             log("started private jackd “\(s.name)” (\(s.isRealtime ? "-R, realtime" : "--no-realtime")), \(o.sampleRate) Hz, \(o.frames ?? 256) frames")
