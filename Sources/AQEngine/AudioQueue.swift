@@ -108,6 +108,8 @@ public final class AudioQueue: @unchecked Sendable {
     var isRunningValue = false
     var disposing = false
     var disposeWhenStopped = false
+    /// A stop after the enqueued buffers is under way: queue time restarts when it completes.
+    var drainStopPending = false
     var volumeValue: Float = 1
     var meteringEnabled = false
     var layout: AudioChannelLayout
@@ -390,8 +392,8 @@ public final class AudioQueue: @unchecked Sendable {
     }
 
     /// Prepares enqueued audio for playback (`AudioQueuePrime`). Linear PCM is converted when
-    /// it is enqueued, so this only reports how many frames are ready.
-    /// - Returns: frames enqueued and ready to play.
+    /// it is enqueued, so this only reports what is ready.
+    /// - Returns: the queue frame up to which audio is enqueued and ready to play.
     @discardableResult
     public func prime() throws(AudioQueueError) -> Int {
         engine.lock.lock()
@@ -423,6 +425,7 @@ public final class AudioQueue: @unchecked Sendable {
         } else {
             flushTail()
             try engine.send(.stop(slot: slot, immediately: false))
+            drainStopPending = true
         }
     }
 

@@ -313,7 +313,13 @@ public final class AudioQueueEngine: @unchecked Sendable {
             guard let q = slots[Int(slot)] else { lock.unlock(); return }
             let changed = q.isRunningValue
             q.isRunningValue = false
-            q.resetTimeline()
+            // After a stop-after-drain, queue time restarts now; an immediate stop already
+            // restarted it when it was asked for (and buffers enqueued since must keep their
+            // times).
+            if q.drainStopPending {
+                q.drainStopPending = false
+                q.resetTimeline()
+            }
             if q.disposeWhenStopped {
                 q.disposeWhenStopped = false
                 _ = try? send(.release(slot: slot))

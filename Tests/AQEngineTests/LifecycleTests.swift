@@ -170,3 +170,30 @@ import Testing
         })
     }
 }
+
+@Suite struct RestartTests {
+    /// Stop immediately, enqueue for the next run, then the stop completes: the new buffers
+    /// keep their queue times and play from the new start.
+    @Test func enqueueAfterImmediateStopKeepsItsTimes() throws {
+        let (engine, device) = try manualEngine(channels: 1)
+        defer { engine.close() }
+        let q = try engine.newOutput(format: int16Mono48k) { _, _ in }
+        let a = try q.allocateBuffer(capacity: 2000)
+        fillMono16(a, frames: 1000, impulses: [500])
+        try q.enqueue(a)
+        try q.start(at: AudioTimeStamp(sampleTime: 0))
+        _ = device.render(frames: 256, cycle: 256)
+        try q.stop(immediately: true)
+        let b = try q.allocateBuffer(capacity: 2000)
+        fillMono16(b, frames: 1000, impulses: [7])
+        let c = try q.allocateBuffer(capacity: 2000)
+        fillMono16(c, frames: 1000, impulses: [9])
+        #expect(try q.enqueue(b).sampleTime == 0)
+        _ = device.render(frames: 256, cycle: 256)  // the stop happens here
+        #expect(eventually { !q.isRunning })
+        #expect(try q.enqueue(c).sampleTime == 1000, "queue time must not restart twice")
+        try q.start(at: AudioTimeStamp(sampleTime: 1024))
+        let out = device.render(frames: 3000, cycle: 256)[0]
+        #expect(nonZero(out) == [7 + 1024 - 512, 1009 + 1024 - 512])
+    }
+}
