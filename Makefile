@@ -6,7 +6,7 @@ SWIFT ?= swift
 DEBS := jackd2 libjack-jackd2-dev jack-tools libsoxr-dev sox ffmpeg pkg-config
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build release test test-unit check-nolocks demo fuzz clean
+.PHONY: deps build release test test-unit check-nolocks demo fuzz clean bench bench-offline bench-check
 
 ## Install the Debian packages the build and the tests need (only those missing).
 deps:
@@ -24,10 +24,13 @@ release: deps
 	$(SWIFT) build -c release
 
 ## Every test: unit tests, JACK integration tests (each starts its own private jackd),
-## and the proof that the render path's @_noLocks checking is on.
+## and the proof that the render path's @_noLocks checking is on. Tests that use JACK (their
+## suite or module name says JACK) run one at a time: libjack is not safe with several
+## servers and clients opening and closing in parallel in one process.
 test: deps check-nolocks
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	$(SWIFT) test --skip-build --skip JACK
+	$(SWIFT) test --skip-build --filter JACK --no-parallel
 
 ## The compiler must refuse an allocation under @_noLocks, and the render entry point must
 ## carry the attribute: otherwise nothing proves the render path is lock- and allocation-free.
@@ -41,6 +44,20 @@ check-nolocks:
 ## The main job: a 440 Hz tone through JACK (a private dummy-backend server when none runs).
 demo: release
 	@bash Tests/Scripts/with-jack.sh .build/release/a440 --seconds 3
+
+## Benchmarks (docs/benchmarking.md). The live bench starts a private jackd when none runs.
+bench: deps
+	$(SWIFT) build -c release --product aqsync
+	.build/release/aqsync bench
+
+bench-offline:
+	$(SWIFT) build -c release --product aqsync
+	.build/release/aqsync bench --offline
+
+## Fails when the render loop allocates (mallocCountTotal threshold 0) or the malloc counter
+## is broken (the allocating control no longer counts).
+bench-check:
+	cd Benchmarks && $(SWIFT) package benchmark thresholds check --filter 'Allocations.*'
 
 clean:
 	rm -rf .build .build-*

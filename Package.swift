@@ -12,6 +12,7 @@ let package = Package(
     name: "aqsync",
     products: [
         .library(name: "AQEngine", targets: ["AQEngine"]),
+        .library(name: "AQCore", targets: ["AQCore"]),
         .library(name: "AQFileStream", targets: ["AQFileStream"]),
         .executable(name: "aqsync", targets: ["aqsync"]),
         .executable(name: "a440", targets: ["a440"]),
@@ -44,9 +45,14 @@ let package = Package(
         ], swiftSettings: strict),
         // Helpers for tests and benchmarks: a private jackd, impulse finders, WAV reading.
         .target(name: "AQTesting", dependencies: ["AQEngine"], swiftSettings: strict),
+        // `aqsync bench`: the live (JACK) and offline (hand-driven) render benchmarks.
+        .target(name: "AQBench", dependencies: ["AQTypes", "AQCore", "AQJack", "AQEngine", "AQTesting"], swiftSettings: strict),
+
+        // Counts render-thread allocations for `aqsync bench` (defines malloc; aqsync only).
+        .target(name: "CAllocCounter"),
 
         .executableTarget(name: "aqsync", dependencies: [
-            "AQEngine", "AQFileStream", "AQSession",
+            "AQEngine", "AQFileStream", "AQSession", "AQBench", "CAllocCounter",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: strict),
         .executableTarget(name: "a440", dependencies: ["AQEngine"], swiftSettings: strict),
@@ -55,6 +61,7 @@ let package = Package(
         .testTarget(name: "AQCoreTests", dependencies: ["AQCore"]),
         .testTarget(name: "AQConvertTests", dependencies: ["AQConvert"]),
         .testTarget(name: "AQEngineTests", dependencies: ["AQEngine", "AQTesting"]),
+        .testTarget(name: "AQBenchTests", dependencies: ["AQBench"]),
         .testTarget(name: "AQFileStreamTests", dependencies: ["AQFileStream"]),
         .testTarget(name: "JACKIntegrationTests", dependencies: ["AQEngine", "AQTesting"]),
         .testTarget(name: "AQSessionTests", dependencies: ["AQSession", "AQTesting"]),

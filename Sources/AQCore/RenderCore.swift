@@ -386,6 +386,9 @@ public struct RenderCore: @unchecked Sendable {
         let base = schedule + s * capacities.buffersPerQueue
         let sourceChannels = Int(slot.pointee.channels)
         let metering = slot.pointee.metering
+        // Channels 0 and 1 of the queue go to outputs 0 and 1, which exist.
+        let stereoPair = channels >= 2 && !slot.pointee.map.monoToAll && slot.pointee.map.output(for: 0) == 0
+            && slot.pointee.map.output(for: 1) == 1
         if metering { meterScratch.update(repeating: 0, count: 16) }
         // Gain state refers to cycle offset `gainOffset`.
         var gainOffset = 0
@@ -431,6 +434,15 @@ public struct RenderCore: @unchecked Sendable {
                 slot.pointee.gain, toward: slot.pointee.target, step: slot.pointee.step,
                 after: outOffset - gainOffset)
             var sc = 0
+            if sourceChannels == 2 && stereoPair && !metering
+                && (slot.pointee.step == 0 || g0 == slot.pointee.target)
+            {
+                // The common case, fused: a stereo queue on outputs 0 and 1 at a steady gain.
+                // One pass over both channels halves the loop overhead of two mixInto calls.
+                let src0 = UnsafePointer(b.data + srcOffset)
+                mixStereo(outputs[0] + outOffset, outputs[1] + outOffset, src0, src0 + Int(b.stride), count, g0)
+                sc = 2
+            }
             while sc < sourceChannels {
                 let src = UnsafePointer(b.data + (sc * Int(b.stride) + srcOffset))
                 if slot.pointee.map.monoToAll && sourceChannels == 1 {
@@ -501,6 +513,19 @@ func mixInto(
         for i in 0..<count { dst[i] += src[i] * g0 }
     } else {
         for i in 0..<count { dst[i] += src[i] * RenderCore.gain(g0, toward: target, step: step, after: i) }
+    }
+}
+
+/// d0[i] += s0[i] × g and d1[i] += s1[i] × g: the stereo case of ``mixInto`` at a steady gain.
+@_noLocks
+@inline(__always)
+func mixStereo(
+    _ d0: UnsafeMutablePointer<Float>, _ d1: UnsafeMutablePointer<Float>, _ s0: UnsafePointer<Float>,
+    _ s1: UnsafePointer<Float>, _ count: Int, _ g: Float
+) {
+    for i in 0..<count {
+        d0[i] += s0[i] * g
+        d1[i] += s1[i] * g
     }
 }
 

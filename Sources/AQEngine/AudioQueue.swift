@@ -513,21 +513,23 @@ public final class AudioQueue: @unchecked Sendable {
     /// `kAudioQueueProperty_CurrentDevice`: the device's unique identifier.
     public var currentDevice: String { engine.device.uid }
 
-    /// `kAudioQueueProperty_ChannelLayout`. Setting a layout whose channel count differs from
-    /// the format's is refused with `.invalidPropertySize`... see ``setChannelLayout(_:)``.
+    /// `kAudioQueueProperty_ChannelLayout` (see ``setChannelLayout(_:)``).
     public var channelLayout: AudioChannelLayout {
         engine.lock.lock()
         defer { engine.lock.unlock() }
         return layout
     }
 
-    /// Sets the channel layout; its channel count must match the format's.
+    /// Sets the channel layout. Its channel count must match the format's
+    /// (`.invalidPropertySize` otherwise), and the queue must be stopped
+    /// (`.invalidRunState` otherwise).
     public func setChannelLayout(_ l: AudioChannelLayout) throws(AudioQueueError) {
         guard l.channelCount == channels else {
             throw AudioQueueError(.invalidPropertySize, "a layout of \(l.channelCount) channels for a \(channels)-channel queue")
         }
         engine.lock.lock()
         defer { engine.lock.unlock() }
+        if isRunningValue { throw AudioQueueError(.invalidRunState, "the channel layout can only change while the queue is stopped") }
         layout = l
     }
 

@@ -61,6 +61,7 @@ public final class AudioQueueEngine: @unchecked Sendable {
         } catch {
             stopEventsThread()
             RenderCore.deallocate(core)
+            closed = true  // deinit runs after a throwing init: close() must not free again
             throw AudioQueueError(.invalidDevice, "cannot start device \(device.uid): \(error.message)")
         }
     }

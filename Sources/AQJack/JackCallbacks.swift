@@ -23,6 +23,10 @@ struct JackCallbackState: ~Copyable {
     var clockSource: JackClockSource = .monotonicRaw
     /// The renderer, while started; the notification callbacks reach its clock through it.
     let core = Atomic<UnsafeMutablePointer<RenderCore>?>(nil)
+    /// A capture of what went out, while one runs (see ``JackCapture``).
+    let capture = Atomic<UnsafeMutablePointer<JackCaptureStorage>?>(nil)
+    /// The benchmark probe's ring, once one is installed (see ``JackCycleProbe``).
+    let probe = Atomic<UnsafeMutablePointer<JackProbeStorage>?>(nil)
     /// Event thread's signal block, while the client is open.
     var events: UnsafeMutablePointer<JackEventSignal>?
 
@@ -87,6 +91,9 @@ struct JackCallbackState: ~Copyable {
 func jackProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> Int32 {
     guard let arg else { return 0 }
     let st = arg.assumingMemoryBound(to: JackCallbackState.self)
+    // A benchmark probe, when installed: the entry time is read first thing.
+    let probe = st.pointee.probe.load(ordering: .acquiring)
+    let entryNs = probe == nil ? 0 : HostClock.now()
     guard let core = st.pointee.core.load(ordering: .acquiring), let client = st.pointee.client else {
         return 0
     }
@@ -133,6 +140,13 @@ func jackProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> 
             frame: frame64, frames: Int32(truncatingIfNeeded: nframes), hostTimeNs: host, nextHostTimeNs: next)
     }
     core.pointee.render(cycle, outputs: UnsafePointer(outs), channelCount: n)
+    if let capture = st.pointee.capture.load(ordering: .acquiring) {
+        capture.pointee.record(frames: Int(nframes))
+    }
+    if let probe {
+        probe.pointee.record(
+            entryNs: entryNs, exitNs: HostClock.now(), cycle: cycle, xruns: st.pointee.xruns.load(ordering: .relaxed))
+    }
     return 0
 }
 

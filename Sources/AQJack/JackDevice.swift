@@ -1,4 +1,5 @@
 import AQCore
+import Foundation
 import CJACK
 import Synchronization
 #if canImport(Glibc)
@@ -82,6 +83,7 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         var events: JackEventThread?
         var onShutdown: (@Sendable (String) -> Void)?
         var lastShutdownReason: String?
+        var probe: JackCycleProbe?
     }
 
     /// The options the device was opened with.
@@ -237,6 +239,77 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         control.withLock { c in
             guard c.open, channel >= 0, channel < c.inPorts.count, let port = c.inPorts[channel] else { return [] }
             return JackDevice.names(jack_port_get_connections(port))
+        }
+    }
+
+    // MARK: Measurement
+
+    /// Makes the process callback record every cycle's timing into a ring of `capacity`
+    /// cycles (see ``JackCycleProbe``), from the next cycle on; a second call returns the same
+    /// probe. The device keeps the probe until it is released. Control thread.
+    public func installCycleProbe(capacity: Int = 1 << 16) -> JackCycleProbe {
+        control.withLock { c in
+            if let p = c.probe { return p }
+            let p = JackCycleProbe(capacity: max(capacity, 2))
+            c.probe = p
+            state.pointee.probe.store(p.storage, ordering: .releasing)
+            return p
+        }
+    }
+
+    /// Starts recording what the device sends, through its own input ports: input `i` is
+    /// connected to output `i` and a ``JackCapture`` writes them to a float WAV at `url`. The
+    /// device must be running and opened with at least as many input channels as outputs.
+    /// Control thread.
+    public func startCapture(to url: URL) throws(DeviceError) -> JackCapture {
+        let (client, ins, outNames, inNames, rate): (OpaquePointer, [OpaquePointer?], [String], [String], Int) = try control.withLock { c throws(DeviceError) in
+            guard c.running, let client = state.pointee.client else {
+                throw DeviceError("JACK device \(uid): capture needs a running device")
+            }
+            guard c.inPorts.count >= outputChannelCount else {
+                throw DeviceError("JACK device \(uid): capture needs \(outputChannelCount) input channels, it has \(c.inPorts.count)")
+            }
+            return (client, Array(c.inPorts.prefix(outputChannelCount)), c.outputPortNames, c.inputPortNames, Int(jack_get_sample_rate(client)))
+        }
+        for (o, i) in zip(outNames, inNames) {
+            let r = jack_connect(client, o, i)
+            guard r == 0 || r == EEXIST else { throw DeviceError("JACK device \(uid): cannot connect \(o) to \(i) for the capture") }
+        }
+        // The connections take effect in a later cycle: wait until JACK reports them (and two
+        // cycles more) so that the capture starts with real data.
+        let deadline = ContinuousClock.now + .seconds(2)
+        while ins.contains(where: { jack_port_connected($0) == 0 }) && ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.002)
+        }
+        if let core = state.pointee.core.load(ordering: .acquiring) {
+            let target = core.pointee.clock.cycleCount + 2
+            while core.pointee.clock.cycleCount < target && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.001) }
+        }
+        let capture = try JackCapture(url: url, ports: ins, sampleRate: rate)
+        let storage = capture.storage
+        capture.setDetach { [weak self] in self?.detachCapture() }
+        state.pointee.capture.store(storage, ordering: .releasing)
+        return capture
+    }
+
+    /// The process callback stops recording; returns once no cycle can still be copying into
+    /// the capture's ring (two cycles, 200 ms at most). Control thread.
+    private func detachCapture() {
+        state.pointee.capture.store(nil, ordering: .releasing)
+        guard isRunning, let core = state.pointee.core.load(ordering: .acquiring) else { return }
+        let target = core.pointee.clock.cycleCount + 2
+        let deadline = ContinuousClock.now + .milliseconds(200)
+        while core.pointee.clock.cycleCount < target && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.001) }
+    }
+
+    /// The thread JACK runs the process callback on (`jack_client_thread_id`), while the
+    /// device is running; nil otherwise. For tools that watch the render thread (e.g. count its
+    /// allocations). Control thread.
+    public var processThread: pthread_t? {
+        control.withLock { c in
+            guard c.running, let client = state.pointee.client else { return nil }
+            let t = jack_client_thread_id(client)
+            return t == 0 ? nil : t
         }
     }
 

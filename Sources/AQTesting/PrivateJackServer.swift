@@ -10,25 +10,24 @@ public struct TestingError: Error, Sendable, CustomStringConvertible {
 }
 
 /// A private `jackd` with the dummy backend, for tests: `jackd [-R|--no-realtime] -n NAME
-/// -d dummy -r RATE -p PERIOD`. Each instance has its own unique server name; clients reach
-/// it by passing ``name`` as their server name (e.g. ``JackDeviceOptions/serverName``, or
-/// `JACK_DEFAULT_SERVER` in a child process's environment), never by changing this process's
-/// environment. The server is stopped by ``stop()`` or when the instance is released.
+/// -d dummy -r RATE -p PERIOD` (launched by AQJack's ``JackServer``). Each instance has its own
+/// unique server name; clients reach it by passing ``name`` as their server name (e.g.
+/// ``JackDeviceOptions/serverName``, or `JACK_DEFAULT_SERVER` in a child process's
+/// environment), never by changing this process's environment. The server is stopped by
+/// ``stop()`` or when the instance is released.
 ///
 /// Thread safety: any control thread; the members may be called concurrently.
 public final class PrivateJackServer: @unchecked Sendable {
     /// The server name (`-n`), unique per instance.
-    public let name: String
+    public var name: String { server.name }
     /// Sample rate (`-r`).
-    public let sampleRate: Int
+    public var sampleRate: Int { server.sampleRate }
     /// Frames per period at start (`-p`).
-    public let period: Int
+    public var period: Int { server.period }
     /// True when the server runs with realtime scheduling (`-R` was asked for and accepted).
-    public let isRealtime: Bool
-
-    private let process: Process
-    private let logURL: URL
-    private let stopped = Mutex(false)
+    public var isRealtime: Bool { server.isRealtime }
+    /// The server itself.
+    public let server: JackServer
 
     private static let counter = Atomic<Int>(0)
 
@@ -46,127 +45,30 @@ public final class PrivateJackServer: @unchecked Sendable {
     ) throws(TestingError) {
         let n = Self.counter.wrappingAdd(1, ordering: .relaxed).newValue
         let name = "\(namePrefix)-\(getpid())-\(n)-\(UInt32.random(in: 0...UInt32.max))"
-        self.name = name
-        self.sampleRate = sampleRate
-        self.period = period
-        var started: (Process, URL, Bool)?
+        var started: JackServer?
         var lastError = TestingError("jackd was not started")
         for rt in realtime ? [true, false] : [false] {
-            let log = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)\(rt ? "-rt" : "").log")
             do {
-                started = (try Self.launch(name: name, rate: sampleRate, period: period, realtime: rt, log: log, timeout: timeout), log, rt)
+                started = try JackServer(name: name, sampleRate: sampleRate, period: period, realtime: rt, timeout: timeout)
                 break
             } catch {
-                lastError = error
+                lastError = TestingError(error.message)
             }
         }
         guard let started else { throw lastError }
-        (process, logURL, isRealtime) = started
-    }
-
-    deinit { stop() }
-
-    private static func launch(
-        name: String, rate: Int, period: Int, realtime: Bool, log: URL, timeout: Duration
-    ) throws(TestingError) -> Process {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/jackd")
-        p.arguments = [realtime ? "-R" : "--no-realtime", "-n", name, "-d", "dummy", "-r", "\(rate)", "-p", "\(period)"]
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        guard let fh = try? FileHandle(forWritingTo: log) else {
-            throw TestingError("cannot create the jackd log \(log.path)")
-        }
-        p.standardOutput = fh
-        p.standardError = fh
-        p.standardInput = FileHandle.nullDevice
-        do { try p.run() } catch {
-            throw TestingError("cannot run jackd: \(error)")
-        }
-        try? fh.close()
-        let clock = ContinuousClock()
-        let deadline = clock.now + timeout
-        while clock.now < deadline {
-            if !p.isRunning {
-                throw TestingError(
-                    "jackd -n \(name) exited with status \(p.terminationStatus) before accepting clients:\n"
-                        + readLog(log))
-            }
-            if JackDevice.isServerReachable(name) { return p }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        terminate(p, grace: .seconds(2))
-        throw TestingError(
-            "jackd -n \(name) did not accept clients within \(timeout):\n" + readLog(log))
+        server = started
     }
 
     /// jackd's output so far (stdout and stderr).
-    public var log: String { Self.readLog(logURL) }
-
-    private static func readLog(_ url: URL) -> String {
-        (try? String(contentsOf: url, encoding: .utf8)) ?? "(no output)"
-    }
-
+    public var log: String { server.log }
     /// The process id of jackd.
-    public var processIdentifier: Int32 { process.processIdentifier }
-
+    public var processIdentifier: Int32 { server.processIdentifier }
     /// True while jackd runs.
-    public var isRunning: Bool { process.isRunning }
-
-    /// Stops the server: SIGTERM, up to 3 s for it to exit, then SIGKILL. Idempotent.
-    public func stop() {
-        let already = stopped.withLock { s in
-            defer { s = true }
-            return s
-        }
-        guard !already else { return }
-        if !process.isRunning {
-            if process.terminationReason == .uncaughtSignal { Self.reclaim(name: name) }  // see kill(signal:)
-        } else {
-            Self.terminate(process, grace: .seconds(3))
-        }
-        try? FileManager.default.removeItem(at: logURL)
-    }
-
-    /// Kills the server at once with `signal` (default SIGKILL), as a crash would, and waits
-    /// for it to exit. For shutdown tests.
-    ///
-    /// A jackd that dies without its orderly shutdown leaves its slot in libjack's server
-    /// registry (`/dev/shm/jack-shm-registry`, 8 slots for the whole machine) taken; jackd
-    /// reclaims a dead slot only when a server of the same name registers. So after the kill
-    /// this starts a server of the same name and stops it properly, freeing the slot and its
-    /// shared memory. That happens in ``stop()`` (or deinit), which must come after every
-    /// client of the dead server in this process is closed (libjack crashes otherwise).
-    public func kill(signal: Int32 = SIGKILL) {
-        guard process.isRunning else { return }
-        Foundation.kill(process.processIdentifier, signal)
-        process.waitUntilExit()
-    }
-
-    /// Starts and cleanly stops a server named `name` to free a dead server's registry slot.
-    static func reclaim(name: String) {
-        let log = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-reclaim.log")
-        if let p = try? launch(name: name, rate: 48000, period: 256, realtime: false, log: log, timeout: .seconds(5)) {
-            terminate(p, grace: .seconds(3), reclaimAfterKill: false)
-        }
-        try? FileManager.default.removeItem(at: log)
-    }
-
-    private static func terminate(_ p: Process, grace: Duration, reclaimAfterKill: Bool = true) {
-        guard p.isRunning else { return }
-        p.terminate()
-        let clock = ContinuousClock()
-        let deadline = clock.now + grace
-        while p.isRunning && clock.now < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        if p.isRunning {
-            Foundation.kill(p.processIdentifier, SIGKILL)
-            p.waitUntilExit()
-            if reclaimAfterKill, let name = p.arguments?.drop(while: { $0 != "-n" }).dropFirst().first {
-                reclaim(name: name)  // see kill(signal:)
-            }
-            return
-        }
-        p.waitUntilExit()
-    }
+    public var isRunning: Bool { server.isRunning }
+    /// Stops the server (see ``JackServer/stop()``). Idempotent.
+    public func stop() { server.stop() }
+    /// Kills the server at once, as a crash would (see ``JackServer/kill(signal:)``).
+    public func kill(signal: Int32 = SIGKILL) { server.kill(signal: signal) }
 }
 
 /// Runs JACK's command-line tools against a named server (through `JACK_DEFAULT_SERVER` in
@@ -191,17 +93,17 @@ public enum JackTools {
         env["JACK_DEFAULT_SERVER"] = server
         env.merge(environment) { $1 }
         p.environment = env
-        let pipe = Pipe()
-        p.standardOutput = pipe
-        p.standardError = pipe
+        // Output goes to a file, not a pipe: Foundation's FileHandle reading traps on EINTR,
+        // and signals do arrive here (child processes, JACK clients).
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("jacktool-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).txt")
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: out) }
+        guard let fh = try? FileHandle(forWritingTo: out) else { throw TestingError("cannot create \(out.path)") }
+        p.standardOutput = fh
+        p.standardError = fh
         p.standardInput = FileHandle.nullDevice
         do { try p.run() } catch { throw TestingError("cannot run \(tool): \(error)") }
-        let data = Mutex(Data())
-        let reader = Thread {
-            let d = pipe.fileHandleForReading.readDataToEndOfFile()
-            data.withLock { $0 = d }
-        }
-        reader.start()
+        try? fh.close()
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
         while p.isRunning && clock.now < deadline { Thread.sleep(forTimeInterval: 0.01) }
@@ -211,8 +113,7 @@ public enum JackTools {
             throw TestingError("\(tool) \(arguments.joined(separator: " ")) did not finish within \(timeout)")
         }
         p.waitUntilExit()
-        while !reader.isFinished { Thread.sleep(forTimeInterval: 0.005) }
-        let text = data.withLock { String(decoding: $0, as: UTF8.self) }
+        let text = (try? String(contentsOf: out, encoding: .utf8)) ?? ""
         return Result(status: p.terminationStatus, output: text)
     }
 

@@ -6,5 +6,5 @@ struct AQSync: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "aqsync",
         abstract: "Sample-accurate audio scheduling on JACK.",
-        subcommands: [InfoCommand.self])
+        subcommands: [InfoCommand.self, BenchCommand.self])
 }

@@ -113,4 +113,18 @@ import Testing
         #expect(code { try q2.start() } == .cannotStart)
         #expect(AudioQueueError.Code.cannotStart.rawValue == -66681)
     }
+
+    @Test func invalidRunState() throws {
+        let (engine, device) = try manualEngine()
+        defer { engine.close() }
+        let q = try engine.newOutput(format: int16Stereo48k) { _, _ in }
+        let b = try q.allocateBuffer(capacity: 40000)
+        b.audioDataByteSize = 40000
+        try q.enqueue(b)
+        try q.start()
+        _ = device.render(frames: 256, cycle: 256)
+        #expect(eventually { q.isRunning })
+        #expect(code { try q.setChannelLayout(.stereo) } == .invalidRunState)
+        #expect(AudioQueueError.Code.invalidRunState.rawValue == -66678)
+    }
 }

@@ -53,15 +53,21 @@ final class Fixtures: @unchecked Sendable {
         p.executableURL = URL(fileURLWithPath: try Self.tool(tool))
         p.arguments = args
         p.currentDirectoryURL = dir
-        let err = Pipe()
-        p.standardError = err
+        // stderr goes to a file: Foundation's pipe reading traps on EINTR, and other suites in
+        // this process (JACK) make signals arrive.
+        let errURL = dir.appendingPathComponent(".stderr-\(UInt32.random(in: 0...UInt32.max))")
+        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: errURL) }
+        let errHandle = FileHandle(forWritingAtPath: errURL.path)
+        p.standardError = errHandle
         if let stdoutFile {
             FileManager.default.createFile(atPath: stdoutFile, contents: nil)
             p.standardOutput = FileHandle(forWritingAtPath: stdoutFile)
         }
         try p.run()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
+        try? errHandle?.close()
+        let errData = (try? Data(contentsOf: errURL)) ?? Data()
         guard p.terminationStatus == 0 else {
             throw ToolError.failed(([tool] + args).joined(separator: " "), String(decoding: errData, as: UTF8.self))
         }

@@ -120,8 +120,61 @@ struct EngineOnJackTests {
         #expect(gaps.filter { $0 != every }.count <= 1, "gaps \(gaps)")
     }
 
+    /// The device's own capture (its inputs connected to its outputs) records exactly what
+    /// went out: the impulses at their relative frames, with their amplitudes.
+    @Test(.timeLimit(.minutes(1)))
+    func captureThroughOwnInputs() throws {
+        let server = try PrivateJackServer(sampleRate: 48000, period: 256)
+        defer { server.stop() }
+        let device = try JackDevice(options: JackDeviceOptions(
+            clientName: "aqsync-test", serverName: server.name, inputChannels: 2, outputConnections: .none, inputConnections: .none))
+        let engine = try AudioQueueEngine(device: device)
+        defer { engine.close() }
+        let a = try engine.newOutput(format: monoFloat48k) { _, _ in }
+        let b = try engine.newOutput(format: monoFloat48k) { _, _ in }
+        try a.setOutputChannels([0])
+        try b.setOutputChannels([1])
+        try a.enqueue(impulseBuffer(a, frames: 5000, impulses: [0, 257, 4999], value: 0.25))
+        try b.enqueue(impulseBuffer(b, frames: 100, impulses: [31], value: -0.75), startTime: AudioTimeStamp(sampleTime: 3001))
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("aqsync-capture-\(getpid()).wav")
+        defer { try? FileManager.default.removeItem(at: url) }
+        let capture = try device.startCapture(to: url)
+        _ = try engine.start([a, b], at: engine.nearestStartTime(AudioTimeStamp(sampleTime: engine.deviceCurrentTime().sampleTime + 2400)))
+        Thread.sleep(forTimeInterval: 0.5)
+        let frames = capture.stop()
+        #expect(frames > 12_000)
+        #expect(capture.droppedFrames == 0)
+        let wav = try WAVReader.read(url)
+        #expect(wav.frameCount == frames && wav.sampleRate == 48000 && wav.isFloat)
+        let found = ImpulseFinder.find(channels: wav.channels, threshold: 0.1)
+        let nz0 = wav.channels[0].indices.filter { wav.channels[0][$0] != 0 }
+        let nz1 = wav.channels[1].indices.filter { wav.channels[1][$0] != 0 }
+        try #require(found[0].count == 3, "\(found) nonzero: \(nz0.prefix(20)) \(nz0.count) / \(nz1.prefix(20)) \(nz1.count) of \(wav.frameCount)")
+        let origin = found[0][0]
+        #expect(found[0].map { $0 - origin } == [0, 257, 4999])
+        #expect(found[1].map { $0 - origin } == [3001 + 31])
+        #expect(wav.channels[0][origin] == 0.25 && wav.channels[1][found[1][0]] == -0.75)
+    }
+
+    /// A device whose server went away before the engine started it: `.invalidDevice`.
+    @Test(.timeLimit(.minutes(1)))
+    func engineOnAGoneServerIsInvalidDevice() throws {
+        let server = try PrivateJackServer(sampleRate: 48000, period: 256)
+        let device = try JackDevice(options: JackDeviceOptions(clientName: "aqsync-test", serverName: server.name, outputConnections: .none))
+        device.stop()  // closes the client
+        server.stop()
+        do {
+            _ = try AudioQueueEngine(device: device)
+            Issue.record("an engine started on a stopped server")
+        } catch {
+            #expect(error.code == .invalidDevice)
+            #expect(error.code.rawValue == -66680)
+            #expect(error.message.contains(server.name), "\(error.message)")
+        }
+    }
+
     /// `a440` and `stereo-sine` play their tones through a private server.
-    @Test(.timeLimit(.minutes(1)), arguments: [("a440", 440.0, 440.0), ("stereo-sine", 150.0, 250.0)])
+    @Test(.timeLimit(.minutes(1)), .serialized, arguments: [("a440", 440.0, 440.0), ("stereo-sine", 150.0, 250.0)])
     func tutorialProgramsPlayTheirTones(program: String, left: Double, right: Double) throws {
         let server = try PrivateJackServer(sampleRate: 48000, period: 256)
         defer { server.stop() }

@@ -66,7 +66,9 @@ struct JackDeviceTests {
         let periodNs: Int64 = 256 * 1_000_000_000 / 48000
         let minLag = lags.min()!, maxLag = lags.max()!
         #expect(minLag > -1_000_000, "anchor host time ahead of CLOCK_MONOTONIC by \(-minLag) ns (\(rig.device.clockSource))")
-        #expect(maxLag < periodNs + 4_000_000, "anchor host time behind CLOCK_MONOTONIC by \(maxLag) ns (\(rig.device.clockSource))")
+        // Bound loose enough for a loaded 2-core machine without realtime scheduling; it still
+        // tells CLOCK_MONOTONIC from CLOCK_MONOTONIC_RAW, which differ by ~250 ms here.
+        #expect(maxLag < periodNs + 30_000_000, "anchor host time behind CLOCK_MONOTONIC by \(maxLag) ns (\(rig.device.clockSource))")
 
         // Anchors: frames move in whole cycles, host times follow at the nominal rate.
         let epoch0 = rig.clock.epoch.count

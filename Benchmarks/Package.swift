@@ -1,0 +1,38 @@
+// swift-tools-version:6.1
+// aqsync benchmarks: a package of its own (so that the main package does not depend on
+// package-benchmark), depending on the project through `../`. See docs/benchmarking.md.
+//
+//   cd Benchmarks && swift package benchmark                 # run every benchmark
+//   swift package benchmark --target RenderBenchmarks        # only the renderer's
+//   swift package benchmark thresholds check                 # fail on a regression
+//
+// package-benchmark is used with its `MallocInterposer` trait only: its other default trait,
+// `RuntimeInterposer`, pulls in swift-runtime-interposer (ARC counters), which is not needed
+// for malloc counts and is not available offline here.
+import PackageDescription
+
+let package = Package(
+    name: "aqsync-benchmarks",
+    platforms: [.macOS(.v13)],
+    dependencies: [
+        .package(name: "aqsync", path: "../"),
+        .package(url: "https://github.com/ordo-one/package-benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        // The renderer: render cost over the queues × period grid, and the allocation-free
+        // render loop (mallocCountTotal threshold 0) with an allocating control.
+        .executableTarget(
+            name: "RenderBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "package-benchmark"),
+                .product(name: "AQCore", package: "aqsync"),
+            ],
+            path: "Benchmarks/RenderBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
+        ),
+        // Parser throughput (AQFileStream, issue 3) goes here as its own target,
+        // `Benchmarks/ParserBenchmarks/`, depending on `.product(name: "AQFileStream",
+        // package: "aqsync")`, with the same plugin line and thresholds under
+        // Thresholds/ named `ParserBenchmarks.<benchmark>.p90.json`.
+    ]
+)

@@ -1,0 +1,196 @@
+import AQCore
+import Foundation
+import Synchronization
+
+/// A `jackd` this process started and will stop: for `aqsync` when no server is reachable,
+/// and (through AQTesting's `PrivateJackServer`) for tests.
+///
+/// Thread safety: any control thread; the members may be called concurrently.
+public final class JackServer: @unchecked Sendable {
+    /// The audio backend of a started server.
+    public enum Backend: Sendable, Equatable, CustomStringConvertible {
+        /// `-d dummy`: no hardware, the clock is the system timer.
+        case dummy
+        /// `-d alsa -d DEVICE`: a sound card.
+        case alsa(device: String)
+
+        public var description: String {
+            switch self {
+            case .dummy: "dummy backend"
+            case .alsa(let d): "ALSA backend on \(d)"
+            }
+        }
+
+        /// ALSA on the first card when the machine has one (`/proc/asound/cards` lists it),
+        /// the dummy backend otherwise.
+        public static var preferred: Backend {
+            guard let cards = try? String(contentsOfFile: "/proc/asound/cards", encoding: .utf8),
+                  cards.split(separator: "\n").contains(where: { $0.trimmingCharacters(in: .whitespaces).first?.isNumber == true })
+            else { return .dummy }
+            return .alsa(device: "hw:0")
+        }
+    }
+
+    /// The server name (`-n`).
+    public let name: String
+    public let backend: Backend
+    public let sampleRate: Int
+    /// Frames per period at start (`-p`).
+    public let period: Int
+    /// True when the server runs with realtime scheduling (`-R`).
+    public let isRealtime: Bool
+
+    private let process: Process
+    private let logURL: URL
+    private let stopped = Mutex(false)
+
+    /// Starts `jackd [-R|--no-realtime] -n NAME -d BACKEND -r RATE -p PERIOD` and waits until
+    /// it accepts clients.
+    ///
+    /// - Throws: ``DeviceError`` with jackd's output when it exits or does not accept clients
+    ///   within `timeout`.
+    public init(
+        name: String, backend: Backend = .dummy, sampleRate: Int = 48000, period: Int = 256, realtime: Bool = false,
+        timeout: Duration = .seconds(10)
+    ) throws(DeviceError) {
+        self.name = name
+        self.backend = backend
+        self.sampleRate = sampleRate
+        self.period = period
+        self.isRealtime = realtime
+        logURL = FileManager.default.temporaryDirectory.appendingPathComponent("jackd-\(name)\(realtime ? "-rt" : "").log")
+        process = try Self.launch(
+            name: name, backend: backend, rate: sampleRate, period: period, realtime: realtime, log: logURL, timeout: timeout)
+    }
+
+    deinit { stop() }
+
+    /// Starts a private server for a program that found none: realtime scheduling when the
+    /// system grants it, else without; on `backend` (default: ALSA when there is a sound card);
+    /// ALSA falling back to the dummy backend when the card cannot be opened.
+    public static func startPrivate(
+        name: String, backend: Backend = .preferred, sampleRate: Int = 48000, period: Int = 256
+    ) throws(DeviceError) -> JackServer {
+        var last = DeviceError("jackd was not started")
+        let backends = backend == .dummy ? [Backend.dummy] : [backend, .dummy]
+        for b in backends {
+            for rt in [true, false] {
+                do { return try JackServer(name: name, backend: b, sampleRate: sampleRate, period: period, realtime: rt) } catch {
+                    last = error
+                }
+            }
+        }
+        throw last
+    }
+
+    /// A one-line account: "private JACK server 'NAME' (dummy backend, 48000 Hz, 256 frames)".
+    public var summary: String {
+        "private JACK server '\(name)' (\(backend), \(sampleRate) Hz, \(period) frames\(isRealtime ? ", realtime" : ""))"
+    }
+
+    private static func launch(
+        name: String, backend: Backend, rate: Int, period: Int, realtime: Bool, log: URL, timeout: Duration
+    ) throws(DeviceError) -> Process {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/jackd")
+        var args = [realtime ? "-R" : "--no-realtime", "-n", name]
+        switch backend {
+        case .dummy: args += ["-d", "dummy"]
+        case .alsa(let device): args += ["-d", "alsa", "-d", device]
+        }
+        p.arguments = args + ["-r", "\(rate)", "-p", "\(period)"]
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        guard let fh = try? FileHandle(forWritingTo: log) else {
+            throw DeviceError("cannot create the jackd log \(log.path)")
+        }
+        p.standardOutput = fh
+        p.standardError = fh
+        p.standardInput = FileHandle.nullDevice
+        do { try p.run() } catch {
+            throw DeviceError("cannot run jackd (is Debian's jackd2 installed?): \(error)")
+        }
+        try? fh.close()
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while clock.now < deadline {
+            if !p.isRunning {
+                throw DeviceError(
+                    "jackd -n \(name) (\(backend)) exited with status \(p.terminationStatus) before accepting clients:\n"
+                        + readLog(log))
+            }
+            if JackDevice.isServerReachable(name) { return p }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        terminate(p, grace: .seconds(2))
+        throw DeviceError("jackd -n \(name) did not accept clients within \(timeout):\n" + readLog(log))
+    }
+
+    /// jackd's output so far (stdout and stderr).
+    public var log: String { Self.readLog(logURL) }
+
+    private static func readLog(_ url: URL) -> String {
+        (try? String(contentsOf: url, encoding: .utf8)) ?? "(no output)"
+    }
+
+    /// The process id of jackd.
+    public var processIdentifier: Int32 { process.processIdentifier }
+
+    /// True while jackd runs.
+    public var isRunning: Bool { process.isRunning }
+
+    /// Stops the server: SIGTERM, up to 3 s for it to exit, then SIGKILL. Idempotent.
+    public func stop() {
+        let already = stopped.withLock { s in
+            defer { s = true }
+            return s
+        }
+        guard !already else { return }
+        if !process.isRunning {
+            if process.terminationReason == .uncaughtSignal { Self.reclaim(name: name) }  // see kill(signal:)
+        } else {
+            Self.terminate(process, grace: .seconds(3))
+        }
+        try? FileManager.default.removeItem(at: logURL)
+    }
+
+    /// Kills the server at once with `signal` (default SIGKILL), as a crash would, and waits
+    /// for it to exit. For shutdown tests.
+    ///
+    /// A jackd that dies without its orderly shutdown leaves its slot in libjack's server
+    /// registry (`/dev/shm/jack-shm-registry`, 8 slots for the whole machine) taken; jackd
+    /// reclaims a dead slot only when a server of the same name registers. So after the kill
+    /// ``stop()`` starts a server of the same name and stops it properly, freeing the slot and
+    /// its shared memory; call it after every client of the dead server in this process is
+    /// closed (libjack crashes otherwise).
+    public func kill(signal: Int32 = SIGKILL) {
+        guard process.isRunning else { return }
+        Foundation.kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+    }
+
+    /// Starts and cleanly stops a server named `name` to free a dead server's registry slot.
+    static func reclaim(name: String) {
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("jackd-\(name)-reclaim.log")
+        if let p = try? launch(name: name, backend: .dummy, rate: 48000, period: 256, realtime: false, log: log, timeout: .seconds(5)) {
+            terminate(p, grace: .seconds(3), reclaimAfterKill: false)
+        }
+        try? FileManager.default.removeItem(at: log)
+    }
+
+    private static func terminate(_ p: Process, grace: Duration, reclaimAfterKill: Bool = true) {
+        guard p.isRunning else { return }
+        p.terminate()
+        let clock = ContinuousClock()
+        let deadline = clock.now + grace
+        while p.isRunning && clock.now < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        if p.isRunning {
+            Foundation.kill(p.processIdentifier, SIGKILL)
+            p.waitUntilExit()
+            if reclaimAfterKill, let name = p.arguments?.drop(while: { $0 != "-n" }).dropFirst().first {
+                reclaim(name: name)  // see kill(signal:)
+            }
+            return
+        }
+        p.waitUntilExit()
+    }
+}

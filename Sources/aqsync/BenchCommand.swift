@@ -1,0 +1,75 @@
+import AQBench
+import ArgumentParser
+import CAllocCounter
+import Foundation
+
+/// Render-thread allocation counting through the malloc this executable defines
+/// (Sources/CAllocCounter); nil when the interposition did not take.
+let allocationCounter: AllocationCounter? = aq_alloc_counter_active() != 0
+    ? AllocationCounter(watch: { aq_alloc_watch($0) }, count: { Int(aq_alloc_count()) }, stop: { aq_alloc_stop() })
+    : nil
+
+/// `aqsync bench`: the render benchmark of issue 5 (docs/benchmarking.md says what each
+/// figure means). Live: N output queues on a JACK server, measured from inside the process
+/// callback. `--offline`: the same workload on the hand-driven device, as fast as possible,
+/// against a plain mixing loop.
+struct BenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Measure the renderer: live on a JACK server, or offline on the hand-driven device.")
+
+    @Flag(help: "Run the workload on the hand-driven device as fast as possible (no JACK).")
+    var offline = false
+
+    @Option(help: "Output queues, stereo float, three 4096-frame buffers each.")
+    var queues = 64
+
+    @Option(help: "Frames per cycle. Live: asked of the server when aqsync starts it, otherwise the server's period is used and reported.")
+    var frames: Int?
+
+    @Option(help: "Seconds to measure (default: 10 live, 3 offline).")
+    var seconds: Double?
+
+    @Option(help: "JACK server name (default: JACK_DEFAULT_SERVER or \"default\"; a private server is started when none is reachable).")
+    var server: String?
+
+    @Option(help: "Sample rate of a server aqsync starts (and of the hand-driven device).")
+    var rate = 48000
+
+    @Flag(help: "Print the figures as JSON.")
+    var json = false
+
+    @Option(help: "Write an SVG of the callback-duration histogram and the period budget.")
+    var plot: String?
+
+    func validate() throws {
+        guard queues > 0 && queues <= 4096 else { throw ValidationError("--queues must be 1…4096") }
+        if let frames, frames < 1 || frames > 8192 { throw ValidationError("--frames must be 1…8192") }
+        if let seconds, !(seconds >= 0) { throw ValidationError("--seconds must not be negative") }
+    }
+
+    func run() async throws {
+        if offline {
+            let o = OfflineBenchOptions(queues: queues, frames: frames ?? 256, seconds: seconds ?? 3, sampleRate: Double(rate))
+            let (r, samples) = runOfflineBench(o, allocations: allocationCounter)
+            print(json ? r.json : describe(r, samples: samples))
+            if let plot {
+                try histogramSVG(samples.map { $0 / 1000 }, unit: "µs", title: "renderer cycle, \(queues) queues × \(o.frames) frames (offline)", budget: r.periodUs)
+                    .write(toFile: plot, atomically: true, encoding: .utf8)
+            }
+            return
+        }
+        let o = LiveBenchOptions(queues: queues, frames: frames, seconds: seconds ?? 10, server: server, sampleRate: rate)
+        let r: LiveBenchResult
+        do {
+            r = try runLiveBench(o, allocations: allocationCounter, log: { if !json { print($0) } })
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        print(json ? r.result.json : describe(r.result, samples: r.callbackUs))
+        if let plot {
+            try histogramSVG(r.callbackUs, unit: "µs", title: "JACK process callback, \(queues) queues × \(r.result.frames) frames", budget: r.result.periodUs)
+                .write(toFile: plot, atomically: true, encoding: .utf8)
+        }
+    }
+}

@@ -1,0 +1,40 @@
+import AQBench
+import Foundation
+import Testing
+
+/// A short live run on a private jackd (started by the bench itself, since the named server
+/// does not exist): the JSON has every key the issue lists, with sane values. Shape and
+/// sanity only: the speed targets are benchmark figures, never test conditions.
+@Suite struct LiveBenchTests {
+    @Test func jsonHasEveryKeyWithSaneValues() throws {
+        let options = LiveBenchOptions(
+            queues: 4, frames: 256, seconds: 1, server: "aqsync-no-such-server-\(getpid())", sampleRate: 48000)
+        let r = try runLiveBench(options)
+        let object = try JSONSerialization.jsonObject(with: Data(r.result.json.utf8)) as? [String: Any]
+        let json = try #require(object)
+        for key in [
+            "callback_us", "wakeup_us", "translate_error_us", "period_us", "sample_rate", "frames", "queues", "seconds",
+            "xruns", "discontinuities", "render_allocations", "dsp_load", "cycles",
+        ] {
+            #expect(json[key] != nil, "missing key \(key)")
+        }
+        for key in ["callback_us", "wakeup_us", "translate_error_us"] {
+            let p = try #require(json[key] as? [String: Any], "\(key) is not an object")
+            for k in ["p50", "p99", "p999", "max"] { #expect(p[k] is Double || p[k] is Int, "\(key).\(k) missing") }
+            let p50 = p["p50"] as? Double ?? -1, max = p["max"] as? Double ?? -1
+            #expect(p50 >= 0 && p50 <= max, "\(key): p50 \(p50), max \(max)")
+        }
+        #expect(json["queues"] as? Int == 4)
+        #expect(json["frames"] as? Int == 256)
+        #expect(json["sample_rate"] as? Double == 48000)
+        #expect(abs((json["period_us"] as? Double ?? 0) - 256.0 / 48000 * 1e6) < 1e-6)
+        // One second at 187.5 cycles a second: most of them were measured.
+        let cycles = json["cycles"] as? Int ?? 0
+        #expect(cycles > 100 && cycles < 400, "cycles \(cycles)")
+        let callback = try #require(json["callback_us"] as? [String: Any])
+        #expect((callback["p50"] as? Double ?? 0) > 0, "the callback takes some time")
+        #expect((json["render_allocations"] as? Int ?? -2) >= -1)
+        #expect((json["xruns"] as? Int ?? -1) >= 0)
+        #expect(r.callbackUs.count == cycles)
+    }
+}
