@@ -75,7 +75,7 @@ final class Player: @unchecked Sendable {
         var privateServer: JackServer?
         let serverName = JackDevice.resolveServerName(command.server)
         var useServer = command.server
-        if !JackDevice.isServerReachable(command.server) {
+        if !quietly({ JackDevice.isServerReachable(command.server) }) {
             if command.noStartServer {
                 printError("no JACK server '\(serverName)' is reachable (and --no-start-server was given)")
                 return 1
@@ -235,7 +235,11 @@ final class Player: @unchecked Sendable {
             }
             if device.serverHasShutDown { status = 1; player.stop() }
         }
-        if tty { clear(&drawn) }
+        if tty { clear(&drawn) } else {
+            for (i, r) in player.report().enumerated() where !doneLogged.contains(i) && (r.completed || r.error != nil) {
+                log("track '\(r.name)' \(r.completed ? "finished" : "stopped: \(r.error ?? "")")")
+            }
+        }
         return status
     }
 
@@ -262,4 +266,17 @@ final class Player: @unchecked Sendable {
     }
 
     func log(_ line: String) { say(line) }
+
+    /// Runs `body` with stderr sent to /dev/null: libjack prints several lines when a probe
+    /// finds no server, which is an expected answer here, not an error.
+    func quietly<T>(_ body: () -> T) -> T {
+        let saved = dup(STDERR_FILENO)
+        let null = open("/dev/null", O_WRONLY)
+        if saved >= 0 && null >= 0 { dup2(null, STDERR_FILENO) }
+        defer {
+            if saved >= 0 { dup2(saved, STDERR_FILENO); close(saved) }
+            if null >= 0 { close(null) }
+        }
+        return body()
+    }
 }
