@@ -72,21 +72,13 @@ public final class AudioFileReader {
                 propertyListener: { _, _, _ in },
                 packets: { [unowned self] data, _, _ in self.accept(data) })
         } catch {
-            close(fd)
-            chunk.deallocate()
-            staging.deallocate()
+            // Every property is set: deinit runs after a throwing init and frees the memory.
             throw SessionError(.unsupportedAudio, file: path, "\(error)")
         }
         // Read until the parser reached the audio data (audio that came with the header is
         // kept in the staging area, sized below).
-        do {
-            try readHeader(path: path, trimStart: trimStart, frames: frames, maximumRequestFrames: maximumRequestFrames)
-        } catch {
-            close(fd)
-            chunk.deallocate()
-            staging.deallocate()
-            throw error
-        }
+        // On failure deinit closes the file and frees the memory (every property is set).
+        try readHeader(path: path, trimStart: trimStart, frames: frames, maximumRequestFrames: maximumRequestFrames)
     }
 
     private func readHeader(path: String, trimStart: Int64, frames: Int64?, maximumRequestFrames: Int) throws(SessionError) {

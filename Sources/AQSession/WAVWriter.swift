@@ -61,13 +61,8 @@ public final class WAVWriter {
             throw SessionError(.output, file: url.path, "cannot create output file: \(String(cString: strerror(errno)))")
         }
         block = .allocate(byteCount: 1, alignment: 16)
-        do {
-            try writeAll(header(dataBytes: 0))
-        } catch {
-            close(fd)
-            block.deallocate()
-            throw error
-        }
+        // On failure deinit closes the file and frees the block (every property is set).
+        try writeAll(header(dataBytes: 0))
     }
 
     deinit {
