@@ -34,7 +34,7 @@ struct LivePlaybackTests {
         let live = try rec.read().channels
         let report = player.report()
         #expect(report.map(\.scheduledStartFrame) == [12347, 24000, 1021, 4099, 30011].map { start + $0 })
-        #expect(report.allSatisfy { $0.completed && $0.lateFrames == 0 && $0.actualStartFrame == start }, "\(report)")
+        #expect(report.allSatisfy { $0.completed && $0.lateFrames == 0 && $0.actualStartFrame == $0.scheduledStartFrame }, "\(report)")
 
         // Relative frames: the same impulses, the same distances.
         let first = try #require(ImpulseFinder.find(live[0], threshold: 0.05).first, "nothing recorded")
@@ -105,8 +105,11 @@ struct LivePlaybackTests {
         try #require(found[0].count > 20, "impulses: \(found[0])")
         let pairs = min(found[0].count, found[1].count)
         for i in 0..<pairs { #expect(found[1][i] - found[0][i] == 100, "pair \(i)") }
+        // Within a track the spacing is exact except where the device's timeline jumped, and
+        // every jump was reported as a discontinuity (the period change, and any xrun).
         let gaps = zip(found[0].dropFirst(), found[0]).map { $0 - $1 }
-        #expect(gaps.filter { $0 != every }.count <= 1, "gaps \(gaps)")
+        let reported = out.components(separatedBy: "discontinuity (").count - 1
+        #expect(gaps.filter { $0 != every }.count <= reported, "gaps \(gaps), \(reported) discontinuities reported")
     }
 
     /// `aqsync play --capture` writes what the engine sent: the impulses at the same relative
