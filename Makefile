@@ -6,7 +6,7 @@ SWIFT ?= swift
 DEBS := jackd2 libjack-jackd2-dev jack-tools libsoxr-dev sox ffmpeg pkg-config
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build release test test-unit check-nolocks demo fuzz clean bench bench-offline bench-check
+.PHONY: deps build release test check-nolocks demo fuzz clean bench bench-offline bench-check
 
 ## Install the Debian packages the build and the tests need (only those missing).
 deps:
@@ -65,6 +65,23 @@ bench-offline:
 ## is broken (the allocating control no longer counts).
 bench-check:
 	cd Benchmarks && $(SWIFT) package benchmark thresholds check --filter 'Allocations.*'
+
+## Fuzz the file-stream parser with libFuzzer for FUZZ_SECONDS (default 60), seeded with the
+## test fixtures. A crash leaves its input in .build-fuzz/artifacts/ and fails the target.
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS := -sanitize=fuzzer,address -parse-as-library -O
+fuzz: deps
+	@mkdir -p .build-fuzz/corpus .build-fuzz/artifacts
+	$(SWIFT)c $(FUZZ_FLAGS) -wmo -module-name AQTypes -emit-module -emit-module-path .build-fuzz/AQTypes.swiftmodule \
+	  -c Sources/AQTypes/*.swift -o .build-fuzz/AQTypes.o 2>&1 | grep -v "Cannot export local symbol" || true
+	$(SWIFT)c $(FUZZ_FLAGS) -wmo -module-name AQFileStream -I .build-fuzz -emit-module \
+	  -emit-module-path .build-fuzz/AQFileStream.swiftmodule -c Sources/AQFileStream/*.swift -o .build-fuzz/AQFileStream.o \
+	  2>&1 | grep -v "Cannot export local symbol" || true
+	$(SWIFT)c $(FUZZ_FLAGS) -I .build-fuzz Tests/Fuzz/FuzzFileStream.swift .build-fuzz/AQTypes.o .build-fuzz/AQFileStream.o \
+	  -o .build-fuzz/fuzz-filestream 2>&1 | grep -v "Cannot export local symbol" || true
+	AQFS_FUZZ_CORPUS=$$PWD/.build-fuzz/corpus $(SWIFT) test --filter AQFileStreamTests >/dev/null
+	cd .build-fuzz && SWIFT_BACKTRACE=enable=no ./fuzz-filestream -max_total_time=$(FUZZ_SECONDS) \
+	  -max_len=16384 -timeout=10 -artifact_prefix=artifacts/ corpus
 
 clean:
 	rm -rf .build .build-*

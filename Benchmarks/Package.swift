@@ -6,7 +6,7 @@
 //   swift package benchmark --target RenderBenchmarks        # only the renderer's
 //   swift package benchmark thresholds check                 # fail on a regression
 //
-// package-benchmark is used with its `MallocInterposer` trait only: its other default trait,
+// package-benchmark (ordo-one/benchmark) is used with its `MallocInterposer` trait only: its other default trait,
 // `RuntimeInterposer`, pulls in swift-runtime-interposer (ARC counters), which is not needed
 // for malloc counts and is not available offline here.
 import PackageDescription
@@ -16,7 +16,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     dependencies: [
         .package(name: "aqsync", path: "../"),
-        .package(url: "https://github.com/ordo-one/package-benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/ordo-one/benchmark", exact: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
         // The renderer: render cost over the queues × period grid, and the allocation-free
@@ -24,15 +24,22 @@ let package = Package(
         .executableTarget(
             name: "RenderBenchmarks",
             dependencies: [
-                .product(name: "Benchmark", package: "package-benchmark"),
+                .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "AQCore", package: "aqsync"),
             ],
             path: "Benchmarks/RenderBenchmarks",
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
-        // Parser throughput (AQFileStream, issue 3) goes here as its own target,
-        // `Benchmarks/ParserBenchmarks/`, depending on `.product(name: "AQFileStream",
-        // package: "aqsync")`, with the same plugin line and thresholds under
-        // Thresholds/ named `ParserBenchmarks.<benchmark>.p90.json`.
+        // Parser throughput (AQFileStream, issue 3): PCM WAV and MP3 framing, and memory that
+        // does not grow with the stream.
+        .executableTarget(
+            name: "ParserBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "AQFileStream", package: "aqsync"),
+            ],
+            path: "Benchmarks/ParserBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ]
 )

@@ -375,6 +375,22 @@ public struct RenderCore: @unchecked Sendable {
         let qStart = t &- slot.pointee.origin
         let qEnd = qStart &+ Int64(n)
         if qEnd <= 0 { return }  // scheduled to start in a later cycle
+        // The steady state, first: a started stereo queue on outputs 0 and 1 at a steady gain,
+        // whose head buffer began in an earlier cycle and goes on past this one. Nothing to
+        // report, no gain ramp, no buffer boundary: one fused pass. (The general path below
+        // computes exactly the same sums in this case; this only skips its bookkeeping.)
+        if slot.pointee.headPlayed && slot.pointee.startReported && slot.pointee.count > 0
+            && slot.pointee.step == 0 && !slot.pointee.metering && slot.pointee.channels == 2 && channels >= 2
+        {
+            let b = schedule[s * capacities.buffersPerQueue + Int(slot.pointee.head)]
+            if b.start <= qStart && b.start &+ Int64(b.frames) > qEnd && !slot.pointee.map.monoToAll
+                && slot.pointee.map.output(for: 0) == 0 && slot.pointee.map.output(for: 1) == 1
+            {
+                let src = UnsafePointer(b.data + Int(qStart &- b.start))
+                mixStereo(outputs[0], outputs[1], src, src + Int(b.stride), n, slot.pointee.gain)
+                return
+            }
+        }
         if !slot.pointee.startReported {
             // The first cycle that reaches the queue's frame 0. A start whose frame had already
             // passed is late by `qStart` frames; those frames are counted with the buffers
@@ -437,8 +453,7 @@ public struct RenderCore: @unchecked Sendable {
             if sourceChannels == 2 && stereoPair && !metering
                 && (slot.pointee.step == 0 || g0 == slot.pointee.target)
             {
-                // The common case, fused: a stereo queue on outputs 0 and 1 at a steady gain.
-                // One pass over both channels halves the loop overhead of two mixInto calls.
+                // The common case: a stereo queue on outputs 0 and 1 at a steady gain.
                 let src0 = UnsafePointer(b.data + srcOffset)
                 mixStereo(outputs[0] + outOffset, outputs[1] + outOffset, src0, src0 + Int(b.stride), count, g0)
                 sc = 2
@@ -523,10 +538,9 @@ func mixStereo(
     _ d0: UnsafeMutablePointer<Float>, _ d1: UnsafeMutablePointer<Float>, _ s0: UnsafePointer<Float>,
     _ s1: UnsafePointer<Float>, _ count: Int, _ g: Float
 ) {
-    for i in 0..<count {
-        d0[i] += s0[i] * g
-        d1[i] += s1[i] * g
-    }
+    // Two simple passes vectorise and unroll better than one pass over four streams.
+    for i in 0..<count { d0[i] += s0[i] * g }
+    for i in 0..<count { d1[i] += s1[i] * g }
 }
 
 /// Peak and sum of squares of src × gain into acc[0], acc[1].
