@@ -82,7 +82,12 @@ final class Player: @unchecked Sendable {
             }
             do {
                 let name = "aqsync-\(getpid())"
-                let srv = try JackServer.startPrivate(name: name, sampleRate: Int(session.sampleRate ?? 48000))
+                // Quietly: libjack complains on stderr each time the launcher probes a server
+                // that is not up yet.
+                let started: Result<JackServer, DeviceError> = quietly {
+                    do throws(DeviceError) { return .success(try JackServer.startPrivate(name: name, sampleRate: Int(session.sampleRate ?? 48000))) } catch { return .failure(error) }
+                }
+                let srv = try started.get()
                 privateServer = srv
                 useServer = name
                 log("no JACK server '\(serverName)' was reachable: started a \(srv.summary); it stops when aqsync exits")
@@ -214,7 +219,12 @@ final class Player: @unchecked Sendable {
             let head = "\(formatSeconds(position)) / \(formatSeconds(Double(player.lengthFrames) / rate))  discontinuities \(discontinuities)  late frames \(late)"
             if tty {
                 var lines = ["▶ " + head]
+                let finished = player.report().map { $0.completed || $0.error != nil }
                 for (i, lv) in player.levels().enumerated() {
+                    if finished[i] {
+                        lines.append("  \(names[i].padding(toLength: width, withPad: " ", startingAt: 0)) done")
+                        continue
+                    }
                     let name = names[i].padding(toLength: width, withPad: " ", startingAt: 0)
                     let peaks = lv ?? []
                     let bars = peaks.map { meter($0) }.joined(separator: " ")
