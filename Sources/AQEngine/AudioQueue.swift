@@ -162,6 +162,12 @@ public final class AudioQueue: @unchecked Sendable {
     }
 
     var channels: Int { Int(format.channelsPerFrame) }
+
+    /// Throws unless the queue can take commands. Engine lock held.
+    func checkLive() throws(AudioQueueError) {
+        if engine.closed { throw AudioQueueError(.invalidDevice, "the engine is closed") }
+        if disposing { throw AudioQueueError(.disposalPending, "the queue is being disposed of") }
+    }
     var bytesPerFrame: Int { Int(format.bytesPerFrame) }
 
     // MARK: - Buffers
@@ -175,7 +181,7 @@ public final class AudioQueue: @unchecked Sendable {
         }
         engine.lock.lock()
         defer { engine.lock.unlock() }
-        if disposing { throw AudioQueueError(.disposalPending, "the queue is being disposed of") }
+        try checkLive()
         let frames = capacity / max(bytesPerFrame, 1)
         let renderFrames = converter == nil ? frames
             : RateConverter.maximumOutputFrames(inputFrames: frames, inputRate: format.sampleRate, outputRate: engine.device.sampleRate)
@@ -229,7 +235,7 @@ public final class AudioQueue: @unchecked Sendable {
     ) throws(AudioQueueError) -> AudioTimeStamp {
         engine.lock.lock()
         defer { engine.lock.unlock() }
-        if disposing { throw AudioQueueError(.disposalPending, "the queue is being disposed of") }
+        try checkLive()
         try engine.checkUsable()
         guard buffer.queue === self, Int(buffer.token) < buffers.count, buffers[Int(buffer.token)] === buffer else {
             throw AudioQueueError(.invalidBuffer, "the buffer does not belong to this queue")
@@ -370,7 +376,7 @@ public final class AudioQueue: @unchecked Sendable {
     public func start(at time: AudioTimeStamp? = nil) throws(AudioQueueError) {
         engine.lock.lock()
         defer { engine.lock.unlock() }
-        if disposing { throw AudioQueueError(.disposalPending, "the queue is being disposed of") }
+        try checkLive()
         try engine.checkUsable()
         var frame: Int64?
         if let time {
@@ -390,7 +396,7 @@ public final class AudioQueue: @unchecked Sendable {
     public func prime() throws(AudioQueueError) -> Int {
         engine.lock.lock()
         defer { engine.lock.unlock() }
-        if disposing { throw AudioQueueError(.disposalPending, "the queue is being disposed of") }
+        try checkLive()
         return Int(nextQueueFrame)
     }
 
@@ -399,7 +405,7 @@ public final class AudioQueue: @unchecked Sendable {
     public func pause() throws(AudioQueueError) {
         engine.lock.lock()
         defer { engine.lock.unlock() }
-        if disposing { throw AudioQueueError(.disposalPending, "the queue is being disposed of") }
+        try checkLive()
         try engine.send(.pause(slot: slot))
     }
 
@@ -410,7 +416,7 @@ public final class AudioQueue: @unchecked Sendable {
     public func stop(immediately: Bool) throws(AudioQueueError) {
         engine.lock.lock()
         defer { engine.lock.unlock() }
-        if disposing { throw AudioQueueError(.disposalPending, "the queue is being disposed of") }
+        try checkLive()
         if immediately {
             try engine.send(.stop(slot: slot, immediately: true))
             resetTimeline()
@@ -426,7 +432,7 @@ public final class AudioQueue: @unchecked Sendable {
     public func flush() throws(AudioQueueError) {
         engine.lock.lock()
         defer { engine.lock.unlock() }
-        if disposing { throw AudioQueueError(.disposalPending, "the queue is being disposed of") }
+        try checkLive()
         flushTail()
     }
 
@@ -436,7 +442,7 @@ public final class AudioQueue: @unchecked Sendable {
     public func reset() throws(AudioQueueError) {
         engine.lock.lock()
         defer { engine.lock.unlock() }
-        if disposing { throw AudioQueueError(.disposalPending, "the queue is being disposed of") }
+        try checkLive()
         try engine.send(.reset(slot: slot))
         resetTimeline()
     }
@@ -476,7 +482,7 @@ public final class AudioQueue: @unchecked Sendable {
         }
         engine.lock.lock()
         defer { engine.lock.unlock() }
-        if disposing { throw AudioQueueError(.disposalPending, "the queue is being disposed of") }
+        try checkLive()
         let ramp = Int32((engine.volumeRampSeconds * engine.device.sampleRate).rounded())
         try engine.send(.setVolume(slot: slot, volume: value, rampFrames: ramp))
         volumeValue = value
