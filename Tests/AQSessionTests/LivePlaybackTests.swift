@@ -10,14 +10,24 @@ struct LivePlaybackTests {
     /// The impulse session played live: every impulse at its exact frame relative to the
     /// others, and the recording equal to the offline render sample for sample (aligned on
     /// the first impulse).
-    @Test(.timeLimit(.minutes(2)))
+    ///
+    /// Without realtime scheduling on a shared machine the dummy backend can xrun; an xrun
+    /// during playback legitimately skips frames (late frames, the tracks keep their place),
+    /// so such a run proves nothing about equality and is repeated (at most 3 runs).
+    @Test(.timeLimit(.minutes(3)))
     func liveEqualsOfflineRender() throws {
         let fx = try ImpulseSession.make()
         let session = try SessionLoader.load(fx.url)
         let offlineURL = fx.dir.file("offline.wav")
         try OfflineRenderer.render(session: session, to: offlineURL)
         let offline = try WAVReader.read(offlineURL).channels
+        for attempt in 1...3 {
+            if try playAndCompare(fx: fx, session: session, offline: offline, lastAttempt: attempt == 3) { return }
+        }
+    }
 
+    /// One live run; false when it xrunned (and this is not the last attempt).
+    private func playAndCompare(fx: ImpulseSession, session: Session, offline: [[Float]], lastAttempt: Bool) throws -> Bool {
         let server = try PrivateJackServer(sampleRate: 48000, period: 256)
         defer { server.stop() }
         let device = try JackDevice(options: JackDeviceOptions(
@@ -28,11 +38,13 @@ struct LivePlaybackTests {
         defer { player.close() }
         let rec = try JackRecorder(server: server.name, ports: device.outputPortNames, seconds: 2.5)
         defer { rec.removeFiles() }
+        let xruns = device.xrunCount
         let start = try player.start(at: AudioTimeStamp(sampleTime: engine.deviceCurrentTime().sampleTime + 14_400))
         #expect(player.waitUntilFinished(timeout: 10))
         try rec.wait()
         let live = try rec.read().channels
         let report = player.report()
+        if !lastAttempt && (device.xrunCount != xruns || report.contains { $0.lateFrames > 0 }) { return false }
         #expect(report.map(\.scheduledStartFrame) == [12347, 24000, 1021, 4099, 30011].map { start + $0 })
         #expect(report.allSatisfy { $0.completed && $0.lateFrames == 0 && $0.actualStartFrame == $0.scheduledStartFrame }, "\(report)")
 
@@ -51,7 +63,8 @@ struct LivePlaybackTests {
             // Silence around it.
             #expect(live[c][..<origin].allSatisfy { $0 == 0 } && live[c][(origin + fx.length)...].allSatisfy { $0 == 0 })
         }
-        #expect(mismatches == 0, "\(mismatches) samples differ from the offline render")
+        #expect(mismatches == 0, "\(mismatches) samples differ from the offline render (xruns: \(device.xrunCount - xruns))")
+        return true
     }
 
     /// `aqsync play` on a private server: a period change (jack_bufsize) during playback is
