@@ -659,6 +659,19 @@ public final class AudioQueue: @unchecked Sendable {
         return startFrame
     }
 
+    /// Device frames after the queue's origin (the device frame of its queue frame 0) up to
+    /// which audio has been handed to the render thread: the end of the last enqueued buffer
+    /// (or rate-converter tail), at the device rate. Without rate conversion this is the queue
+    /// frame up to which audio is enqueued; with it, it lags queue frames × device rate / queue
+    /// rate by the frames the converter still holds, until ``flush()`` or a stop schedules them.
+    /// 0 after a stop or reset. Read-only; any thread but the render thread. (Added for
+    /// offline rendering, which makes sure every track has audio past each cycle's end.)
+    public var enqueuedDeviceFrames: Int64 {
+        engine.lock.lock()
+        defer { engine.lock.unlock() }
+        return converter == nil ? nextQueueFrame : nextDeviceFrame
+    }
+
     /// Frames of this queue that were already past when the render thread first saw them
     /// (late buffers) — skipped so that the queue stays on its timeline.
     public var lateFrames: Int64 {
