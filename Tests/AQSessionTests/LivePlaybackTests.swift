@@ -6,7 +6,7 @@ import Testing
 
 /// Live playback on a private jackd (one at a time), recorded by jack-record.
 @Suite("Live playback on a private JACK server", .serialized)
-struct LivePlaybackTests {
+struct LivePlaybackOnJACKTests {
     /// The impulse session played live: every impulse at its exact frame relative to the
     /// others, and the recording equal to the offline render sample for sample (aligned on
     /// the first impulse).
