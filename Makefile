@@ -42,8 +42,15 @@ check-nolocks:
 	else echo "check-nolocks: the compiler refuses allocation under @_noLocks (as it must)"; fi
 
 ## The main job: a 440 Hz tone through JACK (a private dummy-backend server when none runs).
-demo: release
-	@bash Tests/Scripts/with-jack.sh .build/release/a440 --seconds 3
+## The main job: the demo session (docs/examples/demo) through JACK, every track on its exact
+## frame. Its audio is synthesized first (nothing is committed); aqsync starts a private JACK
+## server when none is reachable and stops it on exit; --capture writes what was played.
+DEMO := docs/examples/demo
+demo: deps
+	$(SWIFT) build -c release --product aqsync
+	@.build/release/aqsync make-demo $(DEMO) >/dev/null
+	.build/release/aqsync play $(DEMO)/session.toml --capture .build/demo-capture.wav
+	@echo "what was played: .build/demo-capture.wav"
 
 ## Benchmarks (docs/benchmarking.md). The live bench starts a private jackd when none runs.
 bench: deps

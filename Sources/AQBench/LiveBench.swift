@@ -1,7 +1,6 @@
 import AQCore
 import AQEngine
 import AQJack
-import AQTesting
 import AQTypes
 import Foundation
 import Synchronization
@@ -128,18 +127,18 @@ public struct AllocationCounter: Sendable {
 public func runLiveBench(
     _ o: LiveBenchOptions, allocations: AllocationCounter? = nil, log: (String) -> Void = { _ in }
 ) throws -> LiveBenchResult {
-    var privateServer: PrivateJackServer?
+    var privateServer: JackServer?
     let serverName: String
     if JackDevice.isServerReachable(o.server) {
         serverName = JackDevice.resolveServerName(o.server)
         log("using JACK server “\(serverName)” (its own period; --frames is not applied to a server aqsync did not start)")
     } else {
         do {
-            let s = try PrivateJackServer(
-                sampleRate: o.sampleRate, period: o.frames ?? 256, realtime: true, namePrefix: "aqsync-bench")
+            let s = try JackServer.startPrivate(
+                name: "aqbench-\(getpid())", backend: .dummy, sampleRate: o.sampleRate, period: o.frames ?? 256)
             privateServer = s
             serverName = s.name
-            log("started private jackd “\(s.name)” (\(s.isRealtime ? "-R, realtime" : "--no-realtime")), \(o.sampleRate) Hz, \(o.frames ?? 256) frames")
+            log("started a \(s.summary)")
         } catch {
             throw BenchError("no JACK server reachable and none could be started: \(error)")
         }

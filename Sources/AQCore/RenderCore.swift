@@ -377,7 +377,7 @@ public struct RenderCore: @unchecked Sendable {
         if qEnd <= 0 { return }  // scheduled to start in a later cycle
         // The steady state, first: a started stereo queue on outputs 0 and 1 at a steady gain,
         // whose head buffer began in an earlier cycle and goes on past this one. Nothing to
-        // report, no gain ramp, no buffer boundary: one fused pass. (The general path below
+        // report, no gain ramp, no buffer boundary: one mixStereo. (The general path below
         // computes exactly the same sums in this case; this only skips its bookkeeping.)
         if slot.pointee.headPlayed && slot.pointee.startReported && slot.pointee.count > 0
             && slot.pointee.step == 0 && !slot.pointee.metering && slot.pointee.channels == 2 && channels >= 2

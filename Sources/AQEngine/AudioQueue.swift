@@ -111,6 +111,8 @@ public final class AudioQueue: @unchecked Sendable {
     var isRunningValue = false
     var disposing = false
     var disposeWhenStopped = false
+    /// A stop after the enqueued buffers is under way: queue time restarts when it completes.
+    var drainStopPending = false
     var volumeValue: Float = 1
     var meteringEnabled = false
     var layout: AudioChannelLayout
@@ -180,6 +182,12 @@ public final class AudioQueue: @unchecked Sendable {
     }
 
     var channels: Int { Int(format.channelsPerFrame) }
+
+    /// Throws unless the queue can take commands. Engine lock held.
+    func checkLive() throws(AudioQueueError) {
+        if engine.closed { throw AudioQueueError(.invalidDevice, "the engine is closed") }
+        if disposing { throw AudioQueueError(.disposalPending, "the queue is being disposed of") }
+    }
     var bytesPerFrame: Int { Int(format.bytesPerFrame) }
 
     // MARK: - Buffers
@@ -207,7 +215,7 @@ public final class AudioQueue: @unchecked Sendable {
         }
         engine.lock.lock()
         defer { engine.lock.unlock() }
-        if disposing { throw AudioQueueError(.disposalPending, "the queue is being disposed of") }
+        try checkLive()
         let frames: Int
         if isCompressed {
             frames = packetDescriptions * maximumFramesPerPacket
@@ -267,7 +275,7 @@ public final class AudioQueue: @unchecked Sendable {
     ) throws(AudioQueueError) -> AudioTimeStamp {
         engine.lock.lock()
         defer { engine.lock.unlock() }
-        if disposing { throw AudioQueueError(.disposalPending, "the queue is being disposed of") }
+        try checkLive()
         try engine.checkUsable()
         guard buffer.queue === self, Int(buffer.token) < buffers.count, buffers[Int(buffer.token)] === buffer else {
             throw AudioQueueError(.invalidBuffer, "the buffer does not belong to this queue")
@@ -598,7 +606,7 @@ public final class AudioQueue: @unchecked Sendable {
     public func start(at time: AudioTimeStamp? = nil) throws(AudioQueueError) {
         engine.lock.lock()
         defer { engine.lock.unlock() }
-        if disposing { throw AudioQueueError(.disposalPending, "the queue is being disposed of") }
+        try checkLive()
         try engine.checkUsable()
         var frame: Int64?
         if let time {
@@ -613,14 +621,15 @@ public final class AudioQueue: @unchecked Sendable {
 
     /// Prepares enqueued audio for playback (`AudioQueuePrime`). Linear PCM is converted and
     /// compressed packets are decoded when they are enqueued, on the enqueuing thread, so
-    /// everything enqueued is already decoded: this only reports how many frames are ready.
+    /// everything enqueued is already decoded: this only reports what is ready.
     /// Any thread but the render thread.
-    /// - Returns: frames enqueued and ready to play, in queue frames (after trimming).
+    /// - Returns: the queue frame up to which audio is enqueued and ready to play (after
+    ///   trimming).
     @discardableResult
     public func prime() throws(AudioQueueError) -> Int {
         engine.lock.lock()
         defer { engine.lock.unlock() }
-        if disposing { throw AudioQueueError(.disposalPending, "the queue is being disposed of") }
+        try checkLive()
         return Int(nextQueueFrame)
     }
 
@@ -629,7 +638,7 @@ public final class AudioQueue: @unchecked Sendable {
     public func pause() throws(AudioQueueError) {
         engine.lock.lock()
         defer { engine.lock.unlock() }
-        if disposing { throw AudioQueueError(.disposalPending, "the queue is being disposed of") }
+        try checkLive()
         try engine.send(.pause(slot: slot))
     }
 
@@ -640,13 +649,14 @@ public final class AudioQueue: @unchecked Sendable {
     public func stop(immediately: Bool) throws(AudioQueueError) {
         engine.lock.lock()
         defer { engine.lock.unlock() }
-        if disposing { throw AudioQueueError(.disposalPending, "the queue is being disposed of") }
+        try checkLive()
         if immediately {
             try engine.send(.stop(slot: slot, immediately: true))
             resetTimeline()
         } else {
             flushTail()
             try engine.send(.stop(slot: slot, immediately: false))
+            drainStopPending = true
         }
     }
 
@@ -659,7 +669,7 @@ public final class AudioQueue: @unchecked Sendable {
     public func flush() throws(AudioQueueError) {
         engine.lock.lock()
         defer { engine.lock.unlock() }
-        if disposing { throw AudioQueueError(.disposalPending, "the queue is being disposed of") }
+        try checkLive()
         flushTail()
     }
 
@@ -669,7 +679,7 @@ public final class AudioQueue: @unchecked Sendable {
     public func reset() throws(AudioQueueError) {
         engine.lock.lock()
         defer { engine.lock.unlock() }
-        if disposing { throw AudioQueueError(.disposalPending, "the queue is being disposed of") }
+        try checkLive()
         try engine.send(.reset(slot: slot))
         resetTimeline()
     }
@@ -709,7 +719,7 @@ public final class AudioQueue: @unchecked Sendable {
         }
         engine.lock.lock()
         defer { engine.lock.unlock() }
-        if disposing { throw AudioQueueError(.disposalPending, "the queue is being disposed of") }
+        try checkLive()
         let ramp = Int32((engine.volumeRampSeconds * engine.device.sampleRate).rounded())
         try engine.send(.setVolume(slot: slot, volume: value, rampFrames: ramp))
         volumeValue = value
@@ -845,7 +855,7 @@ public final class AudioQueue: @unchecked Sendable {
         }
         engine.lock.lock()
         defer { engine.lock.unlock() }
-        if disposing { throw AudioQueueError(.disposalPending, "the queue is being disposed of") }
+        try checkLive()
         corruptPacketsBefore += decoder?.corruptPackets ?? 0
         decoder = d
         decoderStreamOpen = false
@@ -876,7 +886,7 @@ public final class AudioQueue: @unchecked Sendable {
         }
         engine.lock.lock()
         defer { engine.lock.unlock() }
-        if disposing { throw AudioQueueError(.disposalPending, "the queue is being disposed of") }
+        try checkLive()
         gapless = info
         decodedPosition = 0
     }
@@ -958,6 +968,19 @@ public final class AudioQueue: @unchecked Sendable {
         engine.lock.lock()
         defer { engine.lock.unlock() }
         return startFrame
+    }
+
+    /// Device frames after the queue's origin (the device frame of its queue frame 0) up to
+    /// which audio has been handed to the render thread: the end of the last enqueued buffer
+    /// (or rate-converter tail), at the device rate. Without rate conversion this is the queue
+    /// frame up to which audio is enqueued; with it, it lags queue frames × device rate / queue
+    /// rate by the frames the converter still holds, until ``flush()`` or a stop schedules them.
+    /// 0 after a stop or reset. Read-only; any thread but the render thread. (Added for
+    /// offline rendering, which makes sure every track has audio past each cycle's end.)
+    public var enqueuedDeviceFrames: Int64 {
+        engine.lock.lock()
+        defer { engine.lock.unlock() }
+        return converter == nil ? nextQueueFrame : nextDeviceFrame
     }
 
     /// Frames of this queue that were already past when the render thread first saw them

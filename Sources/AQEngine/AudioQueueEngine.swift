@@ -33,6 +33,9 @@ public final class AudioQueueEngine: @unchecked Sendable {
     var freeSlots: [Int32]
     var deviceLostReason: String?
     var closed = false
+    /// The renderer's memory is freed in deinit (or by a failed init), never while a queue
+    /// can still read it.
+    private var coreFreed = false
 
     private let stopEvents = Atomic<Bool>(false)
     private let eventsDone = DispatchSemaphore(value: 0)
@@ -61,15 +64,21 @@ public final class AudioQueueEngine: @unchecked Sendable {
         } catch {
             stopEventsThread()
             RenderCore.deallocate(core)
-            closed = true  // deinit runs after a throwing init: close() must not free again
+            closed = true  // deinit runs after a throwing init: close() and deinit must not free again
+            coreFreed = true
             throw AudioQueueError(.invalidDevice, "cannot start device \(device.uid): \(error.message)")
         }
     }
 
-    deinit { close() }
+    deinit {
+        close()
+        if !coreFreed { RenderCore.deallocate(core) }
+    }
 
-    /// Stops the device, the events thread, and every queue, and frees the renderer. Queues and
-    /// buffers of this engine are unusable afterwards. Calling it twice does nothing.
+    /// Stops the device, the events thread, and every queue. Queues of this engine refuse
+    /// every command afterwards (`.invalidDevice`); their buffers stay valid while referenced.
+    /// The renderer's memory is freed when the engine itself goes. Calling it twice does
+    /// nothing.
     public func close() {
         lock.lock()
         if closed { lock.unlock(); return }
@@ -82,7 +91,6 @@ public final class AudioQueueEngine: @unchecked Sendable {
         slots = Array(repeating: nil, count: capacities.queues)
         for q in queues { q.disposing = true }
         lock.unlock()
-        RenderCore.deallocate(core)
     }
 
     private func stopEventsThread() {
@@ -182,6 +190,7 @@ public final class AudioQueueEngine: @unchecked Sendable {
 
     /// Sends one command; call with `lock` held.
     func send(_ command: RenderCommand) throws(AudioQueueError) {
+        if closed { throw AudioQueueError(.invalidDevice, "the engine is closed") }
         guard core.pointee.commands.push(command) else {
             throw AudioQueueError(.capacityExceeded, "the command ring is full (\(capacities.commands) commands in flight)")
         }
@@ -319,7 +328,13 @@ public final class AudioQueueEngine: @unchecked Sendable {
             guard let q = slots[Int(slot)] else { lock.unlock(); return }
             let changed = q.isRunningValue
             q.isRunningValue = false
-            q.resetTimeline()
+            // After a stop-after-drain, queue time restarts now; an immediate stop already
+            // restarted it when it was asked for (and buffers enqueued since must keep their
+            // times).
+            if q.drainStopPending {
+                q.drainStopPending = false
+                q.resetTimeline()
+            }
             if q.disposeWhenStopped {
                 q.disposeWhenStopped = false
                 _ = try? send(.release(slot: slot))

@@ -123,6 +123,12 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         firstClientName = control.withLock { $0.clientName }
     }
 
+    /// Opens a client named `clientName` with `outputChannels` outputs connected to the
+    /// physical playback ports (see ``init(options:)``). Control thread.
+    public convenience init(clientName: String, serverName: String? = nil, outputChannels: Int = 2) throws(DeviceError) {
+        try self.init(options: JackDeviceOptions(clientName: clientName, serverName: serverName, outputChannels: outputChannels))
+    }
+
     deinit {
         stop()
         state.deinitialize(count: 1)

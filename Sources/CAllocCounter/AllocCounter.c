@@ -22,7 +22,8 @@ static _Atomic long counted = 0;
 static _Atomic int active = 0;
 
 static inline void note(void) {
-    atomic_store_explicit(&active, 1, memory_order_relaxed);
+    // Written once: a store on every call would bounce the cache line between cores.
+    if (!atomic_load_explicit(&active, memory_order_relaxed)) atomic_store_explicit(&active, 1, memory_order_relaxed);
     if (atomic_load_explicit(&watching, memory_order_relaxed)
         && (uintptr_t)pthread_self() == atomic_load_explicit(&watched, memory_order_relaxed)) {
         atomic_fetch_add_explicit(&counted, 1, memory_order_relaxed);

@@ -5,7 +5,7 @@ import Testing
 /// A short live run on a private jackd (started by the bench itself, since the named server
 /// does not exist): the JSON has every key the issue lists, with sane values. Shape and
 /// sanity only: the speed targets are benchmark figures, never test conditions.
-@Suite struct LiveBenchTests {
+@Suite("Live bench on a private JACK server") struct LiveBenchOnJACKTests {
     @Test func jsonHasEveryKeyWithSaneValues() throws {
         let options = LiveBenchOptions(
             queues: 4, frames: 256, seconds: 1, server: "aqsync-no-such-server-\(getpid())", sampleRate: 48000)

@@ -11,17 +11,19 @@ import Testing
     @Test func callbackOffTheRenderThread() throws {
         let (engine, device) = try manualEngine()
         defer { engine.close() }
-        let names = Recorder<String>()
-        let q = try engine.newOutput(format: int16Stereo48k) { _, _ in names.append(currentThreadName()) }
+        let threads = Recorder<UInt>()
+        let q = try engine.newOutput(format: int16Stereo48k) { _, _ in threads.append(UInt(bitPattern: Int(bitPattern: pthread_self()))) }
         for _ in 0..<3 {
             let b = try q.allocateBuffer(capacity: 1024)
             b.audioDataByteSize = 1024
             try q.enqueue(b)
         }
         try q.start()
+        let renderThread = UInt(bitPattern: Int(bitPattern: pthread_self()))
         _ = device.render(frames: 1024, cycle: 128)
-        #expect(eventually { names.values.count == 3 })
-        #expect(names.values.allSatisfy { $0 == "aqsync-events" }, "callback threads: \(names.values)")
+        #expect(eventually { threads.values.count == 3 })
+        #expect(Set(threads.values).count == 1, "one events thread")
+        #expect(!threads.values.contains(renderThread), "never the render thread")
     }
 
     /// The three-buffer pattern: buffers re-enqueued from the callback keep playing gap-free.
@@ -166,5 +168,32 @@ import Testing
             _ = device.render(frames: 64, cycle: 64)
             return (try? engine.newOutput(format: int16Mono48k) { _, _ in }) != nil
         })
+    }
+}
+
+@Suite struct RestartTests {
+    /// Stop immediately, enqueue for the next run, then the stop completes: the new buffers
+    /// keep their queue times and play from the new start.
+    @Test func enqueueAfterImmediateStopKeepsItsTimes() throws {
+        let (engine, device) = try manualEngine(channels: 1)
+        defer { engine.close() }
+        let q = try engine.newOutput(format: int16Mono48k) { _, _ in }
+        let a = try q.allocateBuffer(capacity: 2000)
+        fillMono16(a, frames: 1000, impulses: [500])
+        try q.enqueue(a)
+        try q.start(at: AudioTimeStamp(sampleTime: 0))
+        _ = device.render(frames: 256, cycle: 256)
+        try q.stop(immediately: true)
+        let b = try q.allocateBuffer(capacity: 2000)
+        fillMono16(b, frames: 1000, impulses: [7])
+        let c = try q.allocateBuffer(capacity: 2000)
+        fillMono16(c, frames: 1000, impulses: [9])
+        #expect(try q.enqueue(b).sampleTime == 0)
+        _ = device.render(frames: 256, cycle: 256)  // the stop happens here
+        #expect(eventually { !q.isRunning })
+        #expect(try q.enqueue(c).sampleTime == 1000, "queue time must not restart twice")
+        try q.start(at: AudioTimeStamp(sampleTime: 1024))
+        let out = device.render(frames: 3000, cycle: 256)[0]
+        #expect(nonZero(out) == [7 + 1024 - 512, 1009 + 1024 - 512])
     }
 }

@@ -49,5 +49,3 @@ final class Counter: Sendable {
     var value: Int { a.load(ordering: .relaxed) }
 }
 
-/// The calling thread's name.
-func currentThreadName() -> String { Thread.current.name ?? "" }

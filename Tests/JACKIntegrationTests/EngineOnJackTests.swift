@@ -156,6 +156,31 @@ struct EngineOnJackTests {
         #expect(wav.channels[0][origin] == 0.25 && wav.channels[1][found[1][0]] == -0.75)
     }
 
+    /// The server dies while a queue plays: the queue stops with an error saying so, and its
+    /// IsRunning listener is told.
+    @Test(.timeLimit(.minutes(1)))
+    func serverGoneStopsQueuesWithAnError() throws {
+        let server = try PrivateJackServer(sampleRate: 48000, period: 256)
+        defer { server.stop() }
+        let device = try JackDevice(options: JackDeviceOptions(clientName: "aqsync-test", serverName: server.name, outputConnections: .none))
+        let engine = try AudioQueueEngine(device: device)
+        defer { engine.close() }
+        let q = try engine.newOutput(format: monoFloat48k) { _, _ in }
+        let running = Mutex<[Bool]>([])
+        q.addPropertyListener(.isRunning) { q, _ in running.withLock { $0.append(q.isRunning) } }
+        try q.enqueue(impulseBuffer(q, frames: 480_000, impulses: [0]))
+        try q.start()
+        let deadline = Date().addingTimeInterval(5)
+        while running.withLock({ $0 }) != [true] && Date() < deadline { usleep(5000) }
+        #expect(running.withLock { $0 } == [true])
+        server.kill()
+        while running.withLock({ $0 }) != [true, false] && Date() < deadline.addingTimeInterval(5) { usleep(5000) }
+        #expect(running.withLock { $0 } == [true, false])
+        #expect(q.error?.code == .cannotStart)
+        #expect(q.error?.message.contains("server") == true, "\(String(describing: q.error))")
+        #expect(engine.discontinuity.reason == .serverShutdown)
+    }
+
     /// A device whose server went away before the engine started it: `.invalidDevice`.
     @Test(.timeLimit(.minutes(1)))
     func engineOnAGoneServerIsInvalidDevice() throws {

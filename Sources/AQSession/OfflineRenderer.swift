@@ -1,0 +1,91 @@
+import AQEngine
+import Foundation
+
+/// Renders a session to a WAV file as fast as the machine goes: the same ``SessionPlayer``
+/// as live playback, on an engine driven by a ``ManualDevice`` at the session's rate, cycle
+/// after cycle on the calling thread. Before each cycle every track still being fed has audio
+/// enqueued past the cycle's end, so no buffer is ever late: the output is what live playback
+/// sends when nothing is late.
+///
+/// Thread safety: stateless; call from any control thread (the calling thread becomes the
+/// render thread while ``render(session:to:format:sampleRate:cycleFrames:progress:)`` runs).
+public enum OfflineRenderer {
+    /// What a render did.
+    ///
+    /// Thread safety: a plain value; any thread.
+    public struct Result: Sendable {
+        /// Frames written (the session's length at `sampleRate`).
+        public var frames: Int64
+        /// The rate rendered at.
+        public var sampleRate: Double
+        /// Output channels.
+        public var channels: Int
+        /// Seconds the render took.
+        public var seconds: Double
+        /// Samples clipped by an integer output format.
+        public var clippedSamples: Int64
+        /// Each track's report.
+        public var tracks: [SessionPlayer.TrackReport]
+        /// Seconds of audio rendered per second of time.
+        public var speed: Double { seconds > 0 ? Double(frames) / sampleRate / seconds : 0 }
+    }
+
+    /// The rate a session renders at when none is asked for: its `sample_rate`, else 48000.
+    public static func defaultSampleRate(_ session: Session) -> Double { session.sampleRate ?? 48000 }
+
+    /// Renders `session` into the WAV file `url`.
+    ///
+    /// - Parameters:
+    ///   - sampleRate: the device rate; nil for ``defaultSampleRate(_:)``.
+    ///   - cycleFrames: frames per render cycle (the result does not depend on it).
+    ///   - progress: called on the calling thread now and then with (frames done, total).
+    /// - Throws: ``SessionError`` (`.output` for the file, `.playback` for the engine).
+    @discardableResult
+    public static func render(
+        session: Session, to url: URL, format: WAVSampleFormat = .f32, sampleRate: Double? = nil,
+        cycleFrames: Int = 1024, options: SessionPlayer.Options = SessionPlayer.Options(),
+        progress: ((Int64, Int64) -> Void)? = nil
+    ) throws(SessionError) -> Result {
+        let began = Date()
+        let rate = sampleRate ?? defaultSampleRate(session)
+        let channels = session.output.channels
+        let device = ManualDevice(sampleRate: rate, channels: channels, framesPerCycle: cycleFrames, uid: "offline")
+        let engine: AudioQueueEngine
+        do {
+            engine = try AudioQueueEngine(device: device)
+        } catch {
+            throw SessionError(.playback, file: session.url.path, "cannot make the offline engine: \(error.message)")
+        }
+        defer { engine.close() }
+        let player = try SessionPlayer(session: session, engine: engine, options: options)
+        defer { player.close() }
+        let writer = try WAVWriter(url: url, sampleRate: Int(rate.rounded()), channels: channels, format: format)
+        let total = player.lengthFrames
+        try player.start(at: AudioTimeStamp(sampleTime: 0))
+        let storage = UnsafeMutablePointer<Float>.allocate(capacity: cycleFrames * channels)
+        let planes = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: channels)
+        defer { storage.deallocate(); planes.deallocate() }
+        for c in 0..<channels { planes[c] = storage + c * cycleFrames }
+        var done: Int64 = 0
+        var lastProgress = Date()
+        while done < total {
+            let n = Int(min(Int64(cycleFrames), total - done))
+            try player.waitUntilEnqueued(through: done + Int64(n))
+            device.render(frames: n, into: planes)
+            try writer.write(planar: planes, frames: n)
+            done += Int64(n)
+            if let progress, Date().timeIntervalSince(lastProgress) > 0.25 {
+                lastProgress = Date()
+                progress(done, total)
+            }
+        }
+        try writer.finish()
+        progress?(done, total)
+        // Let the events thread hear the last buffers and stops (one more cycle for the stops).
+        device.render(frames: cycleFrames, into: planes)
+        _ = player.waitUntilFinished(timeout: 2)
+        return Result(
+            frames: done, sampleRate: rate, channels: channels, seconds: Date().timeIntervalSince(began),
+            clippedSamples: writer.clippedSamples, tracks: player.report())
+    }
+}

@@ -1,1 +1,0 @@
-// The session module: see docs/session-format.md.

@@ -1,0 +1,254 @@
+import AQEngine
+import Foundation
+import TOMLKit
+
+/// Reads a session file (TOML, see docs/session-format.md) and checks everything before
+/// anything plays: the TOML, every key and value, and every audio file (it exists, it is audio
+/// aqsync plays, the trims leave something).
+///
+/// Thread safety: stateless; any thread.
+public enum SessionLoader {
+    static let topKeys: Set<String> = ["session", "output", "track"]
+    static let sessionKeys: Set<String> = ["name", "sample_rate"]
+    static let outputKeys: Set<String> = ["client_name", "channels", "connect"]
+    static let trackKeys: Set<String> = ["name", "file", "start", "gain_db", "trim_start", "trim_end", "outputs"]
+
+    /// Loads and checks the session file at `url`.
+    ///
+    /// - Throws: ``SessionError`` naming the file (the session file, with line and column for
+    ///   TOML errors and where the key at fault was found, or the audio file at fault) and the
+    ///   problem.
+    public static func load(_ url: URL) throws(SessionError) -> Session {
+        let path = url.path
+        let text: String
+        do {
+            text = try String(contentsOf: url, encoding: .utf8)
+        } catch {
+            let reason: String
+            var isDir: ObjCBool = false
+            if !FileManager.default.fileExists(atPath: path, isDirectory: &isDir) { reason = "no such file" }
+            else if isDir.boolValue { reason = "it is a directory" }
+            else if !FileManager.default.isReadableFile(atPath: path) { reason = "permission denied" }
+            else { reason = "not UTF-8 text" }
+            throw SessionError(.unreadableFile, file: path, "cannot read session file: \(reason)")
+        }
+        return try parse(text, url: url)
+    }
+
+    /// Parses session text as if read from `url` (relative audio paths resolve against its
+    /// folder) and checks every audio file.
+    public static func parse(_ text: String, url: URL) throws(SessionError) -> Session {
+        let path = url.path
+        let root: TOMLTable
+        do {
+            root = try TOMLTable(string: text)
+        } catch let e as TOMLParseError {
+            throw SessionError(.syntax, file: path, line: e.source.begin.line, column: e.source.begin.column, "TOML syntax error: \(e.description)")
+        } catch {
+            throw SessionError(.syntax, file: path, "TOML syntax error: \(error)")
+        }
+        let loc = Locator(text: text, file: path)
+
+        for key in root.keys where !topKeys.contains(key) {
+            throw loc.error(.unknownKey, key: key, section: nil, "unknown key '\(key)' (expected [session], [output] and [[track]])")
+        }
+
+        // [session]
+        var name = url.deletingPathExtension().lastPathComponent
+        var sampleRate: Double?
+        if let v = root["session"] {
+            guard let t = v.table else { throw loc.error(.invalidValue, key: "session", section: nil, "'session' must be a table: [session]") }
+            let sec = Locator.Section.table("session")
+            for key in t.keys where !sessionKeys.contains(key) {
+                throw loc.error(.unknownKey, key: key, section: sec, "unknown key '\(key)' in [session] (expected: name, sample_rate)")
+            }
+            if let n = t["name"] {
+                guard let s = n.string else { throw loc.error(.invalidValue, key: "name", section: sec, "[session] name must be a string") }
+                name = s
+            }
+            if let r = t["sample_rate"] {
+                let value = r.int.map(Double.init) ?? r.double
+                guard let value, value.isFinite, value >= 1000, value <= 768_000 else {
+                    throw loc.error(.invalidValue, key: "sample_rate", section: sec, "[session] sample_rate must be a number of frames per second (1000 to 768000)")
+                }
+                sampleRate = value
+            }
+        }
+
+        // [output]
+        var output = SessionOutput()
+        if let v = root["output"] {
+            guard let t = v.table else { throw loc.error(.invalidValue, key: "output", section: nil, "'output' must be a table: [output]") }
+            let sec = Locator.Section.table("output")
+            for key in t.keys where !outputKeys.contains(key) {
+                throw loc.error(.unknownKey, key: key, section: sec, "unknown key '\(key)' in [output] (expected: client_name, channels, connect)")
+            }
+            if let n = t["client_name"] {
+                guard let s = n.string, !s.isEmpty else { throw loc.error(.invalidValue, key: "client_name", section: sec, "[output] client_name must be a non-empty string") }
+                output.clientName = s
+            }
+            if let c = t["channels"] {
+                guard let n = c.int, n >= 1, n <= 32 else {
+                    throw loc.error(.invalidValue, key: "channels", section: sec, "[output] channels must be an integer from 1 to 32")
+                }
+                output.channels = n
+            }
+            if let c = t["connect"] {
+                guard let a = c.array else { throw loc.error(.invalidValue, key: "connect", section: sec, "[output] connect must be an array of port names") }
+                var ports: [String] = []
+                for item in a {
+                    guard let s = item.string else { throw loc.error(.invalidValue, key: "connect", section: sec, "[output] connect must be an array of port names (strings)") }
+                    ports.append(s)
+                }
+                output.connect = ports
+            }
+        }
+
+        // [[track]]
+        guard let tv = root["track"] else {
+            throw SessionError(.noTracks, file: path, "the session has no tracks: add at least one [[track]] with a file")
+        }
+        guard let list = tv.array else {
+            throw loc.error(.invalidValue, key: "track", section: nil, "'track' must be an array of tables: write [[track]]")
+        }
+        if list.isEmpty { throw SessionError(.noTracks, file: path, "the session has no tracks: add at least one [[track]] with a file") }
+        var tracks: [SessionTrack] = []
+        let folder = url.deletingLastPathComponent()
+        for (i, item) in list.enumerated() {
+            let sec = Locator.Section.track(i)
+            let label = "track \(i + 1)"
+            guard let t = item.table else { throw loc.error(.invalidValue, key: "track", section: nil, "\(label) must be a table: write [[track]]") }
+            for key in t.keys where !trackKeys.contains(key) {
+                throw loc.error(.unknownKey, key: key, section: sec, "unknown key '\(key)' in \(label) (expected: \(trackKeys.sorted().joined(separator: ", ")))")
+            }
+            guard let fv = t["file"] else { throw loc.error(.invalidValue, key: nil, section: sec, "\(label) has no file: add file = \"name.wav\"") }
+            guard let file = fv.string, !file.isEmpty else { throw loc.error(.invalidValue, key: "file", section: sec, "\(label): file must be a path (a string)") }
+            let fileURL = file.hasPrefix("/") ? URL(fileURLWithPath: file) : folder.appendingPathComponent(file)
+            var trackName = fileURL.lastPathComponent
+            if let n = t["name"] {
+                guard let s = n.string else { throw loc.error(.invalidValue, key: "name", section: sec, "\(label): name must be a string") }
+                trackName = s
+            }
+            let tl = "track '\(trackName)'"
+            var start = SessionTime.frames(0)
+            if let s = t["start"] {
+                if let n = s.int {
+                    guard n >= 0 else { throw loc.error(.invalidValue, key: "start", section: sec, "\(tl): start \(n) is negative; a track cannot start before the session") }
+                    start = .frames(Int64(n))
+                } else if let str = s.string {
+                    if str.trimmingCharacters(in: .whitespaces).hasPrefix("-") {
+                        throw loc.error(.invalidValue, key: "start", section: sec, "\(tl): start \"\(str)\" is negative; a track cannot start before the session")
+                    }
+                    guard let parsed = SessionTime.parse(str) else {
+                        throw loc.error(.invalidValue, key: "start", section: sec, "\(tl): start \"\(str)\" is not a time (write frames as an integer, or \"1.5s\", \"250ms\", \"00:01:02.500\")")
+                    }
+                    start = parsed
+                } else {
+                    throw loc.error(.invalidValue, key: "start", section: sec, "\(tl): start must be an integer number of frames or a string such as \"1.5s\" or \"00:01:02.500\"")
+                }
+            }
+            var gain = 0.0
+            if let g = t["gain_db"] {
+                guard let v = g.double ?? g.int.map(Double.init), v.isFinite else {
+                    throw loc.error(.invalidValue, key: "gain_db", section: sec, "\(tl): gain_db must be a number (decibels), not \(g.type)")
+                }
+                guard v <= 24 else { throw loc.error(.invalidValue, key: "gain_db", section: sec, "\(tl): gain_db \(v) is above +24 dB") }
+                gain = v
+            }
+            func frames(_ key: String) throws(SessionError) -> Int64 {
+                guard let v = t[key] else { return 0 }
+                guard let n = v.int else { throw loc.error(.invalidValue, key: key, section: sec, "\(tl): \(key) must be an integer number of frames") }
+                guard n >= 0 else { throw loc.error(.invalidValue, key: key, section: sec, "\(tl): \(key) \(n) is negative") }
+                return Int64(n)
+            }
+            let trimStart = try frames("trim_start")
+            let trimEnd = try frames("trim_end")
+            var outputs: [Int]?
+            if let o = t["outputs"] {
+                guard let a = o.array else { throw loc.error(.invalidValue, key: "outputs", section: sec, "\(tl): outputs must be an array of output channels, e.g. [1, 2]") }
+                var list: [Int] = []
+                for item in a {
+                    guard let n = item.int, n >= 1, n <= output.channels else {
+                        throw loc.error(.invalidValue, key: "outputs", section: sec, "\(tl): outputs must list output channels from 1 to \(output.channels)")
+                    }
+                    list.append(n)
+                }
+                outputs = list
+            }
+            // The audio file: exists, is audio aqsync plays, the trims leave something.
+            let info: AudioFileInfo
+            do {
+                info = try AudioFileReader.probe(fileURL)
+            } catch {
+                var e = error
+                e.message = "\(tl): \(e.message)"
+                throw e
+            }
+            if let outputs, outputs.count != Int(info.format.channelsPerFrame) {
+                throw loc.error(.invalidValue, key: "outputs", section: sec, "\(tl): outputs lists \(outputs.count) channel(s) but \(fileURL.lastPathComponent) has \(info.format.channelsPerFrame)")
+            }
+            if trimStart + trimEnd >= info.frameCount {
+                throw loc.error(.trimTooLong, key: trimEnd > 0 ? "trim_end" : "trim_start", section: sec,
+                    "\(tl): trim_start \(trimStart) + trim_end \(trimEnd) frames leave nothing of \(fileURL.lastPathComponent) (\(info.frameCount) frames)")
+            }
+            tracks.append(SessionTrack(
+                name: trackName, file: fileURL, start: start, gainDB: gain, trimStart: trimStart, trimEnd: trimEnd,
+                outputs: outputs, audio: info))
+        }
+        return Session(url: url, name: name, sampleRate: sampleRate, output: output, tracks: tracks)
+    }
+}
+
+/// Finds where a key is written in the session text, for messages (TOMLKit gives positions
+/// only for syntax errors).
+struct Locator {
+    enum Section { case table(String), track(Int) }
+    let lines: [Substring]
+    let file: String
+
+    init(text: String, file: String) {
+        lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        self.file = file
+    }
+
+    func error(_ kind: SessionError.Kind, key: String?, section: Section?, _ message: String) -> SessionError {
+        let pos = find(key: key, in: section)
+        return SessionError(kind, file: file, line: pos?.line, column: pos?.column, message)
+    }
+
+    /// The line and column of `key = …` in `section` (the header line when `key` is nil).
+    func find(key: String?, in section: Section?) -> (line: Int, column: Int)? {
+        var from = 0
+        var to = lines.count
+        if let section {
+            var headerIndex: Int?
+            var seen = -1
+            for (i, l) in lines.enumerated() {
+                let h = l.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: " ", with: "")
+                switch section {
+                case .table(let name): if h.hasPrefix("[\(name)]") { headerIndex = i }
+                case .track(let n):
+                    if h.hasPrefix("[[track]]") { seen += 1; if seen == n { headerIndex = i } }
+                }
+                if headerIndex != nil { break }
+            }
+            guard let headerIndex else { return nil }
+            guard let key else { return (headerIndex + 1, 1) }
+            from = headerIndex + 1
+            to = lines[from...].firstIndex(where: { $0.trimmingCharacters(in: .whitespaces).hasPrefix("[") }) ?? lines.count
+        }
+        guard let key else { return nil }
+        for i in from..<to {
+            let l = lines[i]
+            let trimmed = l.drop(while: { $0 == " " || $0 == "\t" })
+            for form in [key, "\"\(key)\"", "'\(key)'"] where trimmed.hasPrefix(form) {
+                let rest = trimmed.dropFirst(form.count).drop(while: { $0 == " " || $0 == "\t" })
+                if rest.hasPrefix("=") || rest.hasPrefix(".") {
+                    return (i + 1, l.distance(from: l.startIndex, to: trimmed.startIndex) + 1)
+                }
+            }
+            if section == nil, trimmed.hasPrefix("[") && trimmed.contains(key) { return (i + 1, 1) }
+        }
+        return nil
+    }
+}

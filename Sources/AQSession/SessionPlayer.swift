@@ -1,0 +1,415 @@
+import AQEngine
+import Foundation
+
+/// Plays a ``Session`` on an engine: one output queue per track, each fed from its file by the
+/// file-stream parser through a small fixed set of buffers, each track's first frame on its
+/// exact device frame. Live playback (a ``JackDevice``) and offline rendering
+/// (``OfflineRenderer`` on a ``ManualDevice``) use this same type, so the same bytes reach the
+/// same queues in the same buffers either way.
+///
+/// How it feeds: at creation every track's buffers are filled and enqueued (the first with the
+/// track's gain as a volume parameter event, exact from its first frame, at queue time 0).
+/// When a buffer comes back, the output callback (on the engine's events thread) only hands
+/// it to the player's feeder thread, which reads the next frames into it and enqueues it again.
+/// After a track's last buffer the feeder flushes the queue and stops it once drained
+/// (`stop(immediately: false)`); the queue's `isRunning` listener marks the track done.
+///
+/// Threads: every public member may be called from any control thread (not the render
+/// thread, not from the engine's output callbacks). File reading and parsing happen on the
+/// caller's thread during `init` and on the player's own feeder thread afterwards.
+public final class SessionPlayer: @unchecked Sendable {
+    /// How tracks are buffered.
+    ///
+    /// Thread safety: a plain value; any thread.
+    public struct Options: Sendable {
+        /// Frames per buffer, at the file's rate.
+        public var bufferFrames: Int
+        /// Buffers per track (the memory a track uses is fixed by these two numbers).
+        public var buffersPerTrack: Int
+        /// Turn on the queues' level metering (for meters on a terminal).
+        public var metering: Bool
+
+        /// Defaults: 4 buffers of 8192 frames a track, metering off.
+        public init(bufferFrames: Int = 8192, buffersPerTrack: Int = 4, metering: Bool = false) {
+            self.bufferFrames = bufferFrames
+            self.buffersPerTrack = buffersPerTrack
+            self.metering = metering
+        }
+    }
+
+    /// What became of one track.
+    ///
+    /// Thread safety: a plain value; any thread.
+    public struct TrackReport: Sendable, Equatable {
+        /// The track's name.
+        public var name: String
+        /// The device frame its first frame was scheduled on.
+        public var scheduledStartFrame: Int64
+        /// The device frame the queue started on (its frame 0), as the render thread reported.
+        public var actualStartFrame: Int64?
+        /// Device frames of the track that played.
+        public var framesPlayed: Int64
+        /// Device frames skipped because they were already past when the render thread saw
+        /// them (the track kept its place on the timeline).
+        public var lateFrames: Int64
+        /// True when the track played to its end (not stopped early).
+        public var completed: Bool
+        /// Why the track stopped early, if something went wrong.
+        public var error: String?
+    }
+
+    final class Track {
+        let index: Int
+        let spec: SessionTrack
+        let queue: AudioQueue
+        let reader: AudioFileReader
+        var buffers: [AudioQueueBuffer] = []
+        let startOffset: Int64
+        let length: Int64
+        // Feeder side (the init thread, then the feeder thread):
+        var first = true
+        // Guarded by `cond`:
+        var fed = false
+        var done = false
+        var completed = false
+        var wasRunning = false
+        var enqueuedEnd: Int64 = 0
+        var error: String?
+        var scheduledStart: Int64 = 0
+
+        init(index: Int, spec: SessionTrack, queue: AudioQueue, reader: AudioFileReader, startOffset: Int64, length: Int64) {
+            self.index = index
+            self.spec = spec
+            self.queue = queue
+            self.reader = reader
+            self.startOffset = startOffset
+            self.length = length
+        }
+    }
+
+    /// The session played.
+    public let session: Session
+    /// The engine the queues are on.
+    public let engine: AudioQueueEngine
+    /// The buffering used.
+    public let options: Options
+    /// Device frames from the session start to the end of the last track.
+    public let lengthFrames: Int64
+
+    let tracks: [Track]
+    private let cond = NSCondition()
+    // Guarded by `cond`:
+    private var work: [(Int, AudioQueueBuffer)] = []
+    private var stopping = false
+    private var quit = false
+    private var startFrame: Int64?
+    private var stopFrame: Int64?
+    private let feederDone = DispatchSemaphore(value: 0)
+    private var feederStarted = false
+
+    /// Makes a queue per track on `engine`, allocates its buffers and fills and enqueues them
+    /// (reading the first frames of every file on the calling thread), then starts the feeder
+    /// thread. Nothing plays until ``start(at:)``.
+    ///
+    /// - Throws: ``SessionError`` (`.playback` naming the track when the engine refuses a
+    ///   queue, a format or a buffer; `.unreadableFile`/`.unsupportedAudio` for a file that
+    ///   changed since it was loaded). Queues made so far are disposed of.
+    public init(session: Session, engine: AudioQueueEngine, options: Options = Options()) throws(SessionError) {
+        self.session = session
+        self.engine = engine
+        self.options = options
+        let rate = engine.device.sampleRate
+        lengthFrames = session.deviceLength(deviceRate: rate)
+        var made: [Track] = []
+        let cond = self.cond
+        // The callbacks need `self`, which is not usable before every property is set: they
+        // reach the player through this box, filled in below.
+        let box = WeakBox()
+        do throws(SessionError) {
+            for (i, spec) in session.tracks.enumerated() {
+                let reader = try AudioFileReader(
+                    url: spec.file, trimStart: spec.trimStart, frames: spec.playableFrames,
+                    maximumRequestFrames: options.bufferFrames)
+                let queue: AudioQueue
+                do {
+                    queue = try engine.newOutput(format: reader.info.format) { _, buffer in
+                        box.player?.returned(track: i, buffer: buffer)
+                    }
+                } catch {
+                    throw SessionError(.playback, file: spec.file.path, "track '\(spec.name)': the engine refused the file's format: \(error.message)")
+                }
+                let t = Track(
+                    index: i, spec: spec, queue: queue, reader: reader,
+                    startOffset: session.startOffset(of: spec, deviceRate: rate),
+                    length: session.deviceLength(of: spec, deviceRate: rate))
+                made.append(t)
+                do {
+                    if let outputs = spec.outputs { try queue.setOutputChannels(outputs.map { $0 - 1 }) }
+                    if options.metering { try queue.setLevelMeteringEnabled(true) }
+                    for _ in 0..<max(1, options.buffersPerTrack) {
+                        t.buffers.append(try queue.allocateBuffer(capacity: options.bufferFrames * reader.bytesPerFrame))
+                    }
+                } catch {
+                    throw SessionError(.playback, file: spec.file.path, "track '\(spec.name)': \(error.message)")
+                }
+                queue.addPropertyListener(.isRunning) { q, _ in
+                    box.player?.runningChanged(track: i, running: q.isRunning, error: q.error)
+                }
+            }
+        } catch {
+            for t in made { try? t.queue.dispose(immediately: true) }
+            throw error
+        }
+        tracks = made
+        box.player = self
+        _ = cond
+        for t in tracks {
+            for b in t.buffers { feed(t, b) }
+            if let e = t.error {
+                for t in tracks { try? t.queue.dispose(immediately: true) }
+                throw SessionError(.playback, file: t.spec.file.path, "track '\(t.spec.name)': \(e)")
+            }
+        }
+        let thread = Thread { [self] in feederLoop() }
+        thread.name = "aqsync-feeder"
+        feederStarted = true
+        thread.start()
+    }
+
+    final class WeakBox: @unchecked Sendable {
+        weak var player: SessionPlayer?
+    }
+
+    deinit { close() }
+
+    // MARK: - Control
+
+    /// Schedules every track against one session start frame: `engine.nearestStartTime(time)`
+    /// (nil: as soon as possible). Each track's queue starts on its own exact device frame,
+    /// session start + its start offset, with its first buffer at queue time 0.
+    ///
+    /// - Returns: the session start frame (device frames).
+    /// - Throws: ``SessionError`` `.playback` when a queue cannot start.
+    @discardableResult
+    public func start(at time: AudioTimeStamp? = nil) throws(SessionError) -> Int64 {
+        let s = Int64(engine.nearestStartTime(time).sampleTime)
+        cond.lock()
+        startFrame = s
+        for t in tracks { t.scheduledStart = s + t.startOffset }
+        cond.unlock()
+        for t in tracks {
+            do {
+                try t.queue.start(at: AudioTimeStamp(sampleTime: Double(s + t.startOffset)))
+            } catch {
+                stop()
+                throw SessionError(.playback, file: t.spec.file.path, "track '\(t.spec.name)' cannot start: \(error.message)")
+            }
+        }
+        return s
+    }
+
+    /// Stops every track at once (the next render cycle). Buffers come back unplayed; the
+    /// player is finished when this returns. Calling it again does nothing.
+    public func stop() {
+        cond.lock()
+        if stopping { cond.unlock(); return }
+        stopping = true
+        cond.unlock()
+        for t in tracks { try? t.queue.stop(immediately: true) }
+        let now = Int64(engine.deviceCurrentTime().sampleTime)
+        cond.lock()
+        stopFrame = now
+        for t in tracks where !t.done { t.done = true }
+        cond.broadcast()
+        cond.unlock()
+    }
+
+    /// Stops the feeder thread and disposes of the queues. The engine is left open.
+    public func close() {
+        cond.lock()
+        let wasQuit = quit
+        quit = true
+        stopping = true
+        cond.broadcast()
+        cond.unlock()
+        if wasQuit { return }
+        if feederStarted { feederDone.wait() }
+        for t in tracks { try? t.queue.dispose(immediately: true) }
+    }
+
+    /// True once every track has played to its end or the player was stopped.
+    public var isFinished: Bool {
+        cond.lock()
+        defer { cond.unlock() }
+        return tracks.allSatisfy(\.done)
+    }
+
+    /// Waits until ``isFinished`` (at most `timeout` seconds; nil: forever). Returns
+    /// ``isFinished``.
+    @discardableResult
+    public func waitUntilFinished(timeout: Double? = nil) -> Bool {
+        let deadline = timeout.map { Date().addingTimeInterval($0) } ?? .distantFuture
+        cond.lock()
+        defer { cond.unlock() }
+        while !tracks.allSatisfy(\.done) {
+            if !cond.wait(until: deadline) { break }
+        }
+        return tracks.allSatisfy(\.done)
+    }
+
+    /// The session start frame (device frames), once ``start(at:)`` ran.
+    public var sessionStartFrame: Int64? {
+        cond.lock()
+        defer { cond.unlock() }
+        return startFrame
+    }
+
+    /// Offline rendering: waits until every track that is still being fed has audio enqueued
+    /// up to device frame `frame` (exclusive), so that no buffer can be late in a cycle that
+    /// ends there. Call before each render cycle.
+    ///
+    /// - Throws: ``SessionError`` `.playback` when the feeder makes no progress for `timeout`
+    ///   seconds, or a track failed.
+    public func waitUntilEnqueued(through frame: Int64, timeout: Double = 30) throws(SessionError) {
+        cond.lock()
+        defer { cond.unlock() }
+        var deadline = Date().addingTimeInterval(timeout)
+        while true {
+            if let bad = tracks.first(where: { $0.error != nil }) {
+                throw SessionError(.playback, file: bad.spec.file.path, "track '\(bad.spec.name)': \(bad.error!)")
+            }
+            let waiting = tracks.first { !$0.fed && !$0.done && $0.scheduledStart + $0.enqueuedEnd < frame }
+            guard waiting != nil else { return }
+            if !cond.wait(until: deadline) {
+                throw SessionError(.playback, file: session.url.path, "the feeder made no progress for \(Int(timeout)) s (render stalled at frame \(frame))")
+            }
+            deadline = Date().addingTimeInterval(timeout)
+        }
+    }
+
+    /// What became of each track so far (final once ``isFinished``).
+    public func report() -> [TrackReport] {
+        let stats = tracks.map { ($0.queue.startDeviceFrame, $0.queue.lateFrames) }
+        let now = Int64(engine.deviceCurrentTime().sampleTime)
+        cond.lock()
+        defer { cond.unlock() }
+        return zip(tracks, stats).map { t, s in
+            let (actual, late) = s
+            var played: Int64
+            if t.completed {
+                played = t.enqueuedEnd
+            } else if let a = actual {
+                played = min(max(0, (stopFrame ?? now) - a), t.enqueuedEnd)
+            } else {
+                played = 0
+            }
+            played = max(0, played - late)
+            return TrackReport(
+                name: t.spec.name, scheduledStartFrame: t.scheduledStart, actualStartFrame: actual,
+                framesPlayed: played, lateFrames: late, completed: t.completed, error: t.error)
+        }
+    }
+
+    /// Per track, per channel: the peak level of the latest render cycle in dB (-120 for
+    /// silence), or nil for a track whose metering is off.
+    public func levels() -> [[Float]?] {
+        tracks.map { t in (try? t.queue.currentLevelMeterDB())?.map(\.peakPower) }
+    }
+
+    /// Late frames of every track so far.
+    public var lateFrames: Int64 { tracks.reduce(0) { $0 + $1.queue.lateFrames } }
+
+    /// The tracks' names, in session order.
+    public var trackNames: [String] { tracks.map(\.spec.name) }
+
+    // MARK: - Feeding
+
+    /// Output callback (events thread): hand the buffer to the feeder, nothing else.
+    func returned(track: Int, buffer: AudioQueueBuffer) {
+        cond.lock()
+        if !stopping && !tracks[track].fed {
+            work.append((track, buffer))
+            cond.broadcast()
+        }
+        cond.unlock()
+    }
+
+    /// isRunning listener (events thread).
+    func runningChanged(track: Int, running: Bool, error: AudioQueueError?) {
+        cond.lock()
+        let t = tracks[track]
+        if running {
+            t.wasRunning = true
+        } else if t.wasRunning || error != nil {
+            if let error { t.error = t.error ?? error.message }
+            if !t.done {
+                t.done = true
+                t.completed = t.fed && error == nil && !stopping
+            }
+        }
+        cond.broadcast()
+        cond.unlock()
+    }
+
+    private func feederLoop() {
+        while true {
+            cond.lock()
+            while work.isEmpty && !quit { cond.wait() }
+            if quit { cond.unlock(); break }
+            let (i, b) = work.removeFirst()
+            cond.unlock()
+            feed(tracks[i], b)
+        }
+        feederDone.signal()
+    }
+
+    /// Reads the next frames of `t` into `b` and enqueues it; after the last, flushes and
+    /// stops the queue once drained. Init thread or feeder thread.
+    private func feed(_ t: Track, _ b: AudioQueueBuffer) {
+        cond.lock()
+        let skip = stopping || t.fed || t.error != nil
+        cond.unlock()
+        if skip { return }
+        var failure: String?
+        var end = false
+        do {
+            let n = try t.reader.read(into: b.audioData, maxFrames: options.bufferFrames)
+            if n > 0 {
+                b.audioDataByteSize = n * t.reader.bytesPerFrame
+                do {
+                    if t.first {
+                        t.first = false
+                        try t.queue.enqueue(
+                            b, parameterEvents: [AudioQueueParameterEvent(.volume, t.spec.linearGain)],
+                            startTime: AudioTimeStamp(sampleTime: 0))
+                    } else {
+                        try t.queue.enqueue(b)
+                    }
+                } catch {
+                    failure = "enqueue refused: \(error.message)"
+                }
+            }
+            end = t.reader.isAtEnd || n == 0
+        } catch {
+            failure = error.description
+        }
+        if failure == nil && end {
+            do {
+                try t.queue.flush()
+                try t.queue.stop(immediately: false)
+            } catch {
+                failure = "cannot finish: \(error.message)"
+            }
+        }
+        let enqueued = t.queue.enqueuedDeviceFrames
+        cond.lock()
+        t.enqueuedEnd = max(t.enqueuedEnd, enqueued)
+        if let failure, !stopping {
+            t.error = failure
+            t.fed = true
+        }
+        if end { t.fed = true }
+        cond.broadcast()
+        cond.unlock()
+    }
+}

@@ -1,0 +1,292 @@
+import AQEngine
+import AQSession
+import ArgumentParser
+import Dispatch
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `aqsync play SESSION` (also `aqsync SESSION`): every track of the session through JACK,
+/// each on its exact frame. Exits when the last track has played; Ctrl-C stops at once.
+struct PlayCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "play",
+        abstract: "Play a session through JACK, every track on its exact frame (the default command).",
+        discussion: """
+            Exit status: 0 when every track played to its end, 1 when the session or the server \
+            was refused (nothing plays) or a track failed, 130 after Ctrl-C (a clean stop).
+            """)
+
+    @Argument(help: "The session file (TOML, see docs/session-format.md).")
+    var session: String
+
+    @Option(help: ArgumentHelp("Connect output i to port i (overrides the session's [output] connect).", valueName: "PORT,PORT,..."))
+    var connect: String?
+
+    @Flag(help: "Connect the outputs to nothing.")
+    var noConnect = false
+
+    @Option(help: "JACK server name (default: JACK_DEFAULT_SERVER, else \"default\").")
+    var server: String?
+
+    @Option(help: "JACK client name (overrides the session's [output] client_name).")
+    var clientName: String?
+
+    @Option(help: ArgumentHelp("Record what the engine sent, through its own JACK inputs, to this float WAV file.", valueName: "FILE.wav"))
+    var capture: String?
+
+    @Flag(help: "Refuse to play when no JACK server is reachable, instead of starting a private one.")
+    var noStartServer = false
+
+    @Option(help: "Seconds between the command and the session start (time to fill every track's buffers).")
+    var lead: Double = 0.25
+
+    func validate() throws {
+        if noConnect && connect != nil { throw ValidationError("--connect and --no-connect exclude each other") }
+        if let clientName, clientName.isEmpty { throw ValidationError("--client-name must not be empty") }
+        guard lead >= 0 && lead <= 10 else { throw ValidationError("--lead must be 0 to 10 seconds") }
+    }
+
+    func run() throws {
+        let s = try loadSession(session)
+        let code = Player(command: self, session: s).run()
+        if code != 0 { throw ExitCode(code) }
+    }
+}
+
+/// Everything `play` runs, and its clean-up.
+final class Player: @unchecked Sendable {
+    let command: PlayCommand
+    let session: Session
+    let tty = isatty(STDOUT_FILENO) != 0
+    let interrupted = Atomic<Bool>(false)
+
+    init(command: PlayCommand, session: Session) {
+        self.command = command
+        self.session = session
+    }
+
+    /// Plays; returns the exit status.
+    func run() -> Int32 {
+        // The server: the one asked for (or the default) when reachable, else a private one.
+        var privateServer: JackServer?
+        let serverName = JackDevice.resolveServerName(command.server)
+        var useServer = command.server
+        if !quietly({ JackDevice.isServerReachable(command.server) }) {
+            if command.noStartServer {
+                printError("no JACK server '\(serverName)' is reachable (and --no-start-server was given)")
+                return 1
+            }
+            do {
+                let name = "aqsync-\(getpid())"
+                // Quietly: libjack complains on stderr each time the launcher probes a server
+                // that is not up yet.
+                let started: Result<JackServer, DeviceError> = quietly {
+                    do throws(DeviceError) { return .success(try JackServer.startPrivate(name: name, sampleRate: Int(session.sampleRate ?? 48000))) } catch { return .failure(error) }
+                }
+                let srv = try started.get()
+                privateServer = srv
+                useServer = name
+                log("no JACK server '\(serverName)' was reachable: started a \(srv.summary); it stops when aqsync exits")
+            } catch {
+                printError("no JACK server '\(serverName)' is reachable and a private one could not start: \(error.message)")
+                return 1
+            }
+        }
+        defer { privateServer?.stop() }
+
+        let outputs: JackConnections
+        if command.noConnect { outputs = .none }
+        else if let c = command.connect { outputs = .ports(c.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }) }
+        else if let c = session.output.connect { outputs = .ports(c) }
+        else { outputs = .physical }
+        let channels = session.output.channels
+        let device: JackDevice
+        do {
+            device = try JackDevice(options: JackDeviceOptions(
+                clientName: command.clientName ?? session.output.clientName, serverName: useServer,
+                outputChannels: channels, inputChannels: command.capture == nil ? 0 : channels,
+                outputConnections: outputs, inputConnections: .none))
+        } catch {
+            printError(error.message)
+            return 1
+        }
+        let engine: AudioQueueEngine
+        do {
+            engine = try AudioQueueEngine(device: device)
+        } catch {
+            printError(error.message)
+            return 1
+        }
+        defer { engine.close() }
+        let rate = device.sampleRate
+        let player: SessionPlayer
+        do {
+            player = try SessionPlayer(session: session, engine: engine, options: SessionPlayer.Options(metering: tty))
+        } catch {
+            printError(error.description)
+            return 1
+        }
+        defer { player.close() }
+
+        // Ctrl-C: stop at once, cleanly (the handler runs on a dispatch queue, not in a signal
+        // handler).
+        signal(SIGINT, SIG_IGN)
+        let sigint = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        sigint.setEventHandler { [self] in
+            interrupted.store(true, ordering: .relaxed)
+            player.stop()
+        }
+        sigint.resume()
+        defer { sigint.cancel(); signal(SIGINT, SIG_DFL) }
+
+        // Wait for the first cycle: the session start is taken from the device's timeline.
+        let t0 = Date()
+        while engine.timebase == nil && Date().timeIntervalSince(t0) < 3 { usleep(2000) }
+        guard engine.timebase != nil else {
+            printError("the JACK server runs no cycles for client \(device.clientName)")
+            return 1
+        }
+        var capture: JackCapture?
+        if let path = command.capture {
+            do {
+                capture = try device.startCapture(to: URL(fileURLWithPath: path))
+            } catch {
+                printError("--capture \(path): \(error.message)")
+                return 1
+            }
+        }
+        let connected = (0..<channels).map { device.connections(ofOutput: $0) }
+        let epoch0 = engine.discontinuity.epoch
+        let sessionStart: Int64
+        do {
+            let want = engine.deviceCurrentTime().sampleTime + command.lead * rate
+            sessionStart = try player.start(at: AudioTimeStamp(sampleTime: want.rounded(.up)))
+        } catch {
+            printError(error.description)
+            _ = capture?.stop()
+            return 1
+        }
+        log("playing '\(session.name)': \(session.tracks.count) track(s), \(formatSeconds(Double(player.lengthFrames) / rate)) at \(Int(rate)) Hz on \(device.uid), session start at device frame \(sessionStart)")
+        for (i, c) in connected.enumerated() {
+            log("  \(device.outputPortNames[i]) -> \(c.isEmpty ? "(not connected)" : c.joined(separator: ", "))")
+        }
+
+        let status = monitor(player: player, engine: engine, device: device, sessionStart: sessionStart, epoch0: epoch0, rate: rate)
+        if let capture {
+            let frames = capture.stop()
+            let dropped = capture.droppedFrames
+            log("capture: \(frames) frames written to \(command.capture!)\(dropped > 0 ? " (\(dropped) frames dropped)" : "")")
+        }
+        let reports = player.report()
+        printReport(reports)
+        if interrupted.load(ordering: .relaxed) {
+            log("stopped by Ctrl-C")
+            return 130
+        }
+        if reports.contains(where: { $0.error != nil }) || status != 0 { return 1 }
+        return 0
+    }
+
+    /// Shows progress until the player is finished; logs every discontinuity. Returns 1 when
+    /// the server went away.
+    func monitor(player: SessionPlayer, engine: AudioQueueEngine, device: JackDevice, sessionStart: Int64, epoch0: UInt64, rate: Double) -> Int32 {
+        var epoch = epoch0
+        var discontinuities = 0
+        var drawn = 0
+        var lastPlain = Date()
+        let names = player.trackNames
+        let width = max(5, names.map(\.count).max() ?? 5)
+        var doneLogged = Set<Int>()
+        var status: Int32 = 0
+        while !player.waitUntilFinished(timeout: tty ? 0.1 : 0.05) {
+            let now = engine.deviceCurrentTime().sampleTime
+            let d = engine.discontinuity
+            if d.epoch != epoch {
+                epoch = d.epoch
+                discontinuities += 1
+                let pos = formatSeconds((now - Double(sessionStart)) / rate)
+                let line = "discontinuity (\(d.reason)) at device frame \(Int64(now)), session position \(pos); tracks keep their frames"
+                if tty { clear(&drawn) }
+                log(line)
+                if d.reason == .serverShutdown { status = 1 }
+            }
+            let position = min(max(0, (now - Double(sessionStart)) / rate), Double(player.lengthFrames) / rate)
+            let late = player.lateFrames
+            let head = "\(formatSeconds(position)) / \(formatSeconds(Double(player.lengthFrames) / rate))  discontinuities \(discontinuities)  late frames \(late)"
+            if tty {
+                var lines = ["▶ " + head]
+                let finished = player.report().map { $0.completed || $0.error != nil }
+                for (i, lv) in player.levels().enumerated() {
+                    if finished[i] {
+                        lines.append("  \(names[i].padding(toLength: width, withPad: " ", startingAt: 0)) done")
+                        continue
+                    }
+                    let name = names[i].padding(toLength: width, withPad: " ", startingAt: 0)
+                    let peaks = lv ?? []
+                    let bars = peaks.map { meter($0) }.joined(separator: " ")
+                    let db = peaks.max().map { $0 <= -119 ? "  -inf" : String(format: "%6.1f", $0) } ?? ""
+                    lines.append("  \(name) \(bars) \(db) dB")
+                }
+                redraw(lines, &drawn)
+            } else {
+                let reports = player.report()
+                for (i, r) in reports.enumerated() where !doneLogged.contains(i) && (r.completed || r.error != nil) {
+                    doneLogged.insert(i)
+                    log("track '\(r.name)' \(r.completed ? "finished" : "stopped: \(r.error ?? "")")")
+                }
+                if Date().timeIntervalSince(lastPlain) >= 5 {
+                    lastPlain = Date()
+                    log("position " + head)
+                }
+            }
+            if device.serverHasShutDown { status = 1; player.stop() }
+        }
+        if tty { clear(&drawn) } else {
+            for (i, r) in player.report().enumerated() where !doneLogged.contains(i) && (r.completed || r.error != nil) {
+                log("track '\(r.name)' \(r.completed ? "finished" : "stopped: \(r.error ?? "")")")
+            }
+        }
+        return status
+    }
+
+    func meter(_ db: Float) -> String {
+        let cells = 20
+        let filled = max(0, min(cells, Int(((db + 60) / 60 * Float(cells)).rounded())))
+        return "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: cells - filled) + "]"
+    }
+
+    func redraw(_ lines: [String], _ drawn: inout Int) {
+        var out = drawn > 0 ? "\u{1B}[\(drawn)A" : ""
+        for l in lines { out += "\r\u{1B}[2K" + l + "\n" }
+        FileHandle.standardOutput.write(Data(out.utf8))
+        drawn = lines.count
+    }
+
+    func clear(_ drawn: inout Int) {
+        guard drawn > 0 else { return }
+        var out = "\u{1B}[\(drawn)A"
+        for _ in 0..<drawn { out += "\r\u{1B}[2K\n" }
+        out += "\u{1B}[\(drawn)A"
+        FileHandle.standardOutput.write(Data(out.utf8))
+        drawn = 0
+    }
+
+    func log(_ line: String) { say(line) }
+
+    /// Runs `body` with stderr sent to /dev/null: libjack prints several lines when a probe
+    /// finds no server, which is an expected answer here, not an error.
+    func quietly<T>(_ body: () -> T) -> T {
+        let saved = dup(STDERR_FILENO)
+        let null = open("/dev/null", O_WRONLY)
+        if saved >= 0 && null >= 0 { dup2(null, STDERR_FILENO) }
+        defer {
+            if saved >= 0 { dup2(saved, STDERR_FILENO); close(saved) }
+            if null >= 0 { close(null) }
+        }
+        return body()
+    }
+}
