@@ -263,7 +263,11 @@ public final class PacketDecoder {
         }
         if r < 0 { return silence(framesIfCorrupt, output, offset, capacity) }
         let written = receiveAll(output, offset, capacity)
-        if written < 0 { return silence(framesIfCorrupt, output, offset, capacity) }
+        // A packet that decodes to nothing although it should hold frames (an ALAC packet
+        // that ends at once, say) is as lost as one libavcodec refuses.
+        if written < 0 || (written == 0 && framesIfCorrupt > 0) {
+            return silence(framesIfCorrupt, output, offset, capacity)
+        }
         return written
     }
 

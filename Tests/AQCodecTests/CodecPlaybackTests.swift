@@ -140,3 +140,64 @@ import Testing
         #expect(d <= 1e-4, "max difference \(d)")
     }
 }
+
+/// A damaged packet in the middle of a stream (issue 6, errors).
+@Suite struct CorruptPacketTests {
+    /// An ALAC CAF whose middle packet is overwritten in the file: the track plays to its end,
+    /// the damaged packet's frames are silence, every other frame equals ffmpeg's decode of
+    /// the undamaged file at its own place, and the damage is counted.
+    @Test func damagedALACPacketIsSilentAndLaterAudioKeepsItsPlace() throws {
+        let fx = try CodecFixtures()
+        let f = try CodecPlaybackTests.encode(fx, "t.caf", codec: ["-c:a", "alac", "-sample_fmt", "s16p"])
+        var bytes = cafWithPacketTableFirst([UInt8](try Data(contentsOf: URL(fileURLWithPath: f))))
+        let clean = try parseFile(bytes)
+        let reference = try fx.ffmpegDecode(f, channels: 2)
+        let k = clean.packets.count / 2
+        // Damage packet k in the file itself: its bytes follow the data chunk's 4-byte edit count.
+        let offset = Int(clean.dataOffset) + clean.packets[..<k].reduce(0) { $0 + $1.bytes.count }
+        #expect(Array(bytes[offset..<(offset + 8)]) == Array(clean.packets[k].bytes.prefix(8)))
+        for i in 0..<clean.packets[k].bytes.count { bytes[offset + i] = 0xFF }
+        let damaged = try parseFile(bytes)
+        #expect(damaged.packets.count == clean.packets.count)
+        let r = try renderOffline(damaged)
+        #expect(r.corruptPackets == 1)
+        let n = reference[0].count
+        #expect(r.frames == n, "plays to the end, same length")
+        let spf = Int(clean.format.framesPerPacket)
+        let hole = (k * spf)..<((k + 1) * spf)
+        var worst: Float = 0
+        for c in 0..<2 {
+            for i in 0..<n where !hole.contains(i) { worst = max(worst, abs(r.output[c][i] - reference[c][i])) }
+            #expect(r.output[c][hole].allSatisfy { $0 == 0 }, "the damaged packet plays as silence")
+        }
+        #expect(worst <= 1e-4, "every other frame in its place: max difference \(worst)")
+    }
+
+    /// An MP3 packet zeroed at enqueue (its header gone): silence for its 1152 frames, counted,
+    /// the queue keeps playing and later frames keep their place.
+    @Test func zeroedMP3PacketIsSkippedInSync() throws {
+        let fx = try CodecFixtures()
+        let f = try CodecPlaybackTests.encode(fx, "t.mp3", codec: ["-c:a", "libmp3lame", "-b:a", "128k"])
+        let parsed = try parseFile([UInt8](try Data(contentsOf: URL(fileURLWithPath: f))))
+        let clean = try renderOffline(parsed)
+        let k = parsed.packets.count / 2
+        let r = try renderOffline(parsed, replace: [k: [UInt8](repeating: 0, count: parsed.packets[k].bytes.count)])
+        #expect(r.corruptPackets == 1)
+        #expect(r.frames == clean.frames)
+        // Decoded frame positions: packet k covers [k·1152, (k+1)·1152) before priming is cut;
+        // the bit reservoir (main data reaching back into earlier frames) and the overlap spoil
+        // the next few packets too (measured: up to 900 frames into packet k + 3). Everything
+        // from packet k + 4 on is identical: nothing moved.
+        let priming = Int(parsed.packetTable!.primingFrames)
+        let holeStart = k * 1152 - priming
+        let resume = (k + 4) * 1152 - priming
+        #expect(r.output[0][holeStart..<(holeStart + 1152)].allSatisfy { $0 == 0 })
+        #expect(maxDifference([Array(r.output[0][..<holeStart])], [Array(clean.output[0][..<holeStart])], frames: holeStart) == 0)
+        let tailN = clean.frames - resume
+        let d = maxDifference(
+            [Array(r.output[0][resume...]), Array(r.output[1][resume...])],
+            [Array(clean.output[0][resume...]), Array(clean.output[1][resume...])], frames: tailN)
+        let bad = (resume..<clean.frames).filter { abs(r.output[0][$0] - clean.output[0][$0]) > 1e-4 }
+        #expect(d <= 1e-4, "later audio in its place: max difference \(d), first bad \(bad.first ?? -1) last \(bad.last ?? -1) count \(bad.count), resume \(resume)")
+    }
+}
