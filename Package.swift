@@ -44,7 +44,7 @@ let package = Package(
         .target(name: "AQFileStream", dependencies: ["AQTypes"], swiftSettings: strict),
         // session.toml: model, loader, the player that feeds queues from the parser, offline render.
         .target(name: "AQSession", dependencies: [
-            "AQEngine", "AQFileStream", .product(name: "TOMLKit", package: "TOMLKit"),
+            "AQEngine", "AQConvert", "AQFileStream", .product(name: "TOMLKit", package: "TOMLKit"),
         ], swiftSettings: strict),
         // Helpers for tests and benchmarks: a private jackd, impulse finders, WAV reading.
         .target(name: "AQTesting", dependencies: ["AQEngine"], swiftSettings: strict),
@@ -68,6 +68,6 @@ let package = Package(
         .testTarget(name: "AQFileStreamTests", dependencies: ["AQFileStream"]),
         .testTarget(name: "JACKIntegrationTests", dependencies: ["AQEngine", "AQTesting"]),
         .testTarget(name: "AQSessionTests", dependencies: ["AQSession", "AQTesting"]),
-        .testTarget(name: "AQCodecTests", dependencies: ["AQEngine", "AQConvert", "AQFileStream", "AQTesting"]),
+        .testTarget(name: "AQCodecTests", dependencies: ["AQEngine", "AQConvert", "AQFileStream", "AQSession", "AQTesting"]),
     ]
 )

@@ -131,7 +131,7 @@ public final class AudioFileReader {
     static func checkPlayable(format f: AudioStreamBasicDescription, fileType: FourCharCode, path: String) throws(SessionError) {
         let pcm = f.formatID == AudioFormatID.linearPCM || f.formatID == AudioFormatID.uLaw || f.formatID == AudioFormatID.aLaw
         guard pcm else {
-            throw SessionError(.unsupportedAudio, file: path, "'\(f.formatID)' audio is compressed; aqsync plays PCM (WAV, AIFF, AIFC, CAF, NeXT): convert it first")
+            throw SessionError(.unsupportedAudio, file: path, "'\(f.formatID)' audio is compressed in a way aqsync does not decode (it plays PCM, MP3, AAC and Apple Lossless)")
         }
         guard f.channelsPerFrame >= 1 else { throw SessionError(.unsupportedAudio, file: path, "the file has no channels") }
         guard f.channelsPerFrame <= 8 else {
@@ -226,6 +226,8 @@ public final class AudioFileReader {
     /// - Throws: ``SessionError`` naming the file: missing, unreadable, not audio, or a format
     ///   aqsync cannot play (compressed, more than 8 channels, ...).
     public static func probe(_ url: URL) throws(SessionError) -> AudioFileInfo {
-        try AudioFileReader(url: url, frames: 0, maximumRequestFrames: 1).info
+        // MP3, ADTS AAC and CAF with ALAC/AAC are read by CompressedFileReader (issue 6).
+        if let info = try? CompressedFileReader.probe(url) { return info }
+        return try AudioFileReader(url: url, frames: 0, maximumRequestFrames: 1).info
     }
 }

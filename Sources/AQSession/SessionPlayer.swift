@@ -1,3 +1,4 @@
+import AQConvert
 import AQEngine
 import Foundation
 
@@ -62,7 +63,10 @@ public final class SessionPlayer: @unchecked Sendable {
         let index: Int
         let spec: SessionTrack
         let queue: AudioQueue
-        let reader: AudioFileReader
+        /// PCM files.
+        let reader: AudioFileReader?
+        /// Compressed files (MP3, AAC, ALAC): whole packets with descriptions.
+        let packets: CompressedFileReader?
         var buffers: [AudioQueueBuffer] = []
         let startOffset: Int64
         let length: Int64
@@ -77,11 +81,15 @@ public final class SessionPlayer: @unchecked Sendable {
         var error: String?
         var scheduledStart: Int64 = 0
 
-        init(index: Int, spec: SessionTrack, queue: AudioQueue, reader: AudioFileReader, startOffset: Int64, length: Int64) {
+        init(
+            index: Int, spec: SessionTrack, queue: AudioQueue, reader: AudioFileReader?, packets: CompressedFileReader?,
+            startOffset: Int64, length: Int64
+        ) {
             self.index = index
             self.spec = spec
             self.queue = queue
             self.reader = reader
+            self.packets = packets
             self.startOffset = startOffset
             self.length = length
         }
@@ -127,27 +135,56 @@ public final class SessionPlayer: @unchecked Sendable {
         let box = WeakBox()
         do throws(SessionError) {
             for (i, spec) in session.tracks.enumerated() {
-                let reader = try AudioFileReader(
-                    url: spec.file, trimStart: spec.trimStart, frames: spec.playableFrames,
-                    maximumRequestFrames: options.bufferFrames)
+                var reader: AudioFileReader?
+                var packets: CompressedFileReader?
+                let format: AudioStreamBasicDescription
+                if CompressedFileReader.isCompressed(spec.audio.format) {
+                    let p = try CompressedFileReader(url: spec.file)
+                    packets = p
+                    format = p.format
+                } else {
+                    let r = try AudioFileReader(
+                        url: spec.file, trimStart: spec.trimStart, frames: spec.playableFrames,
+                        maximumRequestFrames: options.bufferFrames)
+                    reader = r
+                    format = r.info.format
+                }
                 let queue: AudioQueue
                 do {
-                    queue = try engine.newOutput(format: reader.info.format) { _, buffer in
+                    queue = try engine.newOutput(format: format) { _, buffer in
                         box.player?.returned(track: i, buffer: buffer)
                     }
                 } catch {
                     throw SessionError(.playback, file: spec.file.path, "track '\(spec.name)': the engine refused the file's format: \(error.message)")
                 }
                 let t = Track(
-                    index: i, spec: spec, queue: queue, reader: reader,
+                    index: i, spec: spec, queue: queue, reader: reader, packets: packets,
                     startOffset: session.startOffset(of: spec, deviceRate: rate),
                     length: session.deviceLength(of: spec, deviceRate: rate))
                 made.append(t)
-                do {
+                do throws(AudioQueueError) {
                     if let outputs = spec.outputs { try queue.setOutputChannels(outputs.map { $0 - 1 }) }
                     if options.metering { try queue.setLevelMeteringEnabled(true) }
-                    for _ in 0..<max(1, options.buffersPerTrack) {
-                        t.buffers.append(try queue.allocateBuffer(capacity: options.bufferFrames * reader.bytesPerFrame))
+                    if let reader {
+                        for _ in 0..<max(1, options.buffersPerTrack) {
+                            t.buffers.append(try queue.allocateBuffer(capacity: options.bufferFrames * reader.bytesPerFrame))
+                        }
+                    } else if let packets {
+                        // Compressed: the magic cookie, the gapless window (the file's priming
+                        // plus trim_start; the playable frames), and buffers of whole packets.
+                        if !packets.magicCookie.isEmpty { try queue.setMagicCookie(packets.magicCookie) }
+                        let priming = Int64(packets.packetTableInfo?.primingFrames ?? 0) + spec.trimStart
+                        guard priming <= Int64(Int32.max) else {
+                            throw AudioQueueError(.invalidParameter, "trim_start \(spec.trimStart) is too large for a compressed file")
+                        }
+                        try queue.setGaplessInfo(AudioFilePacketTableInfo(
+                            numberValidFrames: max(1, spec.playableFrames), primingFrames: Int32(priming),
+                            remainderFrames: packets.packetTableInfo?.remainderFrames ?? 0))
+                        let perPacket = PacketDecoder.maximumFramesPerPacket(format)
+                        let count = max(1, options.bufferFrames / perPacket)
+                        for _ in 0..<max(1, options.buffersPerTrack) {
+                            t.buffers.append(try queue.allocateBuffer(capacity: count * max(packets.packetSizeUpperBound, 1), packetDescriptions: count))
+                        }
                     }
                 } catch {
                     throw SessionError(.playback, file: spec.file.path, "track '\(spec.name)': \(error.message)")
@@ -373,9 +410,14 @@ public final class SessionPlayer: @unchecked Sendable {
         var failure: String?
         var end = false
         do {
-            let n = try t.reader.read(into: b.audioData, maxFrames: options.bufferFrames)
+            let n: Int
+            if let reader = t.reader {
+                n = try reader.read(into: b.audioData, maxFrames: options.bufferFrames)
+                b.audioDataByteSize = n * reader.bytesPerFrame
+            } else {
+                n = try t.packets!.read(into: b)
+            }
             if n > 0 {
-                b.audioDataByteSize = n * t.reader.bytesPerFrame
                 do {
                     if t.first {
                         t.first = false
@@ -389,7 +431,7 @@ public final class SessionPlayer: @unchecked Sendable {
                     failure = "enqueue refused: \(error.message)"
                 }
             }
-            end = t.reader.isAtEnd || n == 0
+            end = (t.reader?.isAtEnd ?? t.packets!.isAtEnd) || n == 0
         } catch {
             failure = error.description
         }

@@ -1,0 +1,241 @@
+import AQEngine
+import AQFileStream
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reads a compressed audio file (MP3, ADTS AAC, CAF with ALAC or AAC) through the file-stream
+/// parser, 64 KiB at a time, and fills queue buffers with whole packets and their packet
+/// descriptions. Memory holds at most one chunk plus one buffer's worth of packets.
+///
+/// CAF files whose packet table (`pakt`) comes after the audio data (as ffmpeg writes them)
+/// are fed to the parser with the chunks after `data` moved before it (read with `pread`, the
+/// file is not changed), since a push parser must know the packet sizes before the packets.
+///
+/// Thread safety: not thread-safe; one thread at a time (it may move between threads when
+/// the calls are serialised).
+public final class CompressedFileReader {
+    /// The file.
+    public let url: URL
+    /// The container (`MPG3`, `adts`, `caff`).
+    public private(set) var fileType: FourCharCode = FourCharCode(rawValue: 0)
+    /// The stream's format.
+    public private(set) var format: AudioStreamBasicDescription
+    /// The magic cookie (AAC, ALAC), or empty.
+    public private(set) var magicCookie: [UInt8] = []
+    /// Gapless information (MP3 LAME tag, CAF `pakt`), if the file has it.
+    public private(set) var packetTableInfo: AudioFilePacketTableInfo?
+
+    private let fd: Int32
+    private var stream: AudioFileStream!
+    /// (file offset, length) pieces fed to the parser in order.
+    private var segments: [(offset: Int64, length: Int64)] = []
+    private var segment = 0
+    private var segmentDone: Int64 = 0
+    private let chunk: UnsafeMutableRawPointer
+    private var endOfFile = false
+    // Parsed packets not yet handed out.
+    private var pending: [UInt8] = []
+    private var pendingDescs: [AudioStreamPacketDescription] = []
+    private var head = 0
+    /// Packets handed out or parsed (for the probe's counts).
+    private(set) var packetsParsed = 0
+    private(set) var framesParsed: Int64 = 0
+    private var lastPacket: [UInt8] = []
+    private var keepLast = false
+
+    /// True for the formats this reader handles.
+    static func isCompressed(_ f: AudioStreamBasicDescription) -> Bool {
+        f.formatID == AudioFormatID.mpegLayer3 || f.formatID == AudioFormatID.mpeg4AAC || f.formatID == AudioFormatID.appleLossless
+    }
+
+    /// Opens `url` and parses its header.
+    /// - Throws: ``SessionError`` (`.unreadableFile`, `.unsupportedAudio`) naming the file.
+    public init(url: URL) throws(SessionError) {
+        self.url = url
+        let path = url.path
+        fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            throw SessionError(.unreadableFile, file: path, "cannot open audio file: \(String(cString: strerror(errno)))")
+        }
+        chunk = .allocate(byteCount: AudioFileReader.chunkBytes, alignment: 16)
+        format = .linearPCM(sampleRate: 48000, channels: 1, bits: 16)
+        segments = Self.plan(fd)
+        do {
+            stream = try AudioFileStream(
+                propertyListener: { _, p, flags in if p == .magicCookieData { flags.insert(.cacheProperty) } },
+                packets: { [unowned self] data, _, descs in self.accept(data, descs) })
+        } catch {
+            throw SessionError(.unsupportedAudio, file: path, "\(error)")
+        }
+        while !stream.isReadyToProducePackets && !endOfFile { try readChunk() }
+        guard stream.isReadyToProducePackets, let f = stream.dataFormat else {
+            throw SessionError(.unsupportedAudio, file: path, "the file ends before its audio data")
+        }
+        format = f
+        fileType = stream.fileType ?? FourCharCode(rawValue: 0)
+        magicCookie = stream.magicCookie ?? []
+        packetTableInfo = stream.packetTableInfo
+    }
+
+    deinit {
+        close(fd)
+        chunk.deallocate()
+    }
+
+    /// The pieces of the file to feed: the whole file, or for a CAF with chunks after `data`,
+    /// the header, every other chunk in order, then `data`.
+    static func plan(_ fd: Int32) -> [(offset: Int64, length: Int64)] {
+        var st = stat()
+        let size = fstat(fd, &st) == 0 ? Int64(st.st_size) : Int64.max
+        var head = [UInt8](repeating: 0, count: 12)
+        guard pread(fd, &head, 8, 0) == 8, head[0..<4] == [0x63, 0x61, 0x66, 0x66] else { return [(0, size)] }
+        var chunks: [(type: [UInt8], offset: Int64, length: Int64)] = []
+        var at: Int64 = 8
+        while at + 12 <= size, chunks.count < 4096 {
+            guard pread(fd, &head, 12, off_t(at)) == 12 else { break }
+            var n: Int64 = 0
+            for k in 0..<8 { n = n << 8 | Int64(head[4 + k]) }
+            let total = n < 0 ? size - at : min(12 + n, size - at)
+            chunks.append((Array(head[0..<4]), at, total))
+            at += total
+        }
+        guard let d = chunks.firstIndex(where: { $0.type == [0x64, 0x61, 0x74, 0x61] }), d < chunks.count - 1 else {
+            return [(0, size)]
+        }
+        var out: [(offset: Int64, length: Int64)] = [(0, 8)]
+        for (i, c) in chunks.enumerated() where i != d { out.append((c.offset, c.length)) }
+        out.append((chunks[d].offset, chunks[d].length))
+        return out
+    }
+
+    private func readChunk() throws(SessionError) {
+        guard segment < segments.count else { endOfFile = true; return }
+        let s = segments[segment]
+        let want = Int(min(Int64(AudioFileReader.chunkBytes), s.length - segmentDone))
+        let got = want > 0 ? pread(fd, chunk, want, off_t(s.offset + segmentDone)) : 0
+        if got < 0 {
+            if errno == EINTR { return }
+            throw SessionError(.unreadableFile, file: url.path, "read error: \(String(cString: strerror(errno)))")
+        }
+        if got == 0 {
+            segment += 1
+            segmentDone = 0
+            return
+        }
+        segmentDone += Int64(got)
+        if segmentDone >= s.length { segment += 1; segmentDone = 0 }
+        do {
+            try stream.parse(UnsafeRawBufferPointer(start: chunk, count: got))
+        } catch {
+            throw SessionError(.unsupportedAudio, file: url.path, "\(error)")
+        }
+    }
+
+    private func accept(_ data: UnsafeRawBufferPointer, _ descs: UnsafeBufferPointer<AudioStreamPacketDescription>?) {
+        guard let descs else { return }
+        for d in descs {
+            let start = Int(d.startOffset)
+            let bytes = UnsafeRawBufferPointer(rebasing: data[start..<(start + Int(d.dataByteSize))])
+            pendingDescs.append(AudioStreamPacketDescription(
+                startOffset: Int64(pending.count), variableFramesInPacket: d.variableFramesInPacket, dataByteSize: d.dataByteSize))
+            pending.append(contentsOf: bytes)
+            packetsParsed += 1
+            let perPacket = stream?.dataFormat?.framesPerPacket ?? format.framesPerPacket
+            framesParsed += Int64(d.variableFramesInPacket > 0 ? d.variableFramesInPacket : perPacket)
+        }
+        if keepLast, let last = pendingDescs.last {
+            lastPacket = Array(pending[Int(last.startOffset)..<(Int(last.startOffset) + Int(last.dataByteSize))])
+            pending.removeAll(keepingCapacity: true)
+            pendingDescs.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// True when every packet has been handed out.
+    public var isAtEnd: Bool { endOfFile && head == pendingDescs.count }
+
+    /// Fills `buffer` with whole packets (at most its packet description capacity and its
+    /// byte capacity), setting `audioDataByteSize` and `packetDescriptionCount`.
+    /// - Returns: packets written; 0 at the end.
+    /// - Throws: ``SessionError`` for a read error, a parser error, or a packet larger than
+    ///   the buffer.
+    public func read(into buffer: AudioQueueBuffer) throws(SessionError) -> Int {
+        let maxPackets = buffer.packetDescriptionCapacity
+        while pendingDescs.count - head < maxPackets && !endOfFile { try readChunk() }
+        guard let out = buffer.packetDescriptions else { return 0 }
+        var n = 0
+        var bytes = 0
+        let base = head < pendingDescs.count ? Int(pendingDescs[head].startOffset) : 0
+        while n < maxPackets, head + n < pendingDescs.count {
+            let d = pendingDescs[head + n]
+            let size = Int(d.dataByteSize)
+            if bytes + size > buffer.audioDataBytesCapacity {
+                if n == 0 {
+                    throw SessionError(.unsupportedAudio, file: url.path, "a packet of \(size) bytes is larger than the buffer (\(buffer.audioDataBytesCapacity) bytes)")
+                }
+                break
+            }
+            out[n] = AudioStreamPacketDescription(startOffset: Int64(bytes), variableFramesInPacket: d.variableFramesInPacket, dataByteSize: d.dataByteSize)
+            bytes += size
+            n += 1
+        }
+        if bytes > 0 { pending.withUnsafeBytes { buffer.audioData.copyMemory(from: $0.baseAddress! + base, byteCount: bytes) } }
+        buffer.audioDataByteSize = bytes
+        buffer.packetDescriptionCount = n
+        head += n
+        if head == pendingDescs.count {
+            pending.removeAll(keepingCapacity: true)
+            pendingDescs.removeAll(keepingCapacity: true)
+            head = 0
+        }
+        return n
+    }
+
+    /// The largest packet the parser says the file has (for sizing buffers).
+    public var packetSizeUpperBound: Int {
+        if case .uint32(let v)? = try? stream.value(of: .packetSizeUpperBound), v > 0 { return Int(v) }
+        return 8192
+    }
+
+    /// Reads the header and counts the frames a decoder will play: the gapless valid-frame
+    /// count when the file records one (MP3 LAME tag), else every packet's frames (parsing the
+    /// whole file, packets dropped as they stream by); for Apple Lossless, the last packet's
+    /// own frame count (ffmpeg's CAF records whole packets as valid). Nil when the file is
+    /// not compressed.
+    static func probe(_ url: URL) throws(SessionError) -> AudioFileInfo? {
+        let r = try CompressedFileReader(url: url)
+        guard isCompressed(r.format) else { return nil }
+        if r.format.formatID == AudioFormatID.mpegLayer3, let pt = r.packetTableInfo, pt.numberValidFrames > 0 {
+            return AudioFileInfo(fileType: r.fileType, format: r.format, frameCount: pt.numberValidFrames)
+        }
+        r.keepLast = true
+        r.pending.removeAll()
+        r.pendingDescs.removeAll()
+        while !r.endOfFile { try r.readChunk() }
+        var frames = r.framesParsed
+        if r.format.formatID == AudioFormatID.appleLossless, let last = alacPartialFrames(r.lastPacket) {
+            frames += Int64(last) - Int64(r.format.framesPerPacket)
+        }
+        if let pt = r.packetTableInfo {
+            frames -= Int64(pt.primingFrames)
+            if pt.numberValidFrames > 0 { frames = min(frames, pt.numberValidFrames) }
+        }
+        return AudioFileInfo(fileType: r.fileType, format: r.format, frameCount: max(0, frames))
+    }
+
+    /// The frame count an ALAC packet's header states when it is a partial (last) packet:
+    /// 3 bits element, 4 bits instance, 12 unused, 1 bit "has size", 2 bits shift, 1 bit
+    /// uncompressed, then 32 bits of frames.
+    static func alacPartialFrames(_ p: [UInt8]) -> Int? {
+        guard p.count >= 7 else { return nil }
+        var bits: UInt64 = 0
+        for i in 0..<7 { bits = bits << 8 | UInt64(p[i]) }
+        // 56 bits read; bit 0 is the first.
+        func field(_ at: Int, _ n: Int) -> UInt64 { (bits >> UInt64(56 - at - n)) & ((1 << UInt64(n)) - 1) }
+        guard field(19, 1) == 1 else { return nil }
+        let frames = Int(field(23, 32))
+        return frames > 0 ? frames : nil
+    }
+}
