@@ -41,5 +41,16 @@ let package = Package(
             path: "Benchmarks/ParserBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // Decoding throughput of PacketDecoder (issue 6): MP3, ADTS AAC, CAF ALAC, 10 s each.
+        .executableTarget(
+            name: "CodecBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "AQConvert", package: "aqsync"),
+                .product(name: "AQFileStream", package: "aqsync"),
+            ],
+            path: "Benchmarks/CodecBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ]
 )

@@ -201,3 +201,33 @@ import Testing
         #expect(d <= 1e-4, "later audio in its place: max difference \(d), first bad \(bad.first ?? -1) last \(bad.last ?? -1) count \(bad.count), resume \(resume)")
     }
 }
+
+/// Result codes of the compressed-queue API.
+@Suite struct CodecResultCodeTests {
+    @Test func cookieAndDescriptionCodes() throws {
+        let device = ManualDevice(sampleRate: 48000, channels: 2)
+        let engine = try AudioQueueEngine(device: device)
+        defer { engine.close() }
+        let alac = AudioStreamBasicDescription(
+            sampleRate: 44100, formatID: AudioFormatID.appleLossless, formatFlags: [], bytesPerPacket: 0,
+            framesPerPacket: 4096, bytesPerFrame: 0, channelsPerFrame: 2, bitsPerChannel: 0)
+        let q = try engine.newOutput(format: alac) { _, _ in }
+        func code(_ f: () throws(AudioQueueError) -> Void) -> AudioQueueError.Code? {
+            do throws(AudioQueueError) { try f(); return nil } catch { return error.code }
+        }
+        #expect(code { _ = try q.allocateBuffer(capacity: 1024) } == .invalidParameter)
+        let b = try q.allocateBuffer(capacity: 1024, packetDescriptions: 2)
+        b.audioDataByteSize = 10
+        b.packetDescriptions![0] = AudioStreamPacketDescription(startOffset: 0, variableFramesInPacket: 0, dataByteSize: 10)
+        b.packetDescriptionCount = 1
+        // No magic cookie yet: the reference says it must be set before enqueuing.
+        #expect(code { try q.enqueue(b) } == .invalidProperty)
+        #expect(code { try q.setMagicCookie([]) } == .invalidPropertySize)
+        #expect(code { try q.setMagicCookie([1, 2, 3]) } == .unsupportedDataFormat)
+        let pcm = try engine.newOutput(format: .linearPCM(sampleRate: 48000, channels: 2, bits: 16)) { _, _ in }
+        #expect(code { try pcm.setMagicCookie([1]) } == .invalidProperty)
+        #expect(code { try pcm.setGaplessInfo(nil) } == .invalidProperty)
+        #expect(code { try q.setGaplessInfo(AudioFilePacketTableInfo(numberValidFrames: 0, primingFrames: -1, remainderFrames: 0)) } == .invalidParameter)
+        #expect(q.corruptPacketCount == 0)
+    }
+}

@@ -70,9 +70,10 @@ import Testing
         nine.bytesPerPacket = 18
         #expect(code { _ = try engine.newOutput(format: nine) { _, _ in } } == .unsupportedDataFormat)
         #expect(AudioQueueError.Code.unsupportedDataFormat.rawValue == 1_718_449_215)
-        var mp3 = int16Stereo48k
-        mp3.formatID = AudioFormatID.mpegLayer3
-        #expect(code { _ = try engine.newOutput(format: mp3) { _, _ in } } == .unsupportedDataFormat)
+        // MP3, AAC and ALAC are decoded (issue 6); other compressed formats are refused.
+        var ac3 = int16Stereo48k
+        ac3.formatID = "ac-3"
+        #expect(code { _ = try engine.newOutput(format: ac3) { _, _ in } } == .unsupportedDataFormat)
         let q = try engine.newOutput(format: int16Stereo48k) { _, _ in }
         _ = try engine.newOutput(format: int16Stereo48k) { _, _ in }
         #expect(code { _ = try engine.newOutput(format: int16Stereo48k) { _, _ in } } == .capacityExceeded)
