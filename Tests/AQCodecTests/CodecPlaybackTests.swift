@@ -212,8 +212,8 @@ import Testing
             sampleRate: 44100, formatID: AudioFormatID.appleLossless, formatFlags: [], bytesPerPacket: 0,
             framesPerPacket: 4096, bytesPerFrame: 0, channelsPerFrame: 2, bitsPerChannel: 0)
         let q = try engine.newOutput(format: alac) { _, _ in }
-        func code(_ f: () throws(AudioQueueError) -> Void) -> AudioQueueError.Code? {
-            do throws(AudioQueueError) { try f(); return nil } catch { return error.code }
+        func code(_ f: () throws -> Void) -> AudioQueueError.Code? {
+            do { try f(); return nil } catch { return (error as? AudioQueueError)?.code }
         }
         #expect(code { _ = try q.allocateBuffer(capacity: 1024) } == .invalidParameter)
         let b = try q.allocateBuffer(capacity: 1024, packetDescriptions: 2)
