@@ -55,7 +55,7 @@ public struct DeviceClockCore: @unchecked Sendable {
         st.pointee.frames.store(Int64(c.frames), ordering: .relaxed)
         st.pointee.hostNs.store(c.hostTimeNs, ordering: .relaxed)
         st.pointee.nextHostNs.store(c.nextHostTimeNs, ordering: .relaxed)
-        st.pointee.cycles.wrappingAdd(1, ordering: .relaxed)
+        st.pointee.cycles.store(st.pointee.cycles.load(ordering: .relaxed) &+ 1, ordering: .relaxed)  // one writer
         st.pointee.seq.store(seq &+ 2, ordering: .releasing)
     }
 

@@ -234,7 +234,8 @@ public struct RenderCore: @unchecked Sendable {
             }
             i += 1
         }
-        stats[0].wrappingAdd(1, ordering: .relaxed)
+        // Only the render thread writes the counters: a load and a store, no locked add.
+        stats[0].store(stats[0].load(ordering: .relaxed) &+ 1, ordering: .relaxed)
         if reported {
             // sem_post is async-signal-safe: it neither locks nor allocates.
             _unsafePerformance { _ = sem_post(wake) }

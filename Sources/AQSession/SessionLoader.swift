@@ -233,7 +233,7 @@ struct Locator {
                 if headerIndex != nil { break }
             }
             guard let headerIndex else { return nil }
-            guard let key else { return (headerIndex + 1, 1) }
+            guard key != nil else { return (headerIndex + 1, 1) }
             from = headerIndex + 1
             to = lines[from...].firstIndex(where: { $0.trimmingCharacters(in: .whitespaces).hasPrefix("[") }) ?? lines.count
         }

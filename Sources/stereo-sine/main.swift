@@ -26,7 +26,7 @@ func streamCallback(_ state: SoundState, _ queue: AudioQueue, _ buffer: AudioQue
         state.framesBuffered += 1
     }
     buffer.audioDataByteSize = frames * state.bytesPerFrame
-    try? queue.enqueue(buffer)
+    _ = try? queue.enqueue(buffer)
 }
 
 do {

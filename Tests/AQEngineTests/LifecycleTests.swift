@@ -34,7 +34,7 @@ import Testing
         let q = try engine.newOutput(format: int16Mono48k) { q, b in
             count.add()
             fillMono16(b, frames: 256, impulses: Array(0..<256))
-            try? q.enqueue(b)
+            _ = try? q.enqueue(b)
         }
         for _ in 0..<3 {
             let b = try q.allocateBuffer(capacity: 512)

@@ -17,8 +17,8 @@ import Testing
         p.executableURL = Self.aqsync
         p.arguments = args
         let out = f.dir.appendingPathComponent("out-\(UUID().uuidString)"), err = f.dir.appendingPathComponent("err-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: out.path, contents: nil)
-        FileManager.default.createFile(atPath: err.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
         p.standardOutput = try FileHandle(forWritingTo: out)
         p.standardError = try FileHandle(forWritingTo: err)
         try p.run()

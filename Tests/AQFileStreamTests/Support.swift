@@ -56,12 +56,12 @@ final class Fixtures: @unchecked Sendable {
         // stderr goes to a file: Foundation's pipe reading traps on EINTR, and other suites in
         // this process (JACK) make signals arrive.
         let errURL = dir.appendingPathComponent(".stderr-\(UInt32.random(in: 0...UInt32.max))")
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: errURL) }
         let errHandle = FileHandle(forWritingAtPath: errURL.path)
         p.standardError = errHandle
         if let stdoutFile {
-            FileManager.default.createFile(atPath: stdoutFile, contents: nil)
+            _ = FileManager.default.createFile(atPath: stdoutFile, contents: nil)
             p.standardOutput = FileHandle(forWritingAtPath: stdoutFile)
         }
         try p.run()

@@ -90,7 +90,7 @@ struct LivePlaybackOnJACKTests {
         let server = try PrivateJackServer(sampleRate: 48000, period: 256)
         defer { server.stop() }
         let log = dir.file("play.log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         let fh = try FileHandle(forWritingTo: log)
         let p = Process()
         p.executableURL = aqsyncURL()

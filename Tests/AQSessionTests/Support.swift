@@ -28,7 +28,7 @@ func runTool(_ path: String, _ args: [String], environment: [String: String] = [
         throw ToolFailure(description: "\(path) is missing (apt-get install sox ffmpeg)")
     }
     let log = FileManager.default.temporaryDirectory.appendingPathComponent("aqsession-tool-\(UUID().uuidString.prefix(8)).log")
-    FileManager.default.createFile(atPath: log.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: log.path, contents: nil)
     defer { try? FileManager.default.removeItem(at: log) }
     let fh = try FileHandle(forWritingTo: log)
     let p = Process()
