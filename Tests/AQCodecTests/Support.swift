@@ -34,12 +34,12 @@ final class CodecFixtures: @unchecked Sendable {
         p.arguments = args
         p.currentDirectoryURL = dir
         let errPath = path(".stderr-\(UInt32.random(in: 0...UInt32.max))")
-        FileManager.default.createFile(atPath: errPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
         defer { try? FileManager.default.removeItem(atPath: errPath) }
         let err = FileHandle(forWritingAtPath: errPath)
         p.standardError = err
         if let stdoutFile {
-            FileManager.default.createFile(atPath: stdoutFile, contents: nil)
+            _ = FileManager.default.createFile(atPath: stdoutFile, contents: nil)
             p.standardOutput = FileHandle(forWritingAtPath: stdoutFile)
         }
         try p.run()
