@@ -55,6 +55,9 @@ public final class SessionPlayer: @unchecked Sendable {
         public var lateFrames: Int64
         /// True when the track played to its end (not stopped early).
         public var completed: Bool
+        /// Compressed packets that could not be decoded and played as silence of their length
+        /// (the track kept its place); 0 for PCM.
+        public var damagedPackets: Int = 0
         /// Why the track stopped early, if something went wrong.
         public var error: String?
     }
@@ -327,10 +330,12 @@ public final class SessionPlayer: @unchecked Sendable {
     /// What became of each track so far (final once ``isFinished``).
     public func report() -> [TrackReport] {
         let stats = tracks.map { ($0.queue.startDeviceFrame, $0.queue.lateFrames) }
+        let damaged = tracks.map { $0.queue.corruptPacketCount }
         let now = Int64(engine.deviceCurrentTime().sampleTime)
         cond.lock()
         defer { cond.unlock() }
-        return zip(tracks, stats).map { t, s in
+        return zip(zip(tracks, stats), damaged).map { ts, damagedPackets in
+            let (t, s) = ts
             let (actual, late) = s
             var played: Int64
             if t.completed {
@@ -343,7 +348,8 @@ public final class SessionPlayer: @unchecked Sendable {
             played = max(0, played - late)
             return TrackReport(
                 name: t.spec.name, scheduledStartFrame: t.scheduledStart, actualStartFrame: actual,
-                framesPlayed: played, lateFrames: late, completed: t.completed, error: t.error)
+                framesPlayed: played, lateFrames: late, completed: t.completed, damagedPackets: damagedPackets,
+                error: t.error)
         }
     }
 

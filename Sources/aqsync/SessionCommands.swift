@@ -102,6 +102,7 @@ func printReport(_ tracks: [SessionPlayer.TrackReport]) {
         let actual = t.actualStartFrame.map(String.init) ?? "-"
         var line = "\(name)  \(String(t.scheduledStartFrame).leftPad(15))   \(actual.leftPad(12))   \(String(t.framesPlayed).leftPad(13))   \(String(t.lateFrames).leftPad(19))"
         if !t.completed { line += "   (stopped early)" }
+        if t.damagedPackets > 0 { line += "   \(t.damagedPackets) damaged packet(s) played as silence" }
         if let e = t.error { line += "   error: \(e)" }
         say(line)
     }

@@ -53,3 +53,46 @@ import Testing
         #expect(d <= 1e-4, "max difference \(d)")
     }
 }
+
+/// `aqsync render` run as users run it, on a session whose ALAC file has a damaged packet in
+/// the middle: it renders to the end, at the original length, and reports the damage.
+@Suite struct DamagedFileCommandTests {
+    @Test func renderReportsTheDamagedPacket() throws {
+        let fx = try CodecFixtures()
+        let f = try CodecPlaybackTests.encode(fx, "t.caf", codec: ["-c:a", "alac", "-sample_fmt", "s16p"])
+        var bytes = cafWithPacketTableFirst([UInt8](try Data(contentsOf: URL(fileURLWithPath: f))))
+        let clean = try parseFile(bytes)
+        let k = clean.packets.count / 2
+        let offset = Int(clean.dataOffset) + clean.packets[..<k].reduce(0) { $0 + $1.bytes.count }
+        for i in 0..<clean.packets[k].bytes.count { bytes[offset + i] = 0xFF }
+        try Data(bytes).write(to: URL(fileURLWithPath: fx.path("damaged.caf")))
+        let reference = try fx.ffmpegDecode(f, channels: 2)
+        try """
+            [session]
+            sample_rate = 44100
+            [[track]]
+            file = "damaged.caf"
+            """.write(to: URL(fileURLWithPath: fx.path("s.toml")), atomically: true, encoding: .utf8)
+
+        let dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        var exe = dir.appendingPathComponent("aqsync")
+        if !FileManager.default.isExecutableFile(atPath: exe.path) {
+            exe = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().appendingPathComponent(".build/debug/aqsync")
+        }
+        let p = Process()
+        p.executableURL = exe
+        p.arguments = ["render", fx.path("s.toml"), "-o", fx.path("out.wav")]
+        let outPath = fx.path("stdout.txt")
+        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+        p.standardOutput = FileHandle(forWritingAtPath: outPath)
+        p.standardError = FileHandle(forWritingAtPath: outPath)
+        try p.run()
+        p.waitUntilExit()
+        let text = try String(contentsOfFile: outPath, encoding: .utf8)
+        #expect(p.terminationStatus == 0, "\(text)")
+        #expect(text.contains("1 damaged packet"), "\(text)")
+        let wav = try WAVReader.read(URL(fileURLWithPath: fx.path("out.wav")))
+        #expect(wav.frameCount == reference[0].count, "plays to the end at the original length")
+    }
+}
