@@ -97,6 +97,7 @@ struct EngineOnJackTests {
         let tl = a.createTimeline()
         let rec = try JackRecorder(server: server.name, ports: device.outputPortNames, seconds: 2.2)
         defer { rec.removeFiles() }
+        let xruns0 = device.xrunCount
         _ = try engine.start([a, b], at: engine.nearestStartTime(AudioTimeStamp(sampleTime: engine.deviceCurrentTime().sampleTime + 2400)))
         Thread.sleep(forTimeInterval: 0.7)
         // Without realtime scheduling the dummy backend may xrun while clients join the graph:
@@ -113,11 +114,16 @@ struct EngineOnJackTests {
         try rec.wait()
         let found = ImpulseFinder.find(channels: try rec.read().channels, threshold: 0.25)
         try #require(found[0].count > 10, "impulses: \(found[0])")
-        let pairs = min(found[0].count, found[1].count)
-        for i in 0..<pairs { #expect(found[1][i] - found[0][i] == 100, "pair \(i)") }
+        // Between the queues: every impulse of b is 100 frames after one of a's. The frame
+        // counter's jump at the period change skips the same frames of both queues, which may
+        // drop an impulse of one and not the other (they are 100 frames apart): at most one.
+        let setA = Set(found[0]), setB = Set(found[1])
+        let unpaired = found[1].filter { !setA.contains($0 - 100) } + found[0].filter { !setB.contains($0 + 100) }
+        #expect(unpaired.count <= 1 + Int(device.xrunCount - xruns0), "unpaired impulses \(unpaired)")
+        #expect(found[1].count - unpaired.count > 10, "pairs exactly 100 frames apart")
         // Within a queue, spacing is exact but where the device's frame counter jumped.
         let gaps = zip(found[0].dropFirst(), found[0]).map { $0 - $1 }
-        #expect(gaps.filter { $0 != every }.count <= 1, "gaps \(gaps)")
+        #expect(gaps.filter { $0 != every }.count <= 1 + Int(device.xrunCount - xruns0), "gaps \(gaps)")
     }
 
     /// The device's own capture (its inputs connected to its outputs) records exactly what
