@@ -38,8 +38,15 @@ struct EngineOnJackTests {
     /// Three queues started on one device frame, recorded by jack-record: every impulse lands
     /// exactly at its scheduled frame relative to the others, including across cycle
     /// boundaries (period 256) and at prime frames.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(2)))
     func queuesStartedTogetherKeepExactRelativeFrames() throws {
+        // Without realtime scheduling the dummy backend can xrun on a loaded machine; an xrun
+        // skips frames on the timeline (by design), so such a run proves nothing about exact
+        // placement and is run again (at most 3 runs; the last one is judged whatever happens).
+        for attempt in 1...3 where try startedTogetherRun(lastAttempt: attempt == 3) { return }
+    }
+
+    private func startedTogetherRun(lastAttempt: Bool) throws -> Bool {
         let server = try PrivateJackServer(sampleRate: 48000, period: 256)
         defer { server.stop() }
         let device = try JackDevice(options: JackDeviceOptions(clientName: "aqsync-test", serverName: server.name, outputConnections: .none))
@@ -64,8 +71,10 @@ struct EngineOnJackTests {
         let rec = try JackRecorder(server: server.name, ports: device.outputPortNames, seconds: 1.5)
         defer { rec.removeFiles() }
         let start = engine.nearestStartTime(AudioTimeStamp(sampleTime: engine.deviceCurrentTime().sampleTime + 4800))
+        let xruns = device.xrunCount
         let frame = try engine.start([a, b, c], at: start)
         try rec.wait()
+        if !lastAttempt && device.xrunCount != xruns { return false }
         let wav = try rec.read()
         let found = ImpulseFinder.find(channels: wav.channels, threshold: 0.25)
         try #require(found.count == 2 && !found[0].isEmpty, "no impulses recorded: \(found)")
@@ -75,6 +84,7 @@ struct EngineOnJackTests {
         #expect(abs(wav.channels[0][origin] - 0.5) < 1e-6)
         #expect(a.startDeviceFrame == frame && b.startDeviceFrame == frame && c.startDeviceFrame == frame)
         #expect(a.lateFrames == 0 && b.lateFrames == 0 && c.lateFrames == 0)
+        return true
     }
 
     /// A period change while playing is one discontinuity for a timeline, and both queues stay
