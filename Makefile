@@ -41,7 +41,6 @@ check-nolocks:
 	  echo "check-nolocks: an allocation under @_noLocks compiled: the checker is off"; exit 1; \
 	else echo "check-nolocks: the compiler refuses allocation under @_noLocks (as it must)"; fi
 
-## The main job: a 440 Hz tone through JACK (a private dummy-backend server when none runs).
 ## The main job: the demo session (docs/examples/demo) through JACK, every track on its exact
 ## frame. Its audio is synthesized first (nothing is committed); aqsync starts a private JACK
 ## server when none is reachable and stops it on exit; --capture writes what was played.
