@@ -157,16 +157,18 @@ public final class JackCapture: @unchecked Sendable {
         return total
     }
 
-    /// A WAVE_FORMAT_IEEE_FLOAT header for `frames` frames.
+    /// A WAVE_FORMAT_IEEE_FLOAT header for `frames` frames: `fmt ` with its cbSize (18
+    /// bytes) and the `fact` chunk that non-PCM WAVE files carry.
     static func header(channels: Int, sampleRate: Int, frames: Int) -> Data {
         var d = Data()
         func u32(_ v: Int) { withUnsafeBytes(of: UInt32(truncatingIfNeeded: v).littleEndian) { d.append(contentsOf: $0) } }
         func u16(_ v: Int) { withUnsafeBytes(of: UInt16(truncatingIfNeeded: v).littleEndian) { d.append(contentsOf: $0) } }
         let dataBytes = frames * channels * 4
-        d.append(contentsOf: Array("RIFF".utf8)); u32(36 + dataBytes)
+        d.append(contentsOf: Array("RIFF".utf8)); u32(4 + (8 + 18) + (8 + 4) + (8 + dataBytes))
         d.append(contentsOf: Array("WAVE".utf8))
-        d.append(contentsOf: Array("fmt ".utf8)); u32(16)
-        u16(3); u16(channels); u32(sampleRate); u32(sampleRate * channels * 4); u16(channels * 4); u16(32)
+        d.append(contentsOf: Array("fmt ".utf8)); u32(18)
+        u16(3); u16(channels); u32(sampleRate); u32(sampleRate * channels * 4); u16(channels * 4); u16(32); u16(0)
+        d.append(contentsOf: Array("fact".utf8)); u32(4); u32(frames)
         d.append(contentsOf: Array("data".utf8)); u32(dataBytes)
         return d
     }
