@@ -705,11 +705,7 @@ public final class AudioQueue: @unchecked Sendable {
     // MARK: - Parameters
 
     /// A parameter's current value (`AudioQueueGetParameter`).
-    public func parameter(_ id: AudioQueueParameterID) -> Float {
-        engine.lock.lock()
-        defer { engine.lock.unlock() }
-        return volumeValue
-    }
+    public func parameter(_ id: AudioQueueParameterID) -> Float { engine.locked { volumeValue } }
 
     /// Sets a parameter now (`AudioQueueSetParameter`). Volume ramps linearly over the engine's
     /// ``AudioQueueEngine/volumeRampSeconds``, never steps.
@@ -736,18 +732,10 @@ public final class AudioQueue: @unchecked Sendable {
     // MARK: - Properties
 
     /// `kAudioQueueProperty_IsRunning`: true from the cycle its first frame plays until it stops.
-    public var isRunning: Bool {
-        engine.lock.lock()
-        defer { engine.lock.unlock() }
-        return isRunningValue
-    }
+    public var isRunning: Bool { engine.locked { isRunningValue } }
 
     /// Why the queue stopped by itself (its device went away), or nil.
-    public var error: AudioQueueError? {
-        engine.lock.lock()
-        defer { engine.lock.unlock() }
-        return lastError
-    }
+    public var error: AudioQueueError? { engine.locked { lastError } }
 
     /// `kAudioQueueDeviceProperty_SampleRate`
     public var deviceSampleRate: Double { engine.device.sampleRate }
@@ -757,11 +745,7 @@ public final class AudioQueue: @unchecked Sendable {
     public var currentDevice: String { engine.device.uid }
 
     /// `kAudioQueueProperty_ChannelLayout` (see ``setChannelLayout(_:)``).
-    public var channelLayout: AudioChannelLayout {
-        engine.lock.lock()
-        defer { engine.lock.unlock() }
-        return layout
-    }
+    public var channelLayout: AudioChannelLayout { engine.locked { layout } }
 
     /// Sets the channel layout. Its channel count must match the format's
     /// (`.invalidPropertySize` otherwise), and the queue must be stopped
@@ -791,11 +775,7 @@ public final class AudioQueue: @unchecked Sendable {
     }
 
     /// `kAudioQueueProperty_EnableLevelMetering`.
-    public var isLevelMeteringEnabled: Bool {
-        engine.lock.lock()
-        defer { engine.lock.unlock() }
-        return meteringEnabled
-    }
+    public var isLevelMeteringEnabled: Bool { engine.locked { meteringEnabled } }
 
     /// Turns level metering on or off.
     public func setLevelMeteringEnabled(_ on: Bool) throws(AudioQueueError) {
@@ -826,11 +806,7 @@ public final class AudioQueue: @unchecked Sendable {
 
     /// `kAudioQueueProperty_MagicCookie`, for compressed formats: the bytes last set with
     /// ``setMagicCookie(_:)`` (empty until then). Any thread but the render thread.
-    public var magicCookie: [UInt8] {
-        engine.lock.lock()
-        defer { engine.lock.unlock() }
-        return magicCookieBytes
-    }
+    public var magicCookie: [UInt8] { engine.locked { magicCookieBytes } }
 
     /// Sets `kAudioQueueProperty_MagicCookie` (`AudioQueueSetProperty`): the format's magic
     /// cookie as the file stream parser gives it (AAC: AudioSpecificConfig or `esds`; ALAC:
@@ -893,20 +869,12 @@ public final class AudioQueue: @unchecked Sendable {
 
     /// The gapless information in force for the current stream (``setGaplessInfo(_:)``).
     /// Any thread but the render thread.
-    public var gaplessInfo: AudioFilePacketTableInfo? {
-        engine.lock.lock()
-        defer { engine.lock.unlock() }
-        return gapless
-    }
+    public var gaplessInfo: AudioFilePacketTableInfo? { engine.locked { gapless } }
 
     /// Compressed packets that failed to decode since the queue was made. Each was replaced by
     /// silence of its length, so later audio kept its place; the queue went on playing.
     /// Any thread but the render thread.
-    public var corruptPacketCount: Int {
-        engine.lock.lock()
-        defer { engine.lock.unlock() }
-        return corruptPacketsBefore + (decoder?.corruptPackets ?? 0)
-    }
+    public var corruptPacketCount: Int { engine.locked { corruptPacketsBefore + (decoder?.corruptPackets ?? 0) } }
 
     /// Adds a listener for a property (`AudioQueueAddPropertyListener`). Listeners run on the
     /// events thread. Returns a token for ``removePropertyListener(_:)``.
@@ -964,11 +932,7 @@ public final class AudioQueue: @unchecked Sendable {
     }
 
     /// The device frame at which the queue's frame 0 played (known once it started).
-    public var startDeviceFrame: Int64? {
-        engine.lock.lock()
-        defer { engine.lock.unlock() }
-        return startFrame
-    }
+    public var startDeviceFrame: Int64? { engine.locked { startFrame } }
 
     /// Device frames after the queue's origin (the device frame of its queue frame 0) up to
     /// which audio has been handed to the render thread: the end of the last enqueued buffer
@@ -977,17 +941,9 @@ public final class AudioQueue: @unchecked Sendable {
     /// rate by the frames the converter still holds, until ``flush()`` or a stop schedules them.
     /// 0 after a stop or reset. Read-only; any thread but the render thread. (Added for
     /// offline rendering, which makes sure every track has audio past each cycle's end.)
-    public var enqueuedDeviceFrames: Int64 {
-        engine.lock.lock()
-        defer { engine.lock.unlock() }
-        return converter == nil ? nextQueueFrame : nextDeviceFrame
-    }
+    public var enqueuedDeviceFrames: Int64 { engine.locked { converter == nil ? nextQueueFrame : nextDeviceFrame } }
 
     /// Frames of this queue that were already past when the render thread first saw them
     /// (late buffers) — skipped so that the queue stays on its timeline.
-    public var lateFrames: Int64 {
-        engine.lock.lock()
-        defer { engine.lock.unlock() }
-        return lateFramesTotal
-    }
+    public var lateFrames: Int64 { engine.locked { lateFramesTotal } }
 }

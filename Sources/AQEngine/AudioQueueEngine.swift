@@ -188,6 +188,14 @@ public final class AudioQueueEngine: @unchecked Sendable {
         if let r = deviceLostReason { throw AudioQueueError(.cannotStart, r) }
     }
 
+    /// `body`'s value, computed with the control lock held. Control threads.
+    @inline(__always)
+    func locked<T>(_ body: () -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body()
+    }
+
     /// Sends one command; call with `lock` held.
     func send(_ command: RenderCommand) throws(AudioQueueError) {
         if closed { throw AudioQueueError(.invalidDevice, "the engine is closed") }
