@@ -353,6 +353,15 @@ public final class AudioQueue: @unchecked Sendable {
             start = q
             deviceFrames = played
         }
+        return try schedule(buffer, queueFrame: q, played: played, start: start, deviceFrames: deviceFrames, volume: volume)
+    }
+
+    /// Hands a converted buffer to the render thread: `deviceFrames` frames of its render
+    /// storage at queue device frame `start`; queue time moves on by `played` frames from `q`.
+    /// Engine lock held.
+    private func schedule(
+        _ buffer: AudioQueueBuffer, queueFrame q: Int64, played: Int, start: Int64, deviceFrames: Int, volume: Float
+    ) throws(AudioQueueError) -> AudioTimeStamp {
         nextQueueFrame = q + Int64(played)
         let scheduled = ScheduledBuffer(
             token: buffer.token, data: buffer.render, stride: Int32(buffer.renderCapacity), frames: Int32(deviceFrames),
@@ -461,14 +470,7 @@ public final class AudioQueue: @unchecked Sendable {
             start = q
             deviceFrames = n
         }
-        nextQueueFrame = q + Int64(played)
-        let scheduled = ScheduledBuffer(
-            token: buffer.token, data: buffer.render, stride: Int32(buffer.renderCapacity), frames: Int32(deviceFrames),
-            start: start, volume: volume)
-        try engine.send(.enqueue(slot: slot, buffer: scheduled))
-        buffer.isEnqueued = true
-        enqueuedCount += 1
-        return AudioTimeStamp(sampleTime: Double(q))
+        return try schedule(buffer, queueFrame: q, played: played, start: start, deviceFrames: deviceFrames, volume: volume)
     }
 
     /// Of `decoded` frames just decoded at stream position `decodedPosition`, the range to
