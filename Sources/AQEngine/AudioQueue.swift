@@ -299,33 +299,9 @@ public final class AudioQueue: @unchecked Sendable {
         guard played > 0 else {
             throw AudioQueueError(.bufferEmpty, "trims of \(trimFramesAtStart)+\(trimFramesAtEnd) frames leave nothing of \(frames) frames")
         }
-        var volume = Float.nan
-        for e in parameterEvents {
-            guard e.parameter == AudioQueueParameterID.volume.rawValue else {
-                throw AudioQueueError(.invalidParameter, "unknown parameter ID \(e.parameter)")
-            }
-            guard e.value.isFinite, e.value >= 0 else {
-                throw AudioQueueError(.invalidParameter, "volume \(e.value) is not a gain of 0 or more")
-            }
-            volume = e.value
-        }
-        var q = nextQueueFrame
-        if let st = startTime {
-            guard st.flags.contains(.sampleTimeValid), st.sampleTime.isFinite else {
-                throw AudioQueueError(.invalidParameter, "a buffer's start time needs a sample time (queue frames)")
-            }
-            let want = Int64(st.sampleTime.rounded())
-            guard want >= nextQueueFrame else {
-                throw AudioQueueError(.invalidParameter, "start time \(want) is before the end of the previous buffer (\(nextQueueFrame)): start times must ascend")
-            }
-            q = want
-        }
-        guard enqueuedCount < engine.capacities.buffersPerQueue - 1 else {
-            throw AudioQueueError(.capacityExceeded, "\(enqueuedCount) buffers are enqueued, the most a queue holds is \(engine.capacities.buffersPerQueue - 1)")
-        }
-        guard engine.core.pointee.commands.freeCount >= 2 else {
-            throw AudioQueueError(.capacityExceeded, "the command ring is full")
-        }
+        let volume = try volumeEvent(parameterEvents)
+        let q = try startQueueFrame(startTime)
+        try checkRoomToEnqueue()
         let source = UnsafeRawPointer(buffer.audioData + trimFramesAtStart * bytesPerFrame)
         let start: Int64
         let deviceFrames: Int
@@ -392,6 +368,17 @@ public final class AudioQueue: @unchecked Sendable {
         return volume
     }
 
+    /// Throws `.capacityExceeded` unless one more buffer (and a converter tail after it) fits
+    /// in the queue's schedule and the command ring. Lock held.
+    func checkRoomToEnqueue() throws(AudioQueueError) {
+        guard enqueuedCount < engine.capacities.buffersPerQueue - 1 else {
+            throw AudioQueueError(.capacityExceeded, "\(enqueuedCount) buffers are enqueued, the most a queue holds is \(engine.capacities.buffersPerQueue - 1)")
+        }
+        guard engine.core.pointee.commands.freeCount >= 2 else {
+            throw AudioQueueError(.capacityExceeded, "the command ring is full")
+        }
+    }
+
     /// The queue frame a buffer starts at: `startTime`'s sample time, or right after the
     /// previous buffer. Lock held.
     func startQueueFrame(_ startTime: AudioTimeStamp?) throws(AudioQueueError) -> Int64 {
@@ -431,12 +418,7 @@ public final class AudioQueue: @unchecked Sendable {
         }
         let volume = try volumeEvent(parameterEvents)
         let q = try startQueueFrame(startTime)
-        guard enqueuedCount < engine.capacities.buffersPerQueue - 1 else {
-            throw AudioQueueError(.capacityExceeded, "\(enqueuedCount) buffers are enqueued, the most a queue holds is \(engine.capacities.buffersPerQueue - 1)")
-        }
-        guard engine.core.pointee.commands.freeCount >= 2 else {
-            throw AudioQueueError(.capacityExceeded, "the command ring is full")
-        }
+        try checkRoomToEnqueue()
         let needed = count * maximumFramesPerPacket
         if (decodeScratch?.capacity ?? 0) < needed { decodeScratch = TailChunk(channels: channels, capacity: needed) }
         let scratch = decodeScratch!
