@@ -33,6 +33,26 @@ private func frequency(_ x: [Float], rate: Double) -> Double {
     return Double(crossings.count - 1) * rate / Double(crossings.last! - crossings.first!)
 }
 
+/// A private server (48 kHz, 256 frames), a JackDevice on it with unconnected outputs, and an
+/// engine; released in that order's reverse (the engine's client closes before the server
+/// stops).
+final class EngineRig {
+    let server: PrivateJackServer
+    let device: JackDevice
+    let engine: AudioQueueEngine
+
+    init() throws {
+        server = try PrivateJackServer(sampleRate: 48000, period: 256)
+        device = try JackDevice(options: JackDeviceOptions(clientName: "aqsync-test", serverName: server.name, outputConnections: .none))
+        engine = try AudioQueueEngine(device: device)
+    }
+
+    deinit {
+        engine.close()
+        server.stop()
+    }
+}
+
 @Suite("The engine on a private JACK server", .serialized)
 struct EngineOnJackTests {
     /// Three queues started on one device frame, recorded by jack-record: every impulse lands
@@ -47,11 +67,9 @@ struct EngineOnJackTests {
     }
 
     private func startedTogetherRun(lastAttempt: Bool) throws -> Bool {
-        let server = try PrivateJackServer(sampleRate: 48000, period: 256)
-        defer { server.stop() }
-        let device = try JackDevice(options: JackDeviceOptions(clientName: "aqsync-test", serverName: server.name, outputConnections: .none))
-        let engine = try AudioQueueEngine(device: device)
-        defer { engine.close() }
+        let rig = try EngineRig()
+        defer { withExtendedLifetime(rig) {} }  // its deinit closes the engine, then the server
+        let (server, device, engine) = (rig.server, rig.device, rig.engine)
         let a = try engine.newOutput(format: monoFloat48k) { _, _ in }
         let b = try engine.newOutput(format: monoFloat48k) { _, _ in }
         let c = try engine.newOutput(format: AudioStreamBasicDescription.linearPCM(sampleRate: 48000, channels: 1, bits: 24, bigEndian: true)) { _, _ in }
@@ -91,11 +109,9 @@ struct EngineOnJackTests {
     /// on the device timeline: the offset between them stays exact.
     @Test(.timeLimit(.minutes(1)))
     func periodChangeWhilePlaying() throws {
-        let server = try PrivateJackServer(sampleRate: 48000, period: 256)
-        defer { server.stop() }
-        let device = try JackDevice(options: JackDeviceOptions(clientName: "aqsync-test", serverName: server.name, outputConnections: .none))
-        let engine = try AudioQueueEngine(device: device)
-        defer { engine.close() }
+        let rig = try EngineRig()
+        defer { withExtendedLifetime(rig) {} }  // its deinit closes the engine, then the server
+        let (server, device, engine) = (rig.server, rig.device, rig.engine)
         let a = try engine.newOutput(format: monoFloat48k) { _, _ in }
         let b = try engine.newOutput(format: monoFloat48k) { _, _ in }
         try a.setOutputChannels([0])
@@ -176,11 +192,9 @@ struct EngineOnJackTests {
     /// IsRunning listener is told.
     @Test(.timeLimit(.minutes(1)))
     func serverGoneStopsQueuesWithAnError() throws {
-        let server = try PrivateJackServer(sampleRate: 48000, period: 256)
-        defer { server.stop() }
-        let device = try JackDevice(options: JackDeviceOptions(clientName: "aqsync-test", serverName: server.name, outputConnections: .none))
-        let engine = try AudioQueueEngine(device: device)
-        defer { engine.close() }
+        let rig = try EngineRig()
+        defer { withExtendedLifetime(rig) {} }  // its deinit closes the engine, then the server
+        let (server, engine) = (rig.server, rig.engine)
         let q = try engine.newOutput(format: monoFloat48k) { _, _ in }
         let running = Mutex<[Bool]>([])
         q.addPropertyListener(.isRunning) { q, _ in running.withLock { $0.append(q.isRunning) } }
