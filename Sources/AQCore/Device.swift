@@ -35,8 +35,15 @@ public enum DiscontinuityReason: UInt8, Sendable, BitwiseCopyable, CustomStringC
     case serverShutdown = 5
     /// The device (re)started: a new time line begins.
     case deviceStarted = 6
-    /// A cycle's first frame was not the previous cycle's end (frames were skipped or repeated).
+    /// The device's sample time jumped forward by frames it did not render (the hand-driven
+    /// device's ``ManualDevice/skip(frames:)``).
     case timeJump = 7
+    /// The server lost frames (its clock went on while the device did not render: an xrun the
+    /// server accounted for, or the time a dead server took to come back); the device skipped
+    /// them or kept them as its ``LostTimePolicy`` says.
+    case framesLost = 8
+    /// The server came back after a shutdown and the device renders again.
+    case serverReturned = 9
 
     public var description: String {
         switch self {
@@ -48,6 +55,8 @@ public enum DiscontinuityReason: UInt8, Sendable, BitwiseCopyable, CustomStringC
         case .serverShutdown: "server shutdown"
         case .deviceStarted: "device started"
         case .timeJump: "time jump"
+        case .framesLost: "frames lost"
+        case .serverReturned: "server returned"
         }
     }
 }
@@ -76,6 +85,35 @@ public protocol AudioDevice: AnyObject, Sendable {
     func start(rendering core: UnsafeMutablePointer<RenderCore>) throws(DeviceError)
     /// Stops calling the renderer; when it returns, no render call is under way.
     func stop()
+    /// The device frame the next cycle will start at, when the device knows it without a
+    /// rendered cycle (the hand-driven device); nil when only the clock's anchor tells (JACK).
+    var nextCycleFrame: Int64? { get }
+    /// Installs the engine's handler for the device's own state changes (server lost, back,
+    /// gone for good), replacing the previous one; nil removes it. The handler runs on a thread
+    /// of the device's (never the render thread) and must not block for long. Control thread.
+    func setStatusHandler(_ handler: (@Sendable (DeviceStatus) -> Void)?)
+}
+
+/// A change of a device's availability, told to the handler set with
+/// ``AudioDevice/setStatusHandler(_:)``.
+public enum DeviceStatus: Sendable, Equatable {
+    /// The device stopped rendering because its server went away. `reconnecting`: the device
+    /// is trying to reach the server again (rendering resumes by itself when it comes back).
+    case lost(reason: String, reconnecting: Bool)
+    /// The server is back and the device renders again, after `seconds` away. `lostFrames`:
+    /// the frames the wall clock went on meanwhile; `skipped`: whether the device's sample time
+    /// jumped over them (``LostTimePolicy/followWallClock``).
+    case restored(seconds: Double, lostFrames: Int64, skipped: Bool)
+    /// The device will not render again (it stopped reconnecting, or the server came back in a
+    /// form the engine cannot use, such as another sample rate).
+    case failed(reason: String)
+}
+
+extension AudioDevice {
+    /// Devices that know their next frame without a clock say so; the default: nil.
+    public var nextCycleFrame: Int64? { nil }
+    /// Devices that never change state ignore the handler.
+    public func setStatusHandler(_ handler: (@Sendable (DeviceStatus) -> Void)?) {}
 }
 
 /// A device failure, with a message for people.

@@ -32,6 +32,12 @@ public final class AudioQueueEngine: @unchecked Sendable {
     var slots: [AudioQueue?]
     var freeSlots: [Int32]
     var deviceLostReason: String?
+    /// Why the device is away while it reconnects (nil while it renders).
+    var awayReason: String?
+    /// Work for the events thread that did not come through the render ring (device status
+    /// changes and the listener calls they cause), run in order after the ring's events.
+    var pendingNotices: [@Sendable () -> Void] = []
+    var statusHandler: (@Sendable (DeviceStatus) -> Void)?
     var closed = false
     /// The renderer's memory is freed in deinit (or by a failed init), never while a queue
     /// can still read it.
@@ -55,10 +61,8 @@ public final class AudioQueueEngine: @unchecked Sendable {
         let thread = Thread { [unowned self] in self.eventsLoop() }
         thread.name = "aqsync-events"
         thread.start()
-        if let jack = device as? JackDevice {
-            // Called on JACK's notification path, never its process thread.
-            jack.onShutdown = { [weak self] reason in self?.deviceLost(reason) }
-        }
+        // Called on a thread of the device's; the engine moves everything to its events thread.
+        device.setStatusHandler { [weak self] status in self?.deviceStatusChanged(status) }
         do {
             try device.start(rendering: core)
         } catch {
@@ -239,6 +243,11 @@ public final class AudioQueueEngine: @unchecked Sendable {
         var earliest: Int64 = 0
         if let a = core.pointee.clock.anchor() {
             earliest = a.frame + Int64(a.frames) + device.schedulingLead
+            if !device.isRunning, let tb {
+                // The device is away (its server is coming back): its next cycle is where the
+                // wall clock will be by then, not after the last cycle it rendered.
+                earliest = max(earliest, Int64(tb.sampleTime(forHostTime: HostClock.now())) + Int64(a.frames) + device.schedulingLead)
+            }
         } else if let manual = device as? ManualDevice {
             earliest = manual.currentFrame
         }
@@ -269,14 +278,71 @@ public final class AudioQueueEngine: @unchecked Sendable {
     /// Render-thread counters.
     public var statistics: RenderStatistics { core.pointee.statistics }
 
-    // MARK: - Device loss
+    // MARK: - Device loss and return
 
-    /// Tells the engine its device is gone (the JACK server shut down): every running queue
-    /// stops with an error saying so, and `isRunning` listeners are told. Any control thread.
+    /// Called with every change of the device's availability, on the engine's events thread
+    /// (the thread of output callbacks and property listeners). Set from any control thread.
+    ///
+    /// `.lost(_, reconnecting: true)`: the server went away and the device is trying to reach
+    /// it again; queues keep their state and their timeline and resume by themselves when it
+    /// comes back (`.restored`), where the wall clock says they should be (docs/timing.md).
+    /// `.lost(_, reconnecting: false)` and `.failed`: every running queue has stopped with an
+    /// error; its `isRunning` listeners were called just before this handler.
+    public var onDeviceStatus: (@Sendable (DeviceStatus) -> Void)? {
+        get { locked { statusHandler } }
+        set { locked { statusHandler = newValue } }
+    }
+
+    /// Why the device is away while it tries to reconnect; nil while it renders (or after it
+    /// was lost for good: see ``AudioQueue/lastError``). Any control thread.
+    public var deviceAwayReason: String? { locked { awayReason } }
+
+    /// A change of the device's availability, from the device's thread.
+    private func deviceStatusChanged(_ status: DeviceStatus) {
+        switch status {
+        case .lost(let reason, true):
+            lock.lock()
+            awayReason = reason
+            lock.unlock()
+            postNotice(status)
+        case .restored:
+            lock.lock()
+            awayReason = nil
+            lock.unlock()
+            postNotice(status)
+        case .lost(let reason, false), .failed(let reason):
+            deviceLost(reason, status: status)
+        }
+    }
+
+    /// Runs the user's status handler on the events thread.
+    private func postNotice(_ status: DeviceStatus) {
+        enqueueNotice { [weak self] in
+            guard let self, let h = self.locked({ self.statusHandler }) else { return }
+            h(status)
+        }
+    }
+
+    /// Queues `work` for the events thread and wakes it. Any control thread.
+    func enqueueNotice(_ work: @escaping @Sendable () -> Void) {
+        lock.lock()
+        pendingNotices.append(work)
+        lock.unlock()
+        sem_post(core.pointee.wake)
+    }
+
+    /// Tells the engine its device is gone for good (the JACK server shut down and the device
+    /// does not reconnect, or it came back unusable): every running queue stops with an error
+    /// saying so; its `isRunning` listeners are called on the events thread. Any control thread.
     public func deviceLost(_ reason: String) {
+        deviceLost(reason, status: .failed(reason: reason))
+    }
+
+    private func deviceLost(_ reason: String, status: DeviceStatus) {
         lock.lock()
         if deviceLostReason != nil { lock.unlock(); return }
         deviceLostReason = reason
+        awayReason = nil
         var notify: [(AudioQueue, [AudioQueue.PropertyListener])] = []
         for case let q? in slots where q.isRunningValue {
             q.isRunningValue = false
@@ -285,7 +351,9 @@ public final class AudioQueueEngine: @unchecked Sendable {
         }
         lock.unlock()
         core.pointee.clock.noteDiscontinuity(.serverShutdown)
-        for (q, ls) in notify { for l in ls { l(q, .isRunning) } }
+        let calls = notify
+        enqueueNotice { for (q, ls) in calls { for l in ls { l(q, .isRunning) } } }
+        postNotice(status)
     }
 
     // MARK: - Events
@@ -310,6 +378,11 @@ public final class AudioQueueEngine: @unchecked Sendable {
         while let e = core.pointee.events.pop() {
             handle(e)
         }
+        lock.lock()
+        let notices = pendingNotices
+        pendingNotices.removeAll()
+        lock.unlock()
+        for n in notices { n() }
     }
 
     private func handle(_ e: RenderEvent) {

@@ -30,10 +30,9 @@ struct JackCallbackState: ~Copyable {
     /// Event thread's signal block, while the client is open.
     var events: UnsafeMutablePointer<JackEventSignal>?
 
-    // Render thread.
-    var renderExtender = JackFrameExtender()
-    var renderExpectedNext: UInt32 = 0
-    var renderHasPrevious = false
+    // Render thread (set by control threads only while the client is inactive).
+    /// The device's sample time, counted from what was rendered (see ``DeviceTimekeeper``).
+    var keeper = DeviceTimekeeper(sampleRate: 48000)
 
     // Any thread.
     let xruns = Atomic<UInt64>(0)
@@ -41,14 +40,23 @@ struct JackCallbackState: ~Copyable {
     let bufferSize = Atomic<UInt32>(0)
     let shutDown = Atomic<Bool>(false)
     let freewheeling = Atomic<Bool>(false)
-    /// Discontinuities noted by this device, per `DiscontinuityReason.rawValue` (0…7).
+    /// Discontinuities noted by this device, per `DiscontinuityReason.rawValue`.
     let counts: UnsafeMutablePointer<Atomic<UInt64>>
-    static let reasonCount = 8
-    /// The latest time jump in frames (actual first frame − expected), wrapping 32-bit.
+    static let reasonCount = 16
+    /// The latest jump of the server's counter beyond the previous cycle's frames (0 before
+    /// any), whatever it meant.
     let lastJump = Atomic<Int64>(0)
-    /// Set by a buffer-size change: the frame counter's jump at the next cycle belongs to the
-    /// same event and is not noted as a second discontinuity.
-    let absorbNextJump = Atomic<Bool>(false)
+    /// Jumps of the server's counter that were followed without losing a frame (a client moved
+    /// to another driver).
+    let counterJumps = Atomic<UInt64>(0)
+    /// Frames the server lost / the device skipped, mirrored from the keeper for control threads.
+    let lostFrames = Atomic<Int64>(0)
+    let skippedFrames = Atomic<Int64>(0)
+    /// Frames lost at the latest resumption after a server came back (−1: none yet).
+    let resumedLostFrames = Atomic<Int64>(-1)
+    /// Set by a buffer-size change: the next cycle's counter jump is the server's bookkeeping
+    /// of that change, not lost time.
+    let periodChanged = Atomic<Bool>(false)
 
     init(outputCount: Int) {
         self.outputCount = outputCount
@@ -83,10 +91,10 @@ struct JackCallbackState: ~Copyable {
 
 /// JACK's process callback. Runs on JACK's process (render) thread once per cycle.
 ///
-/// Gets the port buffers into the preallocated pointer array, reads the cycle times, extends
-/// the frame counter to 64 bits, converts JACK's microseconds to CLOCK_MONOTONIC nanoseconds,
-/// notes a time jump when this cycle does not start where the last one ended, and calls
-/// `RenderCore.render` (which publishes the anchor).
+/// Gets the port buffers into the preallocated pointer array, reads the cycle times, converts
+/// JACK's microseconds to CLOCK_MONOTONIC nanoseconds, advances the device's own sample time
+/// by the frames rendered (``DeviceTimekeeper``: lost frames noted as `.framesLost`, the
+/// server's counter jumps followed), and calls `RenderCore.render` (which publishes the anchor).
 @_noLocks
 func jackProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> Int32 {
     guard let arg else { return 0 }
@@ -120,24 +128,34 @@ func jackProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> 
             nextUsecs = 0
         }
     }
-    let absorb = st.pointee.absorbNextJump.exchange(false, ordering: .relaxed)
-    if st.pointee.renderHasPrevious && frame != st.pointee.renderExpectedNext {
-        st.pointee.lastJump.store(Int64(Int32(bitPattern: frame &- st.pointee.renderExpectedNext)), ordering: .relaxed)
-        // jackd2 moves its frame counter when the period changes: that jump is the same
-        // discontinuity as the buffer-size change just noted, not a second one.
-        if !absorb { st.pointee.note(.timeJump) }
-    }
-    st.pointee.renderHasPrevious = true
-    st.pointee.renderExpectedNext = frame &+ nframes
-    let frame64 = st.pointee.renderExtender.extend(frame)
     let offset = st.pointee.clockSource.offsetToMonotonicNs()
     let host = UInt64(bitPattern: Int64(bitPattern: usecs &* 1000) &+ offset)
     let next = nextUsecs == 0 ? 0 : UInt64(bitPattern: Int64(bitPattern: nextUsecs &* 1000) &+ offset)
+    // Sample time counts what was rendered; the server's counter and the host time only tell
+    // lost frames from bookkeeping (docs/timing.md).
+    let changed = st.pointee.periodChanged.exchange(false, ordering: .relaxed)
+    let step = st.pointee.keeper.advance(counter: frame, frames: Int32(truncatingIfNeeded: nframes), hostNs: host, periodChanged: changed)
+    if step.counterJump != 0 { st.pointee.lastJump.store(step.counterJump, ordering: .relaxed) }
+    switch step.continuity {
+    case .framesLost, .resumed:
+        if step.lostFrames > 0 {
+            st.pointee.lostFrames.store(st.pointee.keeper.lostFrames, ordering: .relaxed)
+            st.pointee.skippedFrames.store(st.pointee.keeper.skippedFrames, ordering: .relaxed)
+            st.pointee.note(.framesLost)
+        }
+        if step.continuity == .resumed {
+            st.pointee.resumedLostFrames.store(step.lostFrames, ordering: .releasing)
+        }
+    case .counterJump:
+        st.pointee.counterJumps.wrappingAdd(1, ordering: .relaxed)
+    case .first, .contiguous, .periodChangeArtefact:
+        break
+    }
     // CycleInfo.init is a memberwise init of a BitwiseCopyable struct in AQCore, only opaque
     // to the checker because AQCore does not mark it @inlinable.
     let cycle = _unsafePerformance {
         CycleInfo(
-            frame: frame64, frames: Int32(truncatingIfNeeded: nframes), hostTimeNs: host, nextHostTimeNs: next)
+            frame: step.frame, frames: Int32(truncatingIfNeeded: nframes), hostTimeNs: host, nextHostTimeNs: next)
     }
     core.pointee.render(cycle, outputs: UnsafePointer(outs), channelCount: n)
     if let capture = st.pointee.capture.load(ordering: .acquiring) {
@@ -192,7 +210,7 @@ func jackBufferSize(_ frames: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -
     let st = arg.assumingMemoryBound(to: JackCallbackState.self)
     let old = st.pointee.bufferSize.exchange(frames, ordering: .relaxed)
     if old != frames, old != 0 {
-        st.pointee.absorbNextJump.store(true, ordering: .relaxed)
+        st.pointee.periodChanged.store(true, ordering: .relaxed)
         noteDiscontinuity(st, .bufferSizeChange)
     }
     return 0

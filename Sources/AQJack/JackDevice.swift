@@ -39,10 +39,18 @@ public struct JackDeviceOptions: Sendable {
     public var outputConnections: JackConnections
     /// What the inputs listen to on start.
     public var inputConnections: JackConnections
+    /// What the device's sample time does with frames the server lost (an xrun the server
+    /// accounted for, the time a dead server took to come back). Default: skip them, so that
+    /// every queue stays with the wall clock (docs/timing.md).
+    public var lostTimePolicy: LostTimePolicy
+    /// When the server goes away while the device runs, keep trying to reach a server of the
+    /// same name and resume rendering when one answers (docs/jack-device.md). Default: true.
+    public var reconnect: Bool
 
     public init(
         clientName: String, serverName: String? = nil, outputChannels: Int = 2, inputChannels: Int = 0,
-        outputConnections: JackConnections = .physical, inputConnections: JackConnections = .physical
+        outputConnections: JackConnections = .physical, inputConnections: JackConnections = .physical,
+        lostTimePolicy: LostTimePolicy = .followWallClock, reconnect: Bool = true
     ) {
         self.clientName = clientName
         self.serverName = serverName
@@ -50,6 +58,8 @@ public struct JackDeviceOptions: Sendable {
         self.inputChannels = inputChannels
         self.outputConnections = outputConnections
         self.inputConnections = inputConnections
+        self.lostTimePolicy = lostTimePolicy
+        self.reconnect = reconnect
     }
 }
 
@@ -84,6 +94,16 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         var onShutdown: (@Sendable (String) -> Void)?
         var lastShutdownReason: String?
         var probe: JackCycleProbe?
+        /// The renderer while started (kept across a server's absence, for the resumption).
+        /// (as bits: a pointer is not `Sendable`, the lock's contents must be)
+        var coreBits: UInt = 0
+        var core: UnsafeMutablePointer<RenderCore>? {
+            get { UnsafeMutablePointer(bitPattern: coreBits) }
+            set { coreBits = UInt(bitPattern: newValue) }
+        }
+        var statusHandler: (@Sendable (DeviceStatus) -> Void)?
+        var reconnector: JackReconnector?
+        var reconnections = 0
     }
 
     /// The options the device was opened with.
@@ -115,6 +135,7 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         self.outputChannelCount = options.outputChannels
         state = .allocate(capacity: 1)
         state.initialize(to: JackCallbackState(outputCount: options.outputChannels))
+        state.pointee.keeper.policy = options.lostTimePolicy
         try openClient()  // on failure, deinit frees `state`
         // After the client is open: libjack sets up jack_get_time's clock when a client opens;
         // before that the call jumps through a null pointer.
@@ -209,9 +230,45 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         return i < JackCallbackState.reasonCount ? state.pointee.counts[i].load(ordering: .relaxed) : 0
     }
 
-    /// The latest time jump, in frames (first frame of the cycle − where the previous cycle
-    /// ended); 0 before any. Any thread.
-    public var lastTimeJumpFrames: Int64 { state.pointee.lastJump.load(ordering: .relaxed) }
+    /// The latest jump of the server's frame counter beyond the previous cycle's frames (a
+    /// period change, lost frames, or a move to another driver); 0 before any. The device's
+    /// sample time does not follow it (see ``DeviceTimekeeper``). Any thread.
+    public var lastCounterJumpFrames: Int64 { state.pointee.lastJump.load(ordering: .relaxed) }
+
+    /// Jumps of the server's frame counter that the device followed without losing a frame
+    /// (PipeWire moving the client to another driver). Any thread.
+    public var counterJumpCount: UInt64 { state.pointee.counterJumps.load(ordering: .relaxed) }
+
+    /// Frames the server lost since the device was made: xruns the server accounted for and
+    /// the time a dead server took to come back. Any thread.
+    public var lostFrames: Int64 { state.pointee.lostFrames.load(ordering: .relaxed) }
+
+    /// Of ``lostFrames``, those the device's sample time skipped (all of them under
+    /// ``LostTimePolicy/followWallClock``, none under ``LostTimePolicy/keepEveryFrame``).
+    /// Any thread.
+    public var skippedFrames: Int64 { state.pointee.skippedFrames.load(ordering: .relaxed) }
+
+    /// The policy for lost frames (from the options). Any thread.
+    public var lostTimePolicy: LostTimePolicy { options.lostTimePolicy }
+
+    /// Where the device stands with its server. Any control thread.
+    public var connectionState: JackConnectionState {
+        control.withLock { c in
+            if c.running { return .running }
+            if c.reconnector != nil { return .reconnecting }
+            return .stopped
+        }
+    }
+
+    /// How many times the device resumed after its server came back. Any control thread.
+    public var reconnectionCount: Int { control.withLock { $0.reconnections } }
+
+    /// Installs the engine's status handler (see ``AudioDevice/setStatusHandler(_:)``); it is
+    /// called on the device's event or reconnection thread. ``onShutdown`` stays the user's.
+    /// Control thread.
+    public func setStatusHandler(_ handler: (@Sendable (DeviceStatus) -> Void)?) {
+        control.withLock { $0.statusHandler = handler }
+    }
 
     /// True after JACK reported that the server went away, until the next start. Any thread.
     public var serverHasShutDown: Bool { state.pointee.shutDown.load(ordering: .acquiring) }
@@ -337,9 +394,11 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
                 if c.open && state.pointee.shutDown.load(ordering: .acquiring) { retired = closeClient(&c) }
                 if !c.open { try openClient(&c) }
                 guard let client = state.pointee.client else { throw DeviceError("JACK device \(uid): no client") }
-                state.pointee.renderExtender.reset()
-                state.pointee.renderHasPrevious = false
+                // A restart continues the device's sample time after the wall-clock gap.
+                state.pointee.keeper.resume()
+                state.pointee.resumedLostFrames.store(-1, ordering: .relaxed)
                 let rate = jack_get_sample_rate(client)
+                state.pointee.keeper.sampleRate = Double(rate)
                 state.pointee.sampleRate.store(rate, ordering: .relaxed)
                 core.pointee.clock.setNominalSampleRate(Double(rate))
                 state.pointee.core.store(core, ordering: .releasing)
@@ -361,6 +420,7 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
                     throw error
                 }
                 c.running = true
+                c.coreBits = UInt(bitPattern: core)
                 return .success(())
             } catch {
                 return .failure(error)
@@ -374,7 +434,16 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
     /// JACK calls nothing of this device any more. Does nothing when already stopped.
     /// Control thread, or the ``onShutdown`` handler.
     public func stop() {
-        let retired = control.withLock { c in closeClient(&c) }
+        let reconnector = control.withLock { c in
+            let r = c.reconnector
+            c.reconnector = nil
+            return r
+        }
+        reconnector?.cancelAndWait()  // outside the lock: it takes the lock to close or resume
+        let retired = control.withLock { c in
+            c.core = nil
+            return closeClient(&c)
+        }
         retired?.stop()  // outside the lock: its thread may be waiting for it
     }
 
@@ -469,14 +538,96 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         return events
     }
 
-    /// On the event thread: the server went away.
+    /// On the event thread: the server went away. Tells the user's handler and the engine's;
+    /// when the device was rendering and may reconnect, starts the reconnection thread.
     private func serverDidShutDown(reason: String, code: UInt32) {
-        let handler: (@Sendable (String) -> Void)? = control.withLock { c in
+        let (handler, status, reconnecting): ((@Sendable (String) -> Void)?, (@Sendable (DeviceStatus) -> Void)?, Bool) = control.withLock { c in
+            let wasRunning = c.running
             c.running = false
             c.lastShutdownReason = reason
-            return c.onShutdown
+            var reconnecting = false
+            if wasRunning, options.reconnect, c.core != nil, c.reconnector == nil {
+                c.reconnector = JackReconnector(device: self, lostAt: ContinuousClock.now)
+                reconnecting = true
+            }
+            return (c.onShutdown, c.statusHandler, reconnecting)
         }
+        status?(.lost(reason: "JACK server “\(serverName)” went away: \(reason)", reconnecting: reconnecting))
         handler?(reason)
+    }
+
+    // MARK: Reconnection (on the reconnector's thread)
+
+    /// Closes the dead client (libjack must forget it before a new client meets the new
+    /// server). Reconnection thread.
+    func closeDeadClient() {
+        let retired = control.withLock { c in closeClient(&c) }
+        retired?.stop()
+    }
+
+    /// One attempt to reach the server again and resume rendering. Returns nil when the server
+    /// is not there yet, else the outcome. Reconnection thread.
+    func tryResume(awaySince: ContinuousClock.Instant) -> DeviceStatus? {
+        var retired: JackEventThread?
+        let outcome: DeviceStatus? = control.withLock { c in
+            guard let core = c.core, !c.running else { return nil }
+            if !c.open {
+                do throws(DeviceError) { try openClient(&c) } catch { return nil }
+            }
+            guard let client = state.pointee.client else { return nil }
+            let rate = jack_get_sample_rate(client)
+            let was = state.pointee.keeper.sampleRate
+            if Double(rate) != was {
+                retired = closeClient(&c)
+                c.core = nil
+                return .failed(reason: "JACK server “\(serverName)” came back at \(rate) Hz; the engine runs at \(Int(was)) Hz")
+            }
+            state.pointee.keeper.resume()
+            state.pointee.resumedLostFrames.store(-1, ordering: .relaxed)
+            state.pointee.core.store(core, ordering: .releasing)
+            state.pointee.note(.serverReturned)
+            guard jack_set_process_callback(client, jackProcess, UnsafeMutableRawPointer(state)) == 0,
+                jack_activate(client) == 0
+            else {
+                state.pointee.core.store(nil, ordering: .releasing)
+                retired = closeClient(&c)
+                return nil
+            }
+            do throws(DeviceError) {
+                try connect(c.outputPortNames, options.outputConnections, output: true, client: client)
+                try connect(c.inputPortNames, options.inputConnections, output: false, client: client)
+            } catch {
+                // A port we were connected to is not there (yet): play unconnected rather than
+                // not at all; the message says so.
+                c.lastShutdownReason = "reconnected, but: \(error.message)"
+            }
+            c.running = true
+            c.reconnections += 1
+            return .restored(seconds: 0, lostFrames: 0, skipped: false)
+        }
+        retired?.stop()
+        guard case .restored = outcome else { return outcome }
+        // The frames lost are known once the first cycle has run.
+        let deadline = ContinuousClock.now + .seconds(2)
+        var lost: Int64 = -1
+        while ContinuousClock.now < deadline {
+            lost = state.pointee.resumedLostFrames.load(ordering: .acquiring)
+            if lost >= 0 { break }
+            Thread.sleep(forTimeInterval: 0.002)
+        }
+        let away = ContinuousClock.now - awaySince
+        let seconds = Double(away.components.seconds) + Double(away.components.attoseconds) / 1e18
+        return .restored(seconds: seconds, lostFrames: max(lost, 0), skipped: options.lostTimePolicy == .followWallClock)
+    }
+
+    /// The reconnector is done (resumed, failed or cancelled): tells the engine. Reconnection
+    /// thread.
+    func reconnectorFinished(_ r: JackReconnector, outcome: DeviceStatus?) {
+        let handler: (@Sendable (DeviceStatus) -> Void)? = control.withLock { c in
+            if c.reconnector === r { c.reconnector = nil }
+            return c.statusHandler
+        }
+        if let outcome { handler?(outcome) }
     }
 
     private func connect(_ ours: [String], _ how: JackConnections, output: Bool, client: OpaquePointer) throws(DeviceError) {

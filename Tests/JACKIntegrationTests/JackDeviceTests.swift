@@ -5,42 +5,6 @@ import Foundation
 import Synchronization
 import Testing
 
-@Suite("JackFrameExtender")
-struct JackFrameExtenderTests {
-    @Test func firstFrameIsTakenAsIs() {
-        var e = JackFrameExtender()
-        #expect(e.current == nil)
-        #expect(e.extend(1234) == 1234)
-        #expect(e.extend(1234 + 256) == 1234 + 256)
-    }
-
-    @Test func wrapCarriesIntoTheHighPart() {
-        var e = JackFrameExtender()
-        let start = UInt32.max - 100
-        #expect(e.extend(start) == Int64(start))
-        // 256 frames later the 32-bit counter has wrapped to 155.
-        #expect(e.extend(start &+ 256) == Int64(start) + 256)
-        #expect(e.extend(155 + 256) == Int64(UInt32.max) + 1 + 155 + 256)
-        // Many wraps: one cycle per 2^31 frames keeps counting.
-        var expected = Int64(UInt32.max) + 1 + 155 + 256
-        var f: UInt32 = 155 + 256
-        for _ in 0..<10 {
-            f &+= 1 << 31
-            expected += 1 << 31
-            #expect(e.extend(f) == expected)
-        }
-        #expect(expected > Int64(UInt32.max) * 4)
-    }
-
-    @Test func resetStartsANewCount() {
-        var e = JackFrameExtender()
-        _ = e.extend(UInt32.max)
-        _ = e.extend(10)
-        e.reset()
-        #expect(e.extend(7) == 7)
-    }
-}
-
 @Suite("JACK device on a private server", .serialized)
 struct JackDeviceTests {
     @Test(.timeLimit(.minutes(1)))
@@ -88,9 +52,9 @@ struct JackDeviceTests {
         // benchmark's job).
         #expect(abs(rate - 1) < 0.05, "rate scalar \(rate)")
         if rig.device.xrunCount == xruns0 {
-            // No xrun: no time jump or other discontinuity either.
+            // No xrun: no lost frames or other discontinuity either.
             #expect(rig.clock.epoch.count == epoch0, "unexpected discontinuity \(rig.clock.epoch.lastReason)")
-            #expect(rig.device.discontinuityCount(.timeJump) == 0)
+            #expect(rig.device.discontinuityCount(.framesLost) == 0 && rig.device.lostFrames == 0)
         }
         #expect(rig.device.dspLoad >= 0)
 
@@ -107,20 +71,33 @@ struct JackDeviceTests {
         #expect(rig.waitCycles(5))
     }
 
+    /// A period change is one discontinuity, and the device's sample time neither skips nor
+    /// repeats a frame through it: every cycle, recorded by the cycle probe, starts where the
+    /// previous one ended, although jackd2's own counter jumps by the new period.
     @Test(.timeLimit(.minutes(1)))
     func bufferSizeChangeIsADiscontinuity() throws {
         let rig = try Rig()
         #expect(rig.waitCycles(5))
+        let probe = rig.device.installCycleProbe(capacity: 4096)
+        #expect(rig.waitCycles(3))
         let e0 = rig.clock.epoch.count
         try JackTools.setBufferSize(512, server: rig.server.name)
         #expect(waitUntil(timeout: .seconds(3)) { rig.device.framesPerCycle == 512 })
         #expect(waitUntil(timeout: .seconds(3)) { rig.clock.anchor()?.frames == 512 })
         #expect(rig.waitCycles(10))
-        // One event, one discontinuity: the frame counter's jump that comes with it is absorbed.
+        var cycles: [JackCycleMeasurement] = []
+        _ = probe.drain(into: &cycles)
+        try #require(cycles.count > 10 && probe.droppedCount == 0)
+        let breaks = zip(cycles, cycles.dropFirst()).filter { $1.cycle.frame != $0.cycle.frame + Int64($0.cycle.frames) }
+        #expect(breaks.isEmpty, "cycles that do not start where the previous ended: \(breaks.map { ($0.cycle.frame, $0.cycle.frames, $1.cycle.frame) })")
+        #expect(cycles.contains { $0.cycle.frames == 256 } && cycles.contains { $0.cycle.frames == 512 })
+        // jackd2's counter moved by the new period: the device saw the jump and ignored it.
+        #expect(rig.device.lastCounterJumpFrames != 0)
+        // One event, one discontinuity.
         #expect(rig.clock.epoch.count == e0 + 1, "epochs: \(rig.clock.epoch.count - e0), last \(rig.clock.epoch.lastReason)")
         #expect(rig.clock.epoch.lastReason == .bufferSizeChange)
         #expect(rig.device.discontinuityCount(.bufferSizeChange) == 1)
-        #expect(rig.device.discontinuityCount(.timeJump) == 0)
+        #expect(rig.device.discontinuityCount(.framesLost) == 0 && rig.device.lostFrames == 0)
         #expect(rig.device.schedulingLead == 512)
         #expect(try JackTools.bufferSize(server: rig.server.name) == 512)
     }

@@ -1,0 +1,172 @@
+/// What the device does with frames the server really lost (an xrun during which the server's
+/// clock went on without us, or the time a dead server took to come back).
+///
+/// Thread safety: a plain value.
+public enum LostTimePolicy: UInt8, Sendable, BitwiseCopyable, CustomStringConvertible {
+    /// Skip them: the device's sample time jumps by the frames lost, so that every queue stays
+    /// where the wall clock says it should be (and in step with the other clients of the
+    /// server). The audio scheduled for those frames is not heard; the queues count it as late.
+    /// What Core Audio's sample time does after an overload. The default.
+    case followWallClock = 0
+    /// Keep them: the device's sample time counts only the frames it rendered; after a loss
+    /// every queue plays everything, later than the wall clock by the frames lost.
+    case keepEveryFrame = 1
+
+    public var description: String {
+        switch self {
+        case .followWallClock: "follow the wall clock (lost frames are skipped)"
+        case .keepEveryFrame: "keep every frame (the session falls behind the wall clock)"
+        }
+    }
+}
+
+/// How one cycle's first frame relates to the previous cycle, as the ``DeviceTimekeeper`` saw it.
+///
+/// Thread safety: a plain value.
+public enum CycleContinuity: UInt8, Sendable, BitwiseCopyable {
+    /// The first cycle the keeper has seen.
+    case first = 0
+    /// The server's counter moved by exactly the previous cycle's frames.
+    case contiguous = 1
+    /// The server's counter moved by something else at a period change (jackd2 advances it by
+    /// the *new* period): an artefact of the server's bookkeeping, no frame was lost.
+    case periodChangeArtefact = 2
+    /// The server's counter and the wall clock both moved on by more than the previous cycle:
+    /// frames were really lost (see ``DeviceTimekeeper/Step/lostFrames``).
+    case framesLost = 3
+    /// The server's counter jumped and the wall clock did not follow (PipeWire moving the
+    /// client to another driver, whose counter is elsewhere): a new counter to follow; no frame
+    /// was lost.
+    case counterJump = 4
+    /// The first cycle after the device was restarted (a server came back): the frames lost
+    /// are what the wall clock says passed while the device was away.
+    case resumed = 5
+}
+
+/// The device's sample time, counted from what was rendered.
+///
+/// The device sample time advances by exactly each cycle's frame count. The server's frame
+/// counter (JACK's `jack_get_cycle_times` frame, PipeWire's driver position) and the cycle's
+/// host time are only used to tell frames that were really lost from bookkeeping artefacts:
+///
+/// - jackd2 advances its counter by the *new* period at a period change (256 → 128 moved it by
+///   128 after a 256-frame cycle): no frame is skipped or repeated;
+/// - PipeWire's counter jumps by millions when the client moves to another driver: the jump is
+///   followed, no frame is skipped;
+/// - an xrun that the server accounts for (its counter and the wall clock both moved on by the
+///   same amount): the frames lost are skipped or kept, as ``LostTimePolicy`` says;
+/// - a device restarted after its server came back: the wall-clock gap is the loss.
+///
+/// The sample time never goes backwards and never repeats a frame.
+///
+/// Thread safety: a value owned by the render thread (the device's process callback);
+/// ``resume()`` and ``policy`` are set by a control thread only while the device does not
+/// render.
+public struct DeviceTimekeeper: Sendable, BitwiseCopyable {
+    /// One cycle's result.
+    public struct Step: Sendable, BitwiseCopyable {
+        /// Device sample time of the cycle's first frame.
+        public var frame: Int64
+        /// What the keeper concluded about the cycle's start.
+        public var continuity: CycleContinuity
+        /// Frames the server lost before this cycle (≥ 0); skipped when the policy is
+        /// ``LostTimePolicy/followWallClock``, else only counted.
+        public var lostFrames: Int64
+        /// How far the server's counter moved beyond the previous cycle's frames (0 when
+        /// contiguous; wrapping 32-bit difference).
+        public var counterJump: Int64
+    }
+
+    /// What to do with lost frames.
+    public var policy: LostTimePolicy
+    /// Nominal frames per second (for reading host-time gaps as frames).
+    public var sampleRate: Double
+    /// A counter jump is taken as lost time only when the wall clock agrees within this many
+    /// frames plus one period (a dummy or non-realtime server wakes late by up to a period).
+    public var agreementSlackFrames: Int64
+
+    /// Sample time of the next cycle's first frame.
+    public private(set) var nextFrame: Int64
+    /// Frames skipped under ``LostTimePolicy/followWallClock`` since the keeper was made.
+    public private(set) var skippedFrames: Int64 = 0
+    /// Frames the server lost (skipped or kept) since the keeper was made.
+    public private(set) var lostFrames: Int64 = 0
+
+    private var started = false
+    private var resuming = false
+    private var lastCounter: UInt32 = 0
+    private var lastFrames: Int64 = 0
+    private var lastHostNs: UInt64 = 0
+
+    /// A keeper whose first cycle has sample time `firstFrame`.
+    public init(sampleRate: Double, policy: LostTimePolicy = .followWallClock, firstFrame: Int64 = 0) {
+        self.sampleRate = sampleRate
+        self.policy = policy
+        self.nextFrame = firstFrame
+        self.agreementSlackFrames = Int64(max(1, sampleRate * 0.004))
+    }
+
+    /// The next cycle follows a restart of the device (its server came back): its counter is
+    /// unrelated to the last one, and the wall-clock gap since the last cycle is the loss.
+    /// Control thread, while the device does not render.
+    public mutating func resume() {
+        if started { resuming = true }
+    }
+
+    /// Accounts for one cycle of `frames` frames whose first frame is at the server's
+    /// `counter` (32-bit, wrapping) and host time `hostNs` (0: unknown).
+    /// `periodChanged`: the server reported a period change since the previous cycle (a cycle
+    /// whose size differs from the previous one's counts as one too).
+    /// Render thread.
+    @_noLocks
+    public mutating func advance(counter: UInt32, frames: Int32, hostNs: UInt64, periodChanged: Bool) -> Step {
+        let n = Int64(frames)
+        var step = Step(frame: nextFrame, continuity: .contiguous, lostFrames: 0, counterJump: 0)
+        if !started {
+            started = true
+            step.continuity = .first
+        } else if resuming {
+            resuming = false
+            step.continuity = .resumed
+            let lost = wallClockFrames(since: lastHostNs, to: hostNs) &- lastFrames
+            if lost > 0 { step.lostFrames = lost }
+        } else {
+            let jump = Int64(Int32(bitPattern: counter &- lastCounter)) &- lastFrames
+            step.counterJump = jump
+            if jump == 0 {
+                step.continuity = .contiguous
+            } else if periodChanged || n != lastFrames {
+                step.continuity = .periodChangeArtefact
+            } else {
+                let wall = hostNs == 0 || lastHostNs == 0 ? jump : wallClockFrames(since: lastHostNs, to: hostNs) &- lastFrames
+                let slack = agreementSlackFrames &+ max(lastFrames, n)
+                if jump > 0 && abs(wall &- jump) <= slack {
+                    step.continuity = .framesLost
+                    step.lostFrames = jump
+                } else {
+                    step.continuity = .counterJump
+                }
+            }
+        }
+        if step.lostFrames > 0 {
+            lostFrames &+= step.lostFrames
+            if policy == .followWallClock {
+                skippedFrames &+= step.lostFrames
+                step.frame &+= step.lostFrames
+            }
+        }
+        nextFrame = step.frame &+ n
+        lastCounter = counter
+        lastFrames = n
+        lastHostNs = hostNs
+        return step
+    }
+
+    /// Frames of the nominal rate between two host times, rounded to the nearest.
+    @_noLocks
+    func wallClockFrames(since a: UInt64, to b: UInt64) -> Int64 {
+        guard a != 0, b != 0 else { return 0 }
+        let x = Double(Int64(bitPattern: b &- a)) * sampleRate / 1e9
+        return Int64(x + (x >= 0 ? 0.5 : -0.5))  // to the nearest (`rounded()` is opaque to the checker)
+    }
+}
