@@ -1,21 +1,27 @@
-/// What the device does with frames the server really lost (an xrun during which the server's
-/// clock went on without us, or the time a dead server took to come back).
+/// What the device does with frames the server says it lost: wall-clock time that passed
+/// without the graph producing audio (jackd2 moves its frame counter on by the lateness after
+/// an xrun; a dead server's absence until it comes back).
 ///
 /// Thread safety: a plain value.
 public enum LostTimePolicy: UInt8, Sendable, BitwiseCopyable, CustomStringConvertible {
+    /// Keep them: the device's sample time counts exactly the frames it rendered, so every
+    /// queue stays in step, to the frame, with every other client of the server's graph
+    /// (recorders, effects, other players), which all processed the same cycles. After lost
+    /// time the session is later than the wall clock by the frames lost (they are counted).
+    /// The default (docs/timing.md: measured against jack-record, skipping moved every
+    /// track 64–192 frames early in the recording at each xrun of a dummy jackd2).
+    case keepEveryFrame = 0
     /// Skip them: the device's sample time jumps by the frames lost, so that every queue stays
-    /// where the wall clock says it should be (and in step with the other clients of the
-    /// server). The audio scheduled for those frames is not heard; the queues count it as late.
-    /// What Core Audio's sample time does after an overload. The default.
-    case followWallClock = 0
-    /// Keep them: the device's sample time counts only the frames it rendered; after a loss
-    /// every queue plays everything, later than the wall clock by the frames lost.
-    case keepEveryFrame = 1
+    /// where the wall clock (the server's frame counter, the hardware's timeline) says it
+    /// should be: what Core Audio's sample time does after an overload. For sessions that
+    /// must stay with something outside the graph (video, another machine). The audio
+    /// scheduled for those frames is not heard; the queues count it as late.
+    case followWallClock = 1
 
     public var description: String {
         switch self {
+        case .keepEveryFrame: "keep every frame (lost time is counted; the session falls behind the wall clock)"
         case .followWallClock: "follow the wall clock (lost frames are skipped)"
-        case .keepEveryFrame: "keep every frame (the session falls behind the wall clock)"
         }
     }
 }
@@ -54,7 +60,7 @@ public enum CycleContinuity: UInt8, Sendable, BitwiseCopyable {
 /// - PipeWire's counter jumps by millions when the client moves to another driver: the jump is
 ///   followed, no frame is skipped;
 /// - an xrun that the server accounts for (its counter and the wall clock both moved on by the
-///   same amount): the frames lost are skipped or kept, as ``LostTimePolicy`` says;
+///   same amount): the frames lost are kept (counted) or skipped, as ``LostTimePolicy`` says;
 /// - a device restarted after its server came back: the wall-clock gap is the loss.
 ///
 /// The sample time never goes backwards and never repeats a frame.
@@ -99,7 +105,7 @@ public struct DeviceTimekeeper: Sendable, BitwiseCopyable {
     private var lastHostNs: UInt64 = 0
 
     /// A keeper whose first cycle has sample time `firstFrame`.
-    public init(sampleRate: Double, policy: LostTimePolicy = .followWallClock, firstFrame: Int64 = 0) {
+    public init(sampleRate: Double, policy: LostTimePolicy = .keepEveryFrame, firstFrame: Int64 = 0) {
         self.sampleRate = sampleRate
         self.policy = policy
         self.nextFrame = firstFrame

@@ -40,8 +40,8 @@ public struct JackDeviceOptions: Sendable {
     /// What the inputs listen to on start.
     public var inputConnections: JackConnections
     /// What the device's sample time does with frames the server lost (an xrun the server
-    /// accounted for, the time a dead server took to come back). Default: skip them, so that
-    /// every queue stays with the wall clock (docs/timing.md).
+    /// accounted for, the time a dead server took to come back). Default: keep them, so that
+    /// every queue stays in step with every other client of the graph (docs/timing.md).
     public var lostTimePolicy: LostTimePolicy
     /// When the server goes away while the device runs, keep trying to reach a server of the
     /// same name and resume rendering when one answers (docs/jack-device.md). Default: true.
@@ -50,7 +50,7 @@ public struct JackDeviceOptions: Sendable {
     public init(
         clientName: String, serverName: String? = nil, outputChannels: Int = 2, inputChannels: Int = 0,
         outputConnections: JackConnections = .physical, inputConnections: JackConnections = .physical,
-        lostTimePolicy: LostTimePolicy = .followWallClock, reconnect: Bool = true
+        lostTimePolicy: LostTimePolicy = .keepEveryFrame, reconnect: Bool = true
     ) {
         self.clientName = clientName
         self.serverName = serverName

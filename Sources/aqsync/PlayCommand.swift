@@ -16,8 +16,11 @@ struct PlayCommand: ParsableCommand {
         commandName: "play",
         abstract: "Play a session through JACK, every track on its exact frame (the default command).",
         discussion: """
-            Exit status: 0 when every track played to its end, 1 when the session or the server \
-            was refused (nothing plays) or a track failed, 130 after Ctrl-C (a clean stop).
+            Exit status: 0 when every track played to its end with no frame lost; 1 when the \
+            session or the server was refused (nothing plays), a track failed, or the server went \
+            away for good; 3 when frames were lost (a track played late or not at all, the server \
+            lost frames, or it went away and came back) and --allow-loss was not given; 130 after \
+            Ctrl-C (a clean stop).
             """)
 
     @Argument(help: "The session file (TOML, see docs/session-format.md).")
@@ -44,6 +47,17 @@ struct PlayCommand: ParsableCommand {
     @Option(help: "Seconds between the command and the session start (time to fill every track's buffers).")
     var lead: Double = 0.25
 
+    @Flag(help: "Exit 0 even when frames were lost (xruns, a server that went away and came back).")
+    var allowLoss = false
+
+    @Flag(help: ArgumentHelp(
+        "When the server loses time (an xrun, a server that went away and came back), skip those frames so that every track stays with the wall clock.",
+        discussion: "By default every frame is kept: the tracks stay in step with every other JACK client, and fall behind the wall clock by the frames lost (docs/timing.md)."))
+    var followWallClock = false
+
+    @Flag(help: "When the JACK server goes away, stop instead of waiting for it to come back.")
+    var noReconnect = false
+
     func validate() throws {
         if noConnect && connect != nil { throw ValidationError("--connect and --no-connect exclude each other") }
         if let clientName, clientName.isEmpty { throw ValidationError("--client-name must not be empty") }
@@ -63,6 +77,10 @@ final class Player: @unchecked Sendable {
     let session: Session
     let tty = isatty(STDOUT_FILENO) != 0
     let interrupted = Atomic<Bool>(false)
+    /// The device cannot play any more (its server went away for good).
+    let goneForGood = Atomic<Bool>(false)
+    /// Lines from the engine's events thread, printed by the monitor loop.
+    let notices = Mutex<[String]>([])
 
     init(command: PlayCommand, session: Session) {
         self.command = command
@@ -109,7 +127,9 @@ final class Player: @unchecked Sendable {
             device = try JackDevice(options: JackDeviceOptions(
                 clientName: command.clientName ?? session.output.clientName, serverName: useServer,
                 outputChannels: channels, inputChannels: command.capture == nil ? 0 : channels,
-                outputConnections: outputs, inputConnections: .none))
+                outputConnections: outputs, inputConnections: .none,
+                lostTimePolicy: command.followWallClock ? .followWallClock : .keepEveryFrame,
+                reconnect: !command.noReconnect))
         } catch {
             printError(error.message)
             return 1
@@ -175,6 +195,22 @@ final class Player: @unchecked Sendable {
             log("  \(device.outputPortNames[i]) -> \(c.isEmpty ? "(not connected)" : c.joined(separator: ", "))")
         }
 
+        let lost0 = device.lostFrames
+        engine.onDeviceStatus = { [self] status in
+            switch status {
+            case .lost(let reason, let reconnecting):
+                notices.withLock { $0.append("\(reason); " + (reconnecting ? "waiting for it to come back (Ctrl-C stops)" : "stopping")) }
+            case .restored(let seconds, let lost, let skipped):
+                notices.withLock {
+                    $0.append(String(format: "JACK server back after %.2f s (%lld frames of wall-clock time): ", seconds, lost)
+                        + (skipped ? "skipped, every track is where the wall clock says" : "every track resumes where it stopped, all in step"))
+                }
+            case .failed(let reason):
+                notices.withLock { $0.append("the device cannot play any more: \(reason)") }
+                goneForGood.store(true, ordering: .relaxed)
+                player.stop()
+            }
+        }
         let status = monitor(player: player, engine: engine, device: device, sessionStart: sessionStart, epoch0: epoch0, rate: rate)
         if let capture {
             let frames = capture.stop()
@@ -183,16 +219,36 @@ final class Player: @unchecked Sendable {
         }
         let reports = player.report()
         printReport(reports)
+        let deviceLost = device.lostFrames - lost0
+        let skipped = device.lostTimePolicy == .followWallClock
+        if deviceLost > 0 || device.reconnectionCount > 0 {
+            log("the server lost \(deviceLost) frames (\(device.discontinuityCount(.xrun)) xrun(s), \(device.reconnectionCount) return(s) after going away); "
+                + (skipped ? "skipped: every track stayed with the wall clock" : "kept: the session fell behind the wall clock by them"))
+        }
         if interrupted.load(ordering: .relaxed) {
             log("stopped by Ctrl-C")
             return 130
         }
-        if reports.contains(where: { $0.error != nil }) || status != 0 { return 1 }
+        if reports.contains(where: { $0.error != nil }) || status != 0 || goneForGood.load(ordering: .relaxed) { return 1 }
+        let late = reports.reduce(Int64(0)) { $0 + $1.lateFrames }
+        let silent = reports.filter { $0.framesPlayed == 0 }.map(\.name)
+        if late > 0 || deviceLost > 0 || !silent.isEmpty {
+            var what: [String] = []
+            if late > 0 { what.append("\(late) frames of the tracks were skipped (late)") }
+            if deviceLost > 0 { what.append("the server lost \(deviceLost) frames") }
+            if !silent.isEmpty { what.append("played nothing: \(silent.joined(separator: ", "))") }
+            if command.allowLoss {
+                log("frames lost (\(what.joined(separator: "; "))); exit status 0 because of --allow-loss")
+            } else {
+                printError("frames lost: \(what.joined(separator: "; ")) (exit status 3; --allow-loss accepts it)")
+                return 3
+            }
+        }
         return 0
     }
 
-    /// Shows progress until the player is finished; logs every discontinuity. Returns 1 when
-    /// the server went away.
+    /// Shows progress until the player is finished; logs every discontinuity and every change
+    /// of the device's availability. Returns 1 when the server went away for good.
     func monitor(player: SessionPlayer, engine: AudioQueueEngine, device: JackDevice, sessionStart: Int64, epoch0: UInt64, rate: Double) -> Int32 {
         var epoch = epoch0
         var discontinuities = 0
@@ -202,17 +258,41 @@ final class Player: @unchecked Sendable {
         let width = max(5, names.map(\.count).max() ?? 5)
         var doneLogged = Set<Int>()
         var status: Int32 = 0
+        var lostSeen = device.lostFrames
+        let reasons: [DiscontinuityReason] = [.xrun, .sampleRateChange, .bufferSizeChange, .freewheel, .serverShutdown, .framesLost, .serverReturned]
+        var reasonCounts: [DiscontinuityReason: UInt64] = [:]
+        for r in reasons { reasonCounts[r] = device.discontinuityCount(r) }
         while !player.waitUntilFinished(timeout: tty ? 0.1 : 0.05) {
             let now = engine.deviceCurrentTime().sampleTime
+            for line in notices.withLock({ n in defer { n.removeAll() }; return n }) {
+                if tty { clear(&drawn) }
+                log(line)
+            }
             let d = engine.discontinuity
             if d.epoch != epoch {
                 epoch = d.epoch
-                discontinuities += 1
                 let pos = formatSeconds((now - Double(sessionStart)) / rate)
-                let line = "discontinuity (\(d.reason)) at device frame \(Int64(now)), session position \(pos); tracks keep their frames"
+                // Several may have happened since the last look: one line per cause.
+                var causes: [String] = []
+                for r in reasons {
+                    let n = device.discontinuityCount(r)
+                    let seen = reasonCounts[r] ?? 0
+                    if n > seen {
+                        causes.append(n - seen > 1 ? "\(r) ×\(n - seen)" : r.description)
+                        reasonCounts[r] = n
+                    }
+                }
+                if causes.isEmpty { causes = [d.reason.description] }
+                discontinuities += causes.count
+                let lost = device.lostFrames
+                var line = "discontinuity (\(causes.joined(separator: ", "))) at device frame \(Int64(now)), session position \(pos)"
+                if lost != lostSeen {
+                    line += ": the server lost \(lost - lostSeen) frames, " + (device.lostTimePolicy == .followWallClock ? "skipped" : "kept")
+                    lostSeen = lost
+                }
+                line += "; tracks keep their frames"
                 if tty { clear(&drawn) }
                 log(line)
-                if d.reason == .serverShutdown { status = 1 }
             }
             let position = min(max(0, (now - Double(sessionStart)) / rate), Double(player.lengthFrames) / rate)
             let late = player.lateFrames
@@ -243,7 +323,11 @@ final class Player: @unchecked Sendable {
                     log("position " + head)
                 }
             }
-            if device.serverHasShutDown { status = 1; player.stop() }
+            if device.serverHasShutDown && device.connectionState == .stopped && engine.deviceAwayReason == nil {
+                // Gone, and not coming back (no reconnection, or it gave up).
+                status = 1
+                player.stop()
+            }
         }
         if tty { clear(&drawn) } else {
             for (i, r) in player.report().enumerated() where !doneLogged.contains(i) && (r.completed || r.error != nil) {

@@ -102,9 +102,10 @@ struct DeviceTimekeeperTests {
         #expect(k.advance(counter: s.counter, frames: 256, hostNs: s.hostNs, periodChanged: false).frame == 5 * 256)
     }
 
-    /// A restarted server: its counter is unrelated; the wall-clock gap is the loss.
+    /// A restarted server: its counter is unrelated; the wall-clock gap is the loss (skipped
+    /// here, under followWallClock).
     @Test func resumptionSkipsTheWallClockGap() {
-        var k = DeviceTimekeeper(sampleRate: 48000)
+        var k = DeviceTimekeeper(sampleRate: 48000, policy: .followWallClock)
         var s = FakeServer(counter: 9_999)
         _ = run(&k, &s, cycles: 10, n: 256)  // next frame 2560, host at frame 2560
         k.resume()
@@ -113,6 +114,19 @@ struct DeviceTimekeeperTests {
         #expect(step.continuity == .resumed)
         #expect(step.lostFrames == 96_000)
         #expect(step.frame == 2560 + 96_000)
+    }
+
+    /// Under the default policy a restarted server resumes where the device stopped.
+    @Test func resumptionKeepsItsPlaceByDefault() {
+        var k = DeviceTimekeeper(sampleRate: 48000)
+        #expect(k.policy == .keepEveryFrame)
+        var s = FakeServer(counter: 9_999)
+        _ = run(&k, &s, cycles: 10, n: 256)
+        k.resume()
+        s.pass(frames: 96_000)
+        let step = k.advance(counter: 0, frames: 256, hostNs: s.hostNs, periodChanged: false)
+        #expect(step.continuity == .resumed && step.lostFrames == 96_000 && step.frame == 2560)
+        #expect(k.lostFrames == 96_000 && k.skippedFrames == 0)
     }
 
     /// A resume before any cycle is just a first cycle.
