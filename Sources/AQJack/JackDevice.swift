@@ -127,6 +127,7 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
     /// - Throws: ``DeviceError`` naming the server when it is not reachable, or naming the
     ///   port that could not be registered.
     public init(options: JackDeviceOptions) throws(DeviceError) {
+        JackMessages.install()
         guard options.outputChannels >= 0, options.inputChannels >= 0 else {
             throw DeviceError("JACK device: channel counts must not be negative")
         }
@@ -170,12 +171,12 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
     public static func isServerReachable(_ serverName: String? = nil) -> Bool {
         var status = jack_status_t(rawValue: 0)
         let name = resolveServerName(serverName)
-        return jackClientLifecycleLock.withLock { _ in
+        return JackMessages.whileMuted { jackClientLifecycleLock.withLock { _ in
             let client = name.withCString { s in "aqsync-probe".withCString { aq_jack_client_open($0, s, &status) } }
             guard let client else { return false }
             jack_client_close(client)
             return true
-        }
+        } }
     }
 
     // MARK: Properties

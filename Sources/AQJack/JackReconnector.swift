@@ -46,11 +46,12 @@ final class JackReconnector: @unchecked Sendable {
 
     /// The device is held only during one attempt, so that dropping it stops the retries.
     private func run(lostAt: ContinuousClock.Instant) {
-        device?.closeDeadClient()
+        JackMessages.whileMuted { device?.closeDeadClient() }
         var pause = 0.05
         var outcome: DeviceStatus?
         while !cancelled.load(ordering: .acquiring) {
-            guard let o = device?.tryResume(awaySince: lostAt) else {
+            // A server that is not up yet makes libjack print several lines per try.
+            guard let o = JackMessages.whileMuted({ device?.tryResume(awaySince: lostAt) }) else {
                 if device == nil { return }
                 _ = wake.wait(timeout: .now() + pause)
                 pause = min(pause * 1.5, 1.0)

@@ -58,10 +58,14 @@ struct PlayCommand: ParsableCommand {
     @Flag(help: "When the JACK server goes away, stop instead of waiting for it to come back.")
     var noReconnect = false
 
+    @Option(help: "Seconds to wait for a JACK server that went away to come back before giving up.")
+    var reconnectTimeout: Double = 60
+
     func validate() throws {
         if noConnect && connect != nil { throw ValidationError("--connect and --no-connect exclude each other") }
         if let clientName, clientName.isEmpty { throw ValidationError("--client-name must not be empty") }
         guard lead >= 0 && lead <= 10 else { throw ValidationError("--lead must be 0 to 10 seconds") }
+        guard reconnectTimeout > 0 else { throw ValidationError("--reconnect-timeout must be positive") }
     }
 
     func run() throws {
@@ -195,6 +199,9 @@ final class Player: @unchecked Sendable {
             log("  \(device.outputPortNames[i]) -> \(c.isEmpty ? "(not connected)" : c.joined(separator: ", "))")
         }
 
+        // libjack's own messages (a few lines when a server dies) as log lines of ours.
+        JackMessages.setHandler { [self] line in notices.withLock { $0.append("libjack: " + line) } }
+        defer { JackMessages.setHandler { FileHandle.standardError.write(Data(("libjack: " + $0 + "\n").utf8)) } }
         let lost0 = device.lostFrames
         engine.onDeviceStatus = { [self] status in
             switch status {
@@ -258,6 +265,7 @@ final class Player: @unchecked Sendable {
         let width = max(5, names.map(\.count).max() ?? 5)
         var doneLogged = Set<Int>()
         var status: Int32 = 0
+        var awaySince: Date?
         var lostSeen = device.lostFrames
         let reasons: [DiscontinuityReason] = [.xrun, .sampleRateChange, .bufferSizeChange, .freewheel, .serverShutdown, .framesLost, .serverReturned]
         var reasonCounts: [DiscontinuityReason: UInt64] = [:]
@@ -322,6 +330,20 @@ final class Player: @unchecked Sendable {
                     lastPlain = Date()
                     log("position " + head)
                 }
+            }
+            if engine.deviceAwayReason != nil {
+                let since = awaySince ?? Date()
+                awaySince = since
+                if Date().timeIntervalSince(since) > command.reconnectTimeout {
+                    let why = String(format: "the JACK server did not come back within %g s", command.reconnectTimeout)
+                    if tty { clear(&drawn) }
+                    log(why + "; stopping")
+                    device.stop()
+                    engine.deviceLost(why)
+                    status = 1
+                }
+            } else {
+                awaySince = nil
             }
             if device.serverHasShutDown && device.connectionState == .stopped && engine.deviceAwayReason == nil {
                 // Gone, and not coming back (no reconnection, or it gave up).

@@ -1,3 +1,4 @@
+import AQCore
 import AQJack
 import AQTesting
 import Foundation
@@ -132,6 +133,51 @@ struct WallClockOnJACKTests {
         #expect(f.a.count >= 40 && f.b.count >= 40, "\(f)")
         #expect(f.exact, "\(f)\n\(out)")
         print("periodChangesKeepEveryTrackOnItsFrames: \(f.a.count) + \(f.b.count) clicks recorded through periods 256 → 128 → 1024 → 64; gaps all \(Self.spacing), offsets all \(Self.offset)")
+        return (true, "")
+    }
+
+    /// `aqsync play` survives `kill -9` of its server and a restart under the same name: it
+    /// says what happened, reconnects by itself, and finishes the session; a recorder started
+    /// after the restart finds every click of each track exactly `spacing` apart and every
+    /// click of b exactly `offset` after one of a's.
+    @Test(.timeLimit(.minutes(5)))
+    func serverKilledAndRestartedKeepsTracksInStep() throws {
+        for attempt in 1...3 {
+            let (done, note) = try restartRun(lastAttempt: attempt == 3)
+            if done { return }
+            print("serverKilledAndRestartedKeepsTracksInStep: run \(attempt) repeated because the machine xrunned: \(note)")
+        }
+    }
+
+    private func restartRun(lastAttempt: Bool) throws -> (Bool, String) {
+        let dir = try TempDir()
+        let session = try clickSession(dir, seconds: 12)
+        let first = try PrivateJackServer(sampleRate: 48000, period: 256, realtime: true)
+        defer { first.stop() }
+        let (p, log) = try play(session, server: first.name, dir: dir)
+        defer { if p.isRunning { p.terminate() }; p.waitUntilExit() }
+        try waitForPorts(["aqt:out_1", "aqt:out_2"], server: first.name)
+        Thread.sleep(forTimeInterval: 3)  // playing time before the crash, not synchronisation
+        first.kill()
+        Thread.sleep(forTimeInterval: 1)  // the server stays away for a while
+        let second = try JackServer(name: first.name, sampleRate: 48000, period: 256, realtime: first.isRealtime)
+        defer { second.stop() }
+        try waitForPorts(["aqt:out_1", "aqt:out_2"], server: second.name)
+        let rec = try JackRecorder(server: second.name, ports: ["aqt:out_1", "aqt:out_2"])
+        defer { rec.removeFiles() }
+        finish(p, seconds: 30)
+        rec.stop()
+        let out = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        #expect(out.contains("went away") && out.contains("waiting for it to come back"), "\(out)")
+        #expect(out.contains("JACK server back after"), "\(out)")
+        #expect(p.terminationStatus == 0, "\(out)")  // --allow-loss: the outage is a loss
+        #expect(out.contains("track 'a.wav' finished") && out.contains("track 'b.wav' finished"), "\(out)")
+        let f = Self.examine(try rec.read().channels)
+        let xrun = out.contains("xrun")
+        if !f.exact && xrun && !lastAttempt { return (false, out.split(separator: "\n").filter { $0.contains("discontinuity") }.joined(separator: "; ")) }
+        #expect(f.a.count >= 10 && f.b.count >= 10, "\(f)\n\(out)")
+        #expect(f.exact, "\(f)\n\(out)")
+        print("serverKilledAndRestartedKeepsTracksInStep: after the restart \(f.a.count) + \(f.b.count) clicks recorded; gaps all \(Self.spacing), offsets all \(Self.offset)")
         return (true, "")
     }
 }
