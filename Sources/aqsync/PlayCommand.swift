@@ -19,8 +19,8 @@ struct PlayCommand: ParsableCommand {
             Exit status: 0 when every track played to its end with no frame lost; 1 when the \
             session or the server was refused (nothing plays), a track failed, or the server went \
             away for good; 3 when frames were lost (a track played late or not at all, the server \
-            lost frames, or it went away and came back) and --allow-loss was not given; 130 after \
-            Ctrl-C (a clean stop).
+            lost frames, or it went away and came back) and --allow-loss was not given; 128 + the \
+            signal after SIGINT (Ctrl-C, 130), SIGTERM (143) or SIGHUP (129), each a clean stop.
             """)
 
     @Argument(help: "The session file (TOML, see docs/session-format.md).")
@@ -80,7 +80,10 @@ final class Player: @unchecked Sendable {
     let command: PlayCommand
     let session: Session
     let tty = isatty(STDOUT_FILENO) != 0
-    let interrupted = Atomic<Bool>(false)
+    /// The stop signal caught (0: none).
+    let caughtSignal = Atomic<Int32>(0)
+    /// What a stop signal does now (stop the player, once there is one).
+    let onSignal = Mutex<(@Sendable () -> Void)?>(nil)
     /// The device cannot play any more (its server went away for good).
     let goneForGood = Atomic<Bool>(false)
     /// Lines from the engine's events thread, printed by the monitor loop.
@@ -93,6 +96,34 @@ final class Player: @unchecked Sendable {
 
     /// Plays; returns the exit status.
     func run() -> Int32 {
+        // SIGINT (Ctrl-C), SIGTERM (`kill`, `timeout`, a service manager) and SIGHUP (the
+        // terminal closed) stop playback cleanly: captures finish, the private server stops.
+        // The handlers run on a dispatch queue, not in a signal handler. Signals are unblocked
+        // first: a parent may have blocked them, and posix_spawn passes the mask on.
+        var all = sigset_t()
+        sigemptyset(&all)
+        for sig in Self.stopSignals { sigaddset(&all, sig) }
+        sigprocmask(SIG_UNBLOCK, &all, nil)
+        let sources = Self.stopSignals.map { sig in
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { [self] in
+                caughtSignal.store(sig, ordering: .relaxed)
+                onSignal.withLock { $0 }?()
+            }
+            source.resume()
+            return source
+        }
+        defer {
+            for source in sources { source.cancel() }
+            for sig in Self.stopSignals { signal(sig, SIG_DFL) }
+        }
+        return play()
+    }
+
+    static let stopSignals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
+
+    private func play() -> Int32 {
         // The server: the one asked for (or the default) when reachable, else a private one.
         var privateServer: JackServer?
         let serverName = JackDevice.resolveServerName(command.server)
@@ -156,16 +187,10 @@ final class Player: @unchecked Sendable {
         }
         defer { player.close() }
 
-        // Ctrl-C: stop at once, cleanly (the handler runs on a dispatch queue, not in a signal
-        // handler).
-        signal(SIGINT, SIG_IGN)
-        let sigint = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        sigint.setEventHandler { [self] in
-            interrupted.store(true, ordering: .relaxed)
-            player.stop()
-        }
-        sigint.resume()
-        defer { sigint.cancel(); signal(SIGINT, SIG_DFL) }
+        // From now on a stop signal stops the player; one that came earlier does so now.
+        onSignal.withLock { $0 = { player.stop() } }
+        defer { onSignal.withLock { $0 = nil } }
+        if caughtSignal.load(ordering: .relaxed) != 0 { player.stop() }
 
         // Wait for the first cycle: the session start is taken from the device's timeline.
         let t0 = Date()
@@ -203,6 +228,7 @@ final class Player: @unchecked Sendable {
         JackMessages.setHandler { [self] line in notices.withLock { $0.append("libjack: " + line) } }
         defer { JackMessages.setHandler { FileHandle.standardError.write(Data(("libjack: " + $0 + "\n").utf8)) } }
         let lost0 = device.lostFrames
+        let xruns0 = device.discontinuityCount(.xrun)
         engine.onDeviceStatus = { [self] status in
             switch status {
             case .lost(let reason, let reconnecting):
@@ -227,14 +253,19 @@ final class Player: @unchecked Sendable {
         let reports = player.report()
         printReport(reports)
         let deviceLost = device.lostFrames - lost0
+        let xruns = device.discontinuityCount(.xrun) - xruns0
         let skipped = device.lostTimePolicy == .followWallClock
-        if deviceLost > 0 || device.reconnectionCount > 0 {
-            log("the server lost \(deviceLost) frames (\(device.discontinuityCount(.xrun)) xrun(s), \(device.reconnectionCount) return(s) after going away); "
-                + (skipped ? "skipped: every track stayed with the wall clock" : "kept: the session fell behind the wall clock by them"))
+        if deviceLost > 0 || device.reconnectionCount > 0 || xruns > 0 {
+            var line = "server: \(xruns) xrun(s), \(device.reconnectionCount) return(s) after going away, \(deviceLost) frames of wall-clock time lost"
+            if deviceLost > 0 {
+                line += skipped ? " (skipped: every track stayed with the wall clock)" : " (kept: every track stayed in step with the other clients, behind the wall clock by them)"
+            }
+            log(line)
         }
-        if interrupted.load(ordering: .relaxed) {
-            log("stopped by Ctrl-C")
-            return 130
+        let sig = caughtSignal.load(ordering: .relaxed)
+        if sig != 0 {
+            log("stopped by \(sig == SIGINT ? "Ctrl-C (SIGINT)" : sig == SIGTERM ? "SIGTERM" : "SIGHUP")")
+            return 128 + sig
         }
         if reports.contains(where: { $0.error != nil }) || status != 0 || goneForGood.load(ordering: .relaxed) { return 1 }
         let late = reports.reduce(Int64(0)) { $0 + $1.lateFrames }

@@ -180,4 +180,88 @@ struct WallClockOnJACKTests {
         print("serverKilledAndRestartedKeepsTracksInStep: after the restart \(f.a.count) + \(f.b.count) clicks recorded; gaps all \(Self.spacing), offsets all \(Self.offset)")
         return (true, "")
     }
+
+    /// A client that sleeps 30 ms in its process callback every 50 cycles (a period is 5.3 ms)
+    /// makes the server report xruns to every client. `aqsync play` counts them in its report;
+    /// the recording keeps every click of each track exactly `spacing` apart and every click of
+    /// b exactly `offset` after one of a's.
+    @Test(.timeLimit(.minutes(5)))
+    func xrunsAreCountedAndTracksStayInStep() throws {
+        let dir = try TempDir()
+        let sleeper = try buildSleeper(dir)
+        for attempt in 1...3 {
+            let (done, note) = try xrunRun(dir: dir, sleeper: sleeper, lastAttempt: attempt == 3)
+            if done { return }
+            print("xrunsAreCountedAndTracksStayInStep: run \(attempt) repeated because the machine itself lost frames (beyond the provoked xruns): \(note)")
+        }
+    }
+
+    /// A plain C JACK client that sleeps in its process callback every EVERY cycles.
+    private func buildSleeper(_ dir: TempDir) throws -> URL {
+        let src = try dir.write("sleeper.c", """
+            #include <jack/jack.h>
+            #include <signal.h>
+            #include <stdio.h>
+            #include <stdlib.h>
+            #include <time.h>
+            #include <unistd.h>
+            static int cycles, every, sleepus;
+            static int process(jack_nframes_t n, void *arg) {
+                (void)n; (void)arg;
+                if (++cycles % every == 0) { struct timespec ts = {0, sleepus * 1000L}; nanosleep(&ts, NULL); }
+                return 0;
+            }
+            int main(int argc, char **argv) {
+                sigset_t all; sigfillset(&all); sigprocmask(SIG_UNBLOCK, &all, NULL);  /* the test process blocks some */
+                every = argc > 1 ? atoi(argv[1]) : 50;
+                sleepus = argc > 2 ? atoi(argv[2]) : 30000;
+                jack_status_t st;
+                jack_client_t *c = jack_client_open("sleeper", JackNoStartServer, &st);
+                if (!c) { fprintf(stderr, "sleeper: no server\\n"); return 1; }
+                jack_set_process_callback(c, process, NULL);
+                if (jack_activate(c)) return 1;
+                for (;;) pause();
+            }
+            """)
+        let exe = dir.file("sleeper")
+        let flags = try runTool("/usr/bin/pkg-config", ["--cflags", "--libs", "jack"])
+        #expect(flags.status == 0, "\(flags.output)")
+        let cc = try runTool("/usr/bin/cc", ["-O2", "-o", exe.path, src.path] + flags.output.split(separator: " ").map { String($0).trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty })
+        guard cc.status == 0 else { throw ToolFailure(description: "cc sleeper.c: \(cc.output)") }
+        return exe
+    }
+
+    private func xrunRun(dir: TempDir, sleeper: URL, lastAttempt: Bool) throws -> (Bool, String) {
+        let session = try clickSession(dir, seconds: 10)
+        let server = try PrivateJackServer(sampleRate: 48000, period: 256, realtime: true)
+        defer { server.stop() }
+        let (p, log) = try play(session, server: server.name, dir: dir)
+        defer { if p.isRunning { p.terminate() }; p.waitUntilExit() }
+        try waitForPorts(["aqt:out_1", "aqt:out_2"], server: server.name)
+        let rec = try JackRecorder(server: server.name, ports: ["aqt:out_1", "aqt:out_2"])
+        defer { rec.removeFiles() }
+        let s = Process()
+        s.executableURL = sleeper
+        s.arguments = ["50", "30000"]
+        var env = ProcessInfo.processInfo.environment
+        env["JACK_DEFAULT_SERVER"] = server.name
+        s.environment = env
+        s.standardOutput = FileHandle.nullDevice
+        try s.run()
+        defer { if s.isRunning { kill(s.processIdentifier, SIGKILL) }; s.waitUntilExit() }
+        finish(p, seconds: 30)
+        rec.stop()
+        let out = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        let f = Self.examine(try rec.read().channels)
+        let machineLost = out.contains("frames lost")
+        if !f.exact && machineLost && !lastAttempt { return (false, out.split(separator: "\n").filter { $0.contains("lost") }.joined(separator: "; ")) }
+        #expect(p.terminationStatus == 0, "\(out)")
+        let report = out.split(separator: "\n").first { $0.hasPrefix("server: ") }.map(String.init) ?? ""
+        let xruns = Int(report.dropFirst("server: ".count).prefix { $0.isNumber }) ?? 0
+        #expect(xruns >= 5, "the report counts the xruns: \(report)\n\(out)")
+        #expect(f.a.count >= 20 && f.b.count >= 20, "\(f)")
+        #expect(f.exact, "\(f)\n\(out)")
+        print("xrunsAreCountedAndTracksStayInStep: \(xruns) xruns reported; \(f.a.count) + \(f.b.count) clicks recorded, gaps all \(Self.spacing), offsets all \(Self.offset)")
+        return (true, "")
+    }
 }
