@@ -360,6 +360,7 @@ public final class AudioQueueEngine: @unchecked Sendable {
 
     private func eventsLoop() {
         Thread.current.name = "aqsync-events"
+        setCurrentThreadName("aqsync-events")
         let wake = core.pointee.wake
         while !stopEvents.load(ordering: .acquiring) {
             var ts = timespec()

@@ -37,6 +37,7 @@ final class JackReconnector: @unchecked Sendable {
         self.device = device
         let thread = Thread { [self] in
             threadID.withLock { $0 = pthread_self() }
+            setCurrentThreadName("aqsync-reconnect")
             run(lostAt: lostAt)
             done.signal()
         }

@@ -94,7 +94,7 @@ struct LivePlaybackOnJACKTests {
         let fh = try FileHandle(forWritingTo: log)
         let p = Process()
         p.executableURL = aqsyncURL()
-        p.arguments = [url.path, "--server", server.name, "--client-name", "aqt", "--no-connect", "--lead", "1.0", "--no-start-server"]
+        p.arguments = [url.path, "--server", server.name, "--client-name", "aqt", "--no-connect", "--lead", "1.0", "--no-start-server", "--allow-loss"]
         p.standardOutput = fh
         p.standardError = fh
         try p.run()
@@ -139,7 +139,7 @@ struct LivePlaybackOnJACKTests {
         let server = try PrivateJackServer(sampleRate: 48000, period: 256)
         defer { server.stop() }
         let cap = fx.dir.file("cap.wav")
-        let r = try runTool(aqsyncURL().path, [fx.url.path, "--server", server.name, "--no-connect", "--capture", cap.path, "--no-start-server"])
+        let r = try runTool(aqsyncURL().path, [fx.url.path, "--server", server.name, "--no-connect", "--capture", cap.path, "--no-start-server", "--allow-loss"])
         #expect(r.status == 0, "\(r.output)")
         #expect(r.output.contains("capture:"), "\(r.output)")
         let wav = try WAVReader.read(cap)

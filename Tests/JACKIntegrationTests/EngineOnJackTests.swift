@@ -1,4 +1,5 @@
 import AQEngine
+import AQJack
 import AQTesting
 import Foundation
 import Synchronization
@@ -41,9 +42,10 @@ final class EngineRig {
     let device: JackDevice
     let engine: AudioQueueEngine
 
-    init() throws {
+    init(reconnect: Bool = true) throws {
         server = try PrivateJackServer(sampleRate: 48000, period: 256)
-        device = try JackDevice(options: JackDeviceOptions(clientName: "aqsync-test", serverName: server.name, outputConnections: .none))
+        device = try JackDevice(options: JackDeviceOptions(
+            clientName: "aqsync-test", serverName: server.name, outputConnections: .none, reconnect: reconnect))
         engine = try AudioQueueEngine(device: device)
     }
 
@@ -192,7 +194,7 @@ struct EngineOnJackTests {
     /// IsRunning listener is told.
     @Test(.timeLimit(.minutes(1)))
     func serverGoneStopsQueuesWithAnError() throws {
-        let rig = try EngineRig()
+        let rig = try EngineRig(reconnect: false)
         defer { withExtendedLifetime(rig) {} }  // its deinit closes the engine, then the server
         let (server, engine) = (rig.server, rig.engine)
         let q = try engine.newOutput(format: monoFloat48k) { _, _ in }
@@ -209,6 +211,54 @@ struct EngineOnJackTests {
         #expect(q.error?.code == .cannotStart)
         #expect(q.error?.message.contains("server") == true, "\(String(describing: q.error))")
         #expect(engine.discontinuity.reason == .serverShutdown)
+    }
+
+    /// A server killed and restarted under the same name: the device reconnects by itself; a
+    /// queue that was playing keeps running (no IsRunning change), a queue made and started
+    /// while the device was away starts once it is back; the engine's status handler is told
+    /// both changes on the events thread, in order.
+    @Test(.timeLimit(.minutes(1)))
+    func serverThatComesBackResumesQueues() throws {
+        let rig = try EngineRig()
+        defer { withExtendedLifetime(rig) {} }
+        let (server, engine, device) = (rig.server, rig.engine, rig.device)
+        let statuses = Mutex<[String]>([])
+        engine.onDeviceStatus = { s in
+            // The kernel's name of the calling thread.
+            let where_ = ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "?")
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            switch s {
+            case .lost(_, let r): statuses.withLock { $0.append("lost reconnecting=\(r) on \(where_)") }
+            case .restored: statuses.withLock { $0.append("restored on \(where_)") }
+            case .failed(let why): statuses.withLock { $0.append("failed \(why)") }
+            }
+        }
+        let q = try engine.newOutput(format: monoFloat48k) { _, _ in }
+        let running = Mutex<[Bool]>([])
+        q.addPropertyListener(.isRunning) { q, _ in running.withLock { $0.append(q.isRunning) } }
+        try q.enqueue(impulseBuffer(q, frames: 480_000, impulses: [0]))
+        try q.start()
+        #expect(waitUntil(timeout: .seconds(5)) { running.withLock { $0 } == [true] })
+        server.kill()
+        #expect(waitUntil(timeout: .seconds(5)) { device.connectionState == .reconnecting })
+        #expect(waitUntil(timeout: .seconds(5)) { engine.deviceAwayReason != nil })
+        // While away: a new queue can be made, filled and started; it waits for the device.
+        let late = try engine.newOutput(format: monoFloat48k) { _, _ in }
+        let lateRunning = Mutex<[Bool]>([])
+        late.addPropertyListener(.isRunning) { q, _ in lateRunning.withLock { $0.append(q.isRunning) } }
+        try late.enqueue(impulseBuffer(late, frames: 4800, impulses: [0]))
+        try late.start()
+        let second = try JackServer(name: server.name, sampleRate: 48000, period: 256)
+        defer { second.stop() }
+        #expect(waitUntil(timeout: .seconds(10)) { device.connectionState == .running })
+        #expect(waitUntil(timeout: .seconds(5)) { lateRunning.withLock { $0 } == [true] })
+        #expect(waitUntil(timeout: .seconds(5)) { statuses.withLock { $0.count } == 2 })
+        #expect(statuses.withLock { $0 } == ["lost reconnecting=true on aqsync-events", "restored on aqsync-events"])
+        #expect(running.withLock { $0 } == [true], "the playing queue kept running")
+        #expect(q.error == nil && engine.deviceAwayReason == nil)
+        #expect(device.reconnectionCount == 1)
+        #expect(device.lostFrames > 0, "the time away is counted")
+        engine.close()  // before the server goes (the rig's deinit would stop the first one)
     }
 
     /// A device whose server went away before the engine started it: `.invalidDevice`.
