@@ -563,7 +563,9 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
     /// server). Reconnection thread.
     func closeDeadClient() {
         let retired = control.withLock { c in closeClient(&c) }
-        retired?.stop()
+        // Not joined: the event thread may be inside the user's onShutdown handler, which may
+        // be waiting for this thread (it may call stop()).
+        retired?.stop(join: false)
     }
 
     /// One attempt to reach the server again and resume rendering. Returns nil when the server

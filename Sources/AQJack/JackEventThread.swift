@@ -103,14 +103,15 @@ final class JackEventThread: @unchecked Sendable {
         }
     }
 
-    /// Ends the thread; joins it unless called from it. Call once, after the JACK client that
-    /// signals it has been closed.
-    func stop() {
+    /// Ends the thread; joins it unless called from it or `join` is false (then it ends by
+    /// itself once its handler has returned: the thread holds its own reference). Call once,
+    /// after the JACK client that signals it has been closed.
+    func stop(join: Bool = true) {
         guard !stopped else { return }
         stopped = true
         signal.pointee.quit.store(true, ordering: .releasing)
         _ = sem_post(signal.pointee.sem)
-        if pthread_equal(pthread_self(), thread) != 0 {
+        if !join || pthread_equal(pthread_self(), thread) != 0 {
             pthread_detach(thread)
         } else {
             pthread_join(thread, nil)
