@@ -103,10 +103,11 @@ public final class PipeWireServer: @unchecked Sendable {
     }
 
     /// This process's environment with ``environment`` merged in and the settings that would
-    /// lead a client elsewhere removed (`JACK_DEFAULT_SERVER`, `PIPEWIRE_REMOTE`, `PIPEWIRE_QUANTUM`).
+    /// lead a client or the servers elsewhere removed (`JACK_DEFAULT_SERVER`, `PIPEWIRE_REMOTE`,
+    /// `PIPEWIRE_CONFIG_DIR`, `PIPEWIRE_QUANTUM`, `PIPEWIRE_LATENCY`).
     public var childEnvironment: [String: String] {
         var env = ProcessInfo.processInfo.environment
-        for key in ["JACK_DEFAULT_SERVER", "PIPEWIRE_REMOTE", "PIPEWIRE_QUANTUM", "PIPEWIRE_LATENCY"] {
+        for key in ["JACK_DEFAULT_SERVER", "PIPEWIRE_REMOTE", "PIPEWIRE_CONFIG_DIR", "PIPEWIRE_QUANTUM", "PIPEWIRE_LATENCY"] {
             env[key] = nil
         }
         env.merge(environment) { $1 }

@@ -120,7 +120,8 @@ struct PipeWireHarnessTests {
     }
 
     /// Plays `clicks` clicks through the sink at `quantum`; calls `during(server, k)` once the
-    /// clicker is half an interval past its k-th click (so between clicks k and k + 1).
+    /// clicker is a tenth of an interval past its k-th click (1200 frames: click k has been
+    /// played, and click k + 1 is 225 ms away).
     func playClicks(
         clicks: Int, quantum: Int, during: (PipeWireServer, Int) throws -> Void = { _, _ in }
     ) throws -> Clicks {
@@ -148,7 +149,7 @@ struct PipeWireHarnessTests {
         }
         let limit = Duration.seconds(Double(clicks + 3) * Double(Self.interval) / 48000 + 5)
         for k in 1...clicks {
-            try #require(poll(timeout: limit) { rendered() >= k * Self.interval + Self.interval / 2 || !player.isRunning })
+            try #require(poll(timeout: limit) { rendered() >= k * Self.interval + Self.interval / 10 || !player.isRunning })
             try during(pw, k)
         }
         try #require(poll(timeout: limit) { !player.isRunning }, "the clicker did not finish")
