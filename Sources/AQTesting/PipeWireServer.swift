@@ -265,8 +265,17 @@ public final class PipeWireServer: @unchecked Sendable {
     /// stderr go to `output` (default: a file in ``directory``). The process is stopped with
     /// the servers by ``stop()`` unless it has ended before; stop it earlier with
     /// ``terminate(_:signal:grace:)``.
+    ///
+    /// `realtimePriority`: start the process (all its threads) with SCHED_FIFO at that
+    /// priority when the system allows it (root, or an rtprio limit), else normally. pipewire-jack
+    /// runs a client's process callback realtime anyway, but not the thread that handles a
+    /// quantum change: on a loaded machine that thread is late and the client misses the first
+    /// cycle at the new quantum (docs/pipewire.md). Tests whose result depends on no cycle being
+    /// missed start their clients this way.
     @discardableResult
-    public func spawn(_ tool: String, _ arguments: [String], output: URL? = nil) throws(TestingError) -> ChildProcess {
+    public func spawn(
+        _ tool: String, _ arguments: [String], output: URL? = nil, realtimePriority: Int32? = nil
+    ) throws(TestingError) -> ChildProcess {
         let path = Self.resolve(tool)
         let name = URL(fileURLWithPath: path).lastPathComponent
         let out = output ?? directory.appendingPathComponent("\(name)-\(UInt32.random(in: 0...UInt32.max)).out")
@@ -274,7 +283,15 @@ public final class PipeWireServer: @unchecked Sendable {
         let started = stopped.withLock { s -> Result<ChildProcess, TestingError> in
             guard !s else { return .failure(TestingError("the PipeWire server was stopped")) }
             do throws(TestingError) {
-                let p = try ChildProcess(path: path, arguments: arguments, environment: env, output: out)
+                let p: ChildProcess
+                if let realtimePriority,
+                    let rt = try? ChildProcess(
+                        path: path, arguments: arguments, environment: env, output: out, realtimePriority: realtimePriority)
+                {
+                    p = rt
+                } else {
+                    p = try ChildProcess(path: path, arguments: arguments, environment: env, output: out)
+                }
                 children.withLock { $0.append(Child(name: name, process: p)) }
                 return .success(p)
             } catch {
@@ -341,8 +358,11 @@ public final class ChildProcess: @unchecked Sendable {
     private let status = Mutex<Int32?>(nil)
 
     /// Starts `path ARGUMENTS` with exactly `environment`, stdin from /dev/null, stdout and
-    /// stderr appended to `output`.
-    public init(path: String, arguments: [String], environment: [String: String], output: URL) throws(TestingError) {
+    /// stderr appended to `output`; with SCHED_FIFO at `realtimePriority` when given (throws
+    /// when the system refuses it).
+    public init(
+        path: String, arguments: [String], environment: [String: String], output: URL, realtimePriority: Int32? = nil
+    ) throws(TestingError) {
         executable = path
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -360,7 +380,15 @@ public final class ChildProcess: @unchecked Sendable {
         sigemptyset(&standard)
         for sig: Int32 in 1..<32 where sig != SIGKILL && sig != SIGSTOP { sigaddset(&standard, sig) }
         posix_spawnattr_setsigdefault(&attributes, &standard)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF
+        if let realtimePriority {
+            var param = sched_param()
+            param.sched_priority = realtimePriority
+            posix_spawnattr_setschedpolicy(&attributes, SCHED_FIFO)
+            posix_spawnattr_setschedparam(&attributes, &param)
+            flags |= POSIX_SPAWN_SETSCHEDULER
+        }
+        posix_spawnattr_setflags(&attributes, Int16(flags))
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {

@@ -132,7 +132,8 @@ struct PipeWireHarnessTests {
         let clicker = try compileC(clickerSource, name: "clicker", in: work)
 
         let wav = work.appendingPathComponent("recording.wav")
-        let recorder = try pw.spawn("jack-record", ["-n", "2", wav.path], output: work.appendingPathComponent("rec.log"))
+        let recorder = try pw.spawn(
+            "jack-record", ["-n", "2", wav.path], output: work.appendingPathComponent("rec.log"), realtimePriority: 20)
         let inputs = (1...2).map { "jack-record-\(recorder.processIdentifier):in_\($0)" }
         try #require(
             poll(timeout: .seconds(5)) { (try? pw.ports()).map { Set($0).isSuperset(of: inputs) } == true },
@@ -143,7 +144,8 @@ struct PipeWireHarnessTests {
         let progress = work.appendingPathComponent("progress")
         let log = work.appendingPathComponent("clicker.log")
         let player = try pw.spawn(
-            clicker.path, ["\(Self.interval)", "\(clicks)", progress.path, pw.playbackPorts[0], inputs[1]], output: log)
+            clicker.path, ["\(Self.interval)", "\(clicks)", progress.path, pw.playbackPorts[0], inputs[1]], output: log,
+            realtimePriority: 20)
         func rendered() -> Int {
             Int(((try? String(contentsOf: progress, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
         }
