@@ -10,7 +10,7 @@ import Synchronization
 /// JACK clients of this PipeWire are child processes run with ``environment`` (PipeWire's
 /// libjack on `LD_LIBRARY_PATH`, as `pw-jack` does, and this instance's runtime directory); this
 /// process never loads PipeWire's libjack, so it may itself be linked against jackd2's. Use
-/// ``run(_:_:timeout:)`` for a tool that finishes and ``spawn(_:_:output:)`` for one that runs
+/// ``run(_:_:timeout:)`` for a tool that finishes and ``spawn(_:_:output:realtimePriority:)`` for one that runs
 /// on; everything spawned is stopped with the servers.
 ///
 /// The sink's JACK ports are ``playbackPorts`` (what a player connects to) and
@@ -21,7 +21,7 @@ import Synchronization
 public final class PipeWireServer: @unchecked Sendable {
     /// The sink's `node.name` and `node.description`, and so its JACK client name.
     public let sinkName: String
-    /// The sink's rate (`audio.rate`), also forced as the graph's rate.
+    /// The sink's rate (`audio.rate`), also the graph's default and only allowed rate.
     public let sampleRate: Int
     /// The directory holding everything this instance made (runtime, config, state, logs).
     public let directory: URL
@@ -43,7 +43,7 @@ public final class PipeWireServer: @unchecked Sendable {
         var process: ChildProcess
     }
 
-    /// dbus-daemon, pipewire, wireplumber, then whatever ``spawn(_:_:output:)`` started.
+    /// dbus-daemon, pipewire, wireplumber, then whatever ``spawn(_:_:output:realtimePriority:)`` started.
     private let children = Mutex<[Child]>([])
     private let stopped = Mutex(false)
 
@@ -301,7 +301,7 @@ public final class PipeWireServer: @unchecked Sendable {
         return try started.get()
     }
 
-    /// Stops a process from ``spawn(_:_:output:)``: `signal` (default SIGTERM; SIGINT lets
+    /// Stops a process from ``spawn(_:_:output:realtimePriority:)``: `signal` (default SIGTERM; SIGINT lets
     /// jack-record finish its file), then SIGKILL after `grace`.
     public func terminate(_ process: ChildProcess, signal: Int32 = SIGTERM, grace: Duration = .seconds(3)) {
         process.stop(signal: signal, grace: grace)
