@@ -4,7 +4,8 @@
  * Run:    jack-clock-probe [-n NAME] [-t SECONDS] [-c PORT[,PORT]] [-C CYCLE] [-s CYCLE] [-m]
  *   -n NAME    client name (default "probe")
  *   -t SECONDS how long to run (default 10)
- *   -c PORTS   comma-separated input ports to connect the probe's outputs out_1, out_2... to
+ *   -c PORTS   comma-separated input ports to connect the probe's outputs out_1, out_2... to;
+ *              an entry SRC>DST connects two other ports instead (in the same moment)
  *   -C CYCLE   make those connections only once the probe has run CYCLE cycles (default 0:
  *              right after activation), to see what a connection does to the clock
  *   -s CYCLE   in cycle CYCLE, sleep twice the period inside the process callback (an overrun)
@@ -125,9 +126,13 @@ int main(int argc, char **argv) {
         if (!connected && atomic_load(&nrec) >= connect_cycle) {
             char *list = strdup(ports), *save = NULL;
             int c = 0;
-            for (char *p = strtok_r(list, ",", &save); p && c < 2; p = strtok_r(NULL, ",", &save), c++) {
-                int rc = jack_connect(client, jack_port_name(outs[c]), p);
-                if (rc) fprintf(stderr, "jack_connect %s %s failed: %d\n", jack_port_name(outs[c]), p, rc);
+            for (char *p = strtok_r(list, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+                char *arrow = strchr(p, '>');
+                const char *src = arrow ? p : (c < 2 ? jack_port_name(outs[c++]) : NULL), *dst = arrow ? arrow + 1 : p;
+                if (arrow) *arrow = 0;
+                if (!src) continue;
+                int rc = jack_connect(client, src, dst);
+                if (rc) fprintf(stderr, "jack_connect %s %s failed: %d\n", src, dst, rc);
             }
             free(list);
             event('K', 0);
