@@ -321,6 +321,18 @@ public final class PipeWireServer: @unchecked Sendable {
         return r.output.split(separator: "\n").map(String.init)
     }
 
+    /// The state of a node (`pw-cli info NAME`): "running", "idle" (no links: its driver stops
+    /// and a new unconnected JACK client runs on PipeWire's Dummy-Driver), "suspended" (idle for
+    /// WirePlumber's 5 s), "creating" or "error"; nil when there is no such node. Default: the sink.
+    public func nodeState(_ node: String? = nil) throws(TestingError) -> String? {
+        let r = try run("pw-cli", ["info", node ?? sinkName])
+        guard r.status == 0 else { return nil }
+        for line in r.output.split(separator: "\n") where line.contains("state:") {
+            return line.split(separator: "\"").dropFirst().first.map(String.init)
+        }
+        return nil
+    }
+
     /// The graph's quantum as a JACK client sees it (`jack_bufsize`).
     public func quantum() throws(TestingError) -> Int {
         let r = try run("jack_bufsize", [])

@@ -215,3 +215,100 @@ struct PipeWireHarnessTests {
         #expect(played == expected, "gaps as played \(played)")
     }
 }
+
+/// aqsync itself, as a child process on pipewire-jack (`pw-jack aqsync play`), through the
+/// private PipeWire's null sink: a one-track session of four clicks 12000 frames apart.
+@Suite("aqsync on PipeWire JACK", .serialized)
+struct AqsyncOnPipeWireTests {
+    static let clicks = [12000, 24000, 36000, 48000]
+
+    /// The executable built next to the test bundle (`swift build --build-tests` builds it).
+    static var aqsync: URL {
+        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("aqsync")
+        if FileManager.default.isExecutableFile(atPath: beside.path) { return beside }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return root.appendingPathComponent(".build/debug/aqsync")
+    }
+
+    /// Writes the session (a 60000-frame mono float WAV with the clicks, connected to the
+    /// sink) into `directory`.
+    static func writeSession(in directory: URL, sink: PipeWireServer) throws -> URL {
+        var samples = [Float](repeating: 0, count: 60000)
+        for c in clicks { samples[c] = 0.9 }
+        try floatWAV(samples, rate: 48000).write(to: directory.appendingPathComponent("clicks.wav"))
+        let ports = sink.playbackPorts.map { "\"\($0)\"" }.joined(separator: ", ")
+        let session = """
+            [session]
+            sample_rate = 48000
+            [output]
+            client_name = "aqsync-pw"
+            channels = 2
+            connect = [\(ports)]
+            [[track]]
+            name = "clicks"
+            file = "clicks.wav"
+
+            """
+        let url = directory.appendingPathComponent("session.toml")
+        try session.write(to: url, atomically: true, encoding: .utf8)
+        return url
+    }
+
+    /// Runs `aqsync play SESSION --no-start-server` on the PipeWire; returns its exit status,
+    /// its output, and the "frames played" and "late frames skipped" of the track.
+    static func play(_ session: URL, on pw: PipeWireServer) throws -> (status: Int32, output: String, played: Int?, skipped: Int?) {
+        let log = session.deletingLastPathComponent().appendingPathComponent("aqsync.log")
+        let p = try pw.spawn(aqsync.path, ["play", session.path, "--no-start-server"], output: log, realtimePriority: 20)
+        let finished = p.wait(timeout: .seconds(30))
+        if !finished { pw.terminate(p, signal: SIGINT) }
+        let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        try #require(finished, "aqsync did not finish: \(output)")
+        let row = output.split(separator: "\n").map { $0.split(separator: " ") }.first { $0.first == "clicks" && $0.count == 5 }
+        return (p.terminationStatus, output, row.flatMap { Int($0[3]) }, row.flatMap { Int($0[4]) })
+    }
+
+    /// The sink already runs (a recorder is on its monitor) when aqsync connects: every frame
+    /// plays, and the clicks arrive 12000 frames apart.
+    @Test func playsEveryFrameOnARunningSink() throws {
+        let pw = try PipeWireServer(quantum: 256)
+        defer { pw.stop() }
+        let session = try Self.writeSession(in: pw.directory, sink: pw)
+        let wav = pw.directory.appendingPathComponent("monitor.wav")
+        let recorder = try pw.spawn(
+            "jack-record", ["-n", "1", wav.path], output: pw.directory.appendingPathComponent("rec.log"), realtimePriority: 20)
+        let input = "jack-record-\(recorder.processIdentifier):in_1"
+        try #require(poll(timeout: .seconds(5)) { (try? pw.ports())?.contains(input) == true })
+        try pw.connect(pw.monitorPorts[0], input)
+        let r = try Self.play(session, on: pw)
+        pw.terminate(recorder, signal: SIGINT)
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.played == 60000 && r.skipped == 0, "\(r.output)")
+        let found = ImpulseFinder.find(try WAVReader.read(wav).channels[0])
+        #expect(found.count == 4 && zip(found.dropFirst(), found).allSatisfy { $0 - $1 == 12000 }, "clicks at \(found)")
+    }
+
+    /// aqsync is the first client of the idle sink: it starts on PipeWire's Dummy-Driver and
+    /// its connection moves it to the sink's driver (docs/pipewire.md (a)), whose frame counter
+    /// is far ahead (the sink first runs for 3 s, with a recorder on its monitor). Every frame
+    /// must still play.
+    @Test func playsEveryFrameOnAnIdleSink() throws {
+        let pw = try PipeWireServer(quantum: 256)
+        defer { pw.stop() }
+        let session = try Self.writeSession(in: pw.directory, sink: pw)
+        let wav = pw.directory.appendingPathComponent("warmup.wav")
+        let recorder = try pw.spawn("jack-record", ["-n", "1", wav.path], output: pw.directory.appendingPathComponent("rec.log"))
+        let input = "jack-record-\(recorder.processIdentifier):in_1"
+        try #require(poll(timeout: .seconds(5)) { (try? pw.ports())?.contains(input) == true })
+        try pw.connect(pw.monitorPorts[0], input)
+        // 3 s recorded (4 bytes a frame): the sink's counter is then ≥ 144000 frames ahead.
+        func recorded() -> Int { ((try? FileManager.default.attributesOfItem(atPath: wav.path)[.size] as? Int) ?? 0) / 4 }
+        try #require(poll(timeout: .seconds(10)) { recorded() >= 3 * 48000 }, "the warm-up recording did not grow")
+        pw.terminate(recorder, signal: SIGINT)
+        try #require(poll(timeout: .seconds(5)) { (try? pw.nodeState()) == "idle" || (try? pw.nodeState()) == "suspended" })
+        let r = try Self.play(session, on: pw)
+        #expect(r.status == 0, "\(r.output)")
+        withKnownIssue("issue 10: the session start is taken on the Dummy-Driver's frame counter; every buffer is late after the move") {
+            #expect(r.played == 60000 && r.skipped == 0, "\(r.output)")
+        }
+    }
+}
