@@ -5,9 +5,12 @@ import Testing
 /// A plain C JACK client (no aqsync code) with one output, `clicker:out`. It connects `out` to
 /// every port given, then writes a click (1.0) every INTERVAL of its own frames, counted from
 /// the first cycle after the connections were made: frames INTERVAL, 2·INTERVAL, … up to
-/// CLICKS clicks; then half an interval of silence, and it exits. It keeps writing how many
-/// frames it has rendered to PROGRESS (a number, rewritten every 5 ms) so the test can act at a
-/// point of its stream.
+/// CLICKS clicks; then half an interval of silence, and it exits. It keeps writing to PROGRESS
+/// (rewritten every 5 ms) how many frames it has rendered, so the test can act at a point of
+/// its stream, and how many glitches it saw: counted cycles in which JACK's frame counter did
+/// not advance by the previous cycle's size (pipewire-jack reports a late graph cycle this way
+/// only, without an xrun callback), except the first cycle at a new buffer size (where the
+/// counter advances by old + new by design; docs/pipewire.md).
 private let clickerSource = #"""
     #include <jack/jack.h>
     #include <stdatomic.h>
@@ -16,8 +19,11 @@ private let clickerSource = #"""
     #include <unistd.h>
 
     static jack_port_t *out;
-    static atomic_int go;
-    static atomic_ullong rendered;
+    static jack_client_t *client;
+    static atomic_int go, resized;
+    static atomic_ullong rendered, glitches;
+    static jack_nframes_t expected;
+    static int have_expected;
     static unsigned long long interval, total;
 
     static int process(jack_nframes_t n, void *arg) {
@@ -25,6 +31,11 @@ private let clickerSource = #"""
         float *a = jack_port_get_buffer(out, n);
         int counting = atomic_load(&go);
         unsigned long long at = atomic_load(&rendered);
+        jack_nframes_t frame = jack_last_frame_time(client);
+        int exempt = atomic_exchange(&resized, 0);
+        if (counting && have_expected && frame != expected && !exempt) atomic_fetch_add(&glitches, 1);
+        have_expected = counting;
+        expected = frame + n;
         for (jack_nframes_t i = 0; i < n; i++) {
             unsigned long long f = at + i;
             a[i] = (counting && f > 0 && f % interval == 0 && f < total) ? 1.0f : 0.0f;
@@ -33,15 +44,18 @@ private let clickerSource = #"""
         return 0;
     }
 
+    static int on_bufsize(jack_nframes_t n, void *arg) { (void)n; (void)arg; atomic_store(&resized, 1); return 0; }
+
     int main(int argc, char **argv) {
         if (argc < 5) { fprintf(stderr, "usage: clicker INTERVAL CLICKS PROGRESS PORT...\n"); return 2; }
         interval = strtoull(argv[1], NULL, 10);
         total = interval * strtoull(argv[2], NULL, 10) + interval / 2;
         jack_status_t st;
-        jack_client_t *c = jack_client_open("clicker", JackNoStartServer, &st);
+        jack_client_t *c = client = jack_client_open("clicker", JackNoStartServer, &st);
         if (!c) { fprintf(stderr, "jack_client_open failed: 0x%x\n", st); return 1; }
         out = jack_port_register(c, "out", JACK_DEFAULT_AUDIO_TYPE, JackPortIsOutput, 0);
         jack_set_process_callback(c, process, NULL);
+        jack_set_buffer_size_callback(c, on_bufsize, NULL);
         if (jack_activate(c)) { fprintf(stderr, "jack_activate failed\n"); return 1; }
         for (int i = 4; i < argc; i++) {
             if (jack_connect(c, jack_port_name(out), argv[i])) {
@@ -55,7 +69,7 @@ private let clickerSource = #"""
         for (;;) {
             unsigned long long r = atomic_load(&rendered);
             FILE *f = fopen(tmp, "w");
-            if (f) { fprintf(f, "%llu\n", r); fclose(f); rename(tmp, argv[3]); }
+            if (f) { fprintf(f, "%llu %llu\n", r, atomic_load(&glitches)); fclose(f); rename(tmp, argv[3]); }
             if (r >= total) break;
             usleep(5000);
         }
@@ -117,6 +131,8 @@ struct PipeWireHarnessTests {
         var played: [Int]
         /// Click positions in the recording of the clicker's own output.
         var written: [Int]
+        /// Late graph cycles the clicker saw (see `clickerSource`).
+        var glitches: Int
     }
 
     /// Plays `clicks` clicks through the sink at `quantum`; calls `during(server, k)` once the
@@ -146,9 +162,10 @@ struct PipeWireHarnessTests {
         let player = try pw.spawn(
             clicker.path, ["\(Self.interval)", "\(clicks)", progress.path, pw.playbackPorts[0], inputs[1]], output: log,
             realtimePriority: 20)
-        func rendered() -> Int {
-            Int(((try? String(contentsOf: progress, encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        func report() -> [Int] {
+            ((try? String(contentsOf: progress, encoding: .utf8)) ?? "").split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
         }
+        func rendered() -> Int { report().first ?? 0 }
         let limit = Duration.seconds(Double(clicks + 3) * Double(Self.interval) / 48000 + 5)
         for k in 1...clicks {
             try #require(poll(timeout: limit) { rendered() >= k * Self.interval + Self.interval / 10 || !player.isRunning })
@@ -159,7 +176,21 @@ struct PipeWireHarnessTests {
         pw.terminate(recorder, signal: SIGINT)
         let recording = try WAVReader.read(wav)
         let found = ImpulseFinder.find(channels: recording.channels)
-        return Clicks(played: found[0], written: found[1])
+        return Clicks(played: found[0], written: found[1], glitches: report().dropFirst().first ?? -1)
+    }
+
+    /// Runs `run` (a playClicks run) up to 3 times and checks the result with `check`: a run in
+    /// which the clicker saw a late graph cycle (a loaded machine) proves nothing about exact
+    /// placement and is run again; the last one is judged whatever happens (as the jackd tests
+    /// do with xruns).
+    func judged(_ run: () throws -> Clicks, _ check: (Clicks) -> Void) throws {
+        for attempt in 1...3 {
+            let c = try run()
+            if c.glitches != 0 && attempt < 3 { continue }
+            #expect(c.glitches == 0, "the clicker saw \(c.glitches) late cycles")
+            check(c)
+            return
+        }
     }
 
     /// The server comes up with the sink's four ports and the quantum asked for, its
@@ -185,12 +216,13 @@ struct PipeWireHarnessTests {
     /// At a fixed quantum every click is played exactly 12000 frames after the one before,
     /// one quantum after the client wrote it.
     @Test func clicksAreExactAtAFixedQuantum() throws {
-        let c = try playClicks(clicks: 8, quantum: 256)
-        #expect(c.written.count == 8 && c.played.count == 8, "written \(c.written), played \(c.played)")
-        let gaps = zip(c.played.dropFirst(), c.played).map { $0 - $1 }
-        #expect(gaps == Array(repeating: Self.interval, count: 7), "gaps \(gaps)")
-        let delays = zip(c.played, c.written).map { $0 - $1 }
-        #expect(delays == Array(repeating: 256, count: 8), "monitor delay \(delays)")
+        try judged({ try playClicks(clicks: 8, quantum: 256) }) { c in
+            #expect(c.written.count == 8 && c.played.count == 8, "written \(c.written), played \(c.played)")
+            let gaps = zip(c.played.dropFirst(), c.played).map { $0 - $1 }
+            #expect(gaps == Array(repeating: Self.interval, count: 7), "gaps \(gaps)")
+            let delays = zip(c.played, c.written).map { $0 - $1 }
+            #expect(delays == Array(repeating: 256, count: 8), "monitor delay \(delays)")
+        }
     }
 
     /// Quantum 256 → 128 (between clicks 4 and 5) → 1024 (between clicks 8 and 9) during
@@ -198,21 +230,25 @@ struct PipeWireHarnessTests {
     /// plays is delayed by the quantum in force, so the two gaps across a change are
     /// 12000 − 128 and 12000 + 896.
     @Test func clicksThroughQuantumChanges() throws {
-        let c = try playClicks(clicks: 12, quantum: 256) { pw, k in
-            if k == 4 { try pw.setQuantum(128) }
-            if k == 8 { try pw.setQuantum(1024) }
+        let run = {
+            try playClicks(clicks: 12, quantum: 256) { pw, k in
+                if k == 4 { try pw.setQuantum(128) }
+                if k == 8 { try pw.setQuantum(1024) }
+            }
         }
-        #expect(c.written.count == 12 && c.played.count == 12, "written \(c.written), played \(c.played)")
-        let written = zip(c.written.dropFirst(), c.written).map { $0 - $1 }
-        #expect(written == Array(repeating: Self.interval, count: 11), "gaps as written \(written)")
-        let delays = zip(c.played, c.written).map { $0 - $1 }
-        let quanta = Array(repeating: 256, count: 4) + Array(repeating: 128, count: 4) + Array(repeating: 1024, count: 4)
-        #expect(delays == quanta, "monitor delay \(delays)")
-        let played = zip(c.played.dropFirst(), c.played).map { $0 - $1 }
-        var expected = Array(repeating: Self.interval, count: 11)
-        expected[3] += 128 - 256
-        expected[7] += 1024 - 128
-        #expect(played == expected, "gaps as played \(played)")
+        try judged(run) { c in
+            #expect(c.written.count == 12 && c.played.count == 12, "written \(c.written), played \(c.played)")
+            let written = zip(c.written.dropFirst(), c.written).map { $0 - $1 }
+            #expect(written == Array(repeating: Self.interval, count: 11), "gaps as written \(written)")
+            let delays = zip(c.played, c.written).map { $0 - $1 }
+            let quanta = Array(repeating: 256, count: 4) + Array(repeating: 128, count: 4) + Array(repeating: 1024, count: 4)
+            #expect(delays == quanta, "monitor delay \(delays)")
+            let played = zip(c.played.dropFirst(), c.played).map { $0 - $1 }
+            var expected = Array(repeating: Self.interval, count: 11)
+            expected[3] += 128 - 256
+            expected[7] += 1024 - 128
+            #expect(played == expected, "gaps as played \(played)")
+        }
     }
 }
 
@@ -296,13 +332,17 @@ struct AqsyncOnPipeWireTests {
         defer { pw.stop() }
         let session = try Self.writeSession(in: pw.directory, sink: pw)
         let wav = pw.directory.appendingPathComponent("warmup.wav")
-        let recorder = try pw.spawn("jack-record", ["-n", "1", wav.path], output: pw.directory.appendingPathComponent("rec.log"))
+        let recLog = pw.directory.appendingPathComponent("rec.log")
+        let recorder = try pw.spawn("jack-record", ["-n", "1", wav.path], output: recLog, realtimePriority: 20)
         let input = "jack-record-\(recorder.processIdentifier):in_1"
         try #require(poll(timeout: .seconds(5)) { (try? pw.ports())?.contains(input) == true })
         try pw.connect(pw.monitorPorts[0], input)
         // 3 s recorded (4 bytes a frame): the sink's counter is then ≥ 144000 frames ahead.
         func recorded() -> Int { ((try? FileManager.default.attributesOfItem(atPath: wav.path)[.size] as? Int) ?? 0) / 4 }
-        try #require(poll(timeout: .seconds(10)) { recorded() >= 3 * 48000 }, "the warm-up recording did not grow")
+        try #require(
+            poll(timeout: .seconds(20)) { recorded() >= 3 * 48000 || !recorder.isRunning },
+            "the warm-up recording did not grow")
+        try #require(recorder.isRunning, "jack-record: \((try? String(contentsOf: recLog, encoding: .utf8)) ?? "")")
         pw.terminate(recorder, signal: SIGINT)
         try #require(poll(timeout: .seconds(5)) { (try? pw.nodeState()) == "idle" || (try? pw.nodeState()) == "suspended" })
         let r = try Self.play(session, on: pw)
