@@ -157,6 +157,8 @@ final class Player: @unchecked Sendable {
         else if let c = session.output.connect { outputs = .ports(c) }
         else { outputs = .physical }
         let channels = session.output.channels
+        let outputsUnconnected: Bool
+        if case .none = outputs { outputsUnconnected = true } else { outputsUnconnected = false }
         let device: JackDevice
         do {
             device = try JackDevice(options: JackDeviceOptions(
@@ -199,6 +201,11 @@ final class Player: @unchecked Sendable {
             printError("the JACK server runs no cycles for client \(device.clientName)")
             return 1
         }
+        // Then for a settled clock: PipeWire runs a new client on its dummy driver until its
+        // ports are connected, then moves it to the sink's driver (docs/pipewire.md). The
+        // session start is chosen once the connections are live and 8 cycles in a row have
+        // run on one driver (at most 2 s).
+        waitForSettledClock(device: device, engine: engine, connecting: !outputsUnconnected)
         var capture: JackCapture?
         if let path = command.capture {
             do {
@@ -388,6 +395,26 @@ final class Player: @unchecked Sendable {
             }
         }
         return status
+    }
+
+    /// Waits (at most 2 s) until every output that should be connected is, and the device has
+    /// run 8 cycles in a row without its server's counter jumping (a driver change).
+    func waitForSettledClock(device: JackDevice, engine: AudioQueueEngine, connecting: Bool) {
+        let deadline = Date().addingTimeInterval(2)
+        if connecting {
+            while Date() < deadline && (0..<device.outputChannelCount).contains(where: { device.connections(ofOutput: $0).isEmpty }) {
+                usleep(2000)
+            }
+        }
+        var jumps = device.counterJumpCount
+        var quietSince = engine.statistics.cycles
+        while Date() < deadline {
+            let j = device.counterJumpCount
+            let c = engine.statistics.cycles
+            if j != jumps { jumps = j; quietSince = c }
+            if c >= quietSince + 8 { return }
+            usleep(2000)
+        }
     }
 
     func meter(_ db: Float) -> String {

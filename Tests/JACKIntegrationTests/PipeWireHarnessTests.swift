@@ -253,10 +253,14 @@ struct PipeWireHarnessTests {
 }
 
 /// aqsync itself, as a child process on pipewire-jack (`pw-jack aqsync play`), through the
-/// private PipeWire's null sink: a one-track session of four clicks 12000 frames apart.
+/// private PipeWire's null sink: two click tracks (a click every 12000 frames; the second
+/// track starts 6001 frames after the first), recorded by jack-record, an independent client
+/// counting its own frames. A run in which aqsync reports lost time or an xrun (a loaded
+/// machine) proves nothing about placement and is run again, at most three times, saying so.
 @Suite("aqsync on PipeWire JACK", .serialized)
 struct AqsyncOnPipeWireTests {
-    static let clicks = [12000, 24000, 36000, 48000]
+    static let spacing = 12000
+    static let offset = 6001
 
     /// The executable built next to the test bundle (`swift build --build-tests` builds it).
     static var aqsync: URL {
@@ -266,12 +270,13 @@ struct AqsyncOnPipeWireTests {
         return root.appendingPathComponent(".build/debug/aqsync")
     }
 
-    /// Writes the session (a 60000-frame mono float WAV with the clicks, connected to the
-    /// sink) into `directory`.
-    static func writeSession(in directory: URL, sink: PipeWireServer) throws -> URL {
-        var samples = [Float](repeating: 0, count: 60000)
-        for c in clicks { samples[c] = 0.9 }
-        try floatWAV(samples, rate: 48000).write(to: directory.appendingPathComponent("clicks.wav"))
+    /// Writes the two click files (`seconds` long, mono float) and the session, connected to
+    /// the sink, into `directory`.
+    static func writeSession(in directory: URL, sink: PipeWireServer, seconds: Int) throws -> URL {
+        var samples = [Float](repeating: 0, count: seconds * 48000)
+        for c in stride(from: spacing, to: samples.count, by: spacing) { samples[c] = 0.9 }
+        try floatWAV(samples, rate: 48000).write(to: directory.appendingPathComponent("a.wav"))
+        try floatWAV(samples, rate: 48000).write(to: directory.appendingPathComponent("b.wav"))
         let ports = sink.playbackPorts.map { "\"\($0)\"" }.joined(separator: ", ")
         let session = """
             [session]
@@ -281,8 +286,12 @@ struct AqsyncOnPipeWireTests {
             channels = 2
             connect = [\(ports)]
             [[track]]
-            name = "clicks"
-            file = "clicks.wav"
+            file = "a.wav"
+            outputs = [1]
+            [[track]]
+            file = "b.wav"
+            start = \(offset)
+            outputs = [2]
 
             """
         let url = directory.appendingPathComponent("session.toml")
@@ -290,65 +299,117 @@ struct AqsyncOnPipeWireTests {
         return url
     }
 
-    /// Runs `aqsync play SESSION --no-start-server` on the PipeWire; returns its exit status,
-    /// its output, and the "frames played" and "late frames skipped" of the track.
-    static func play(_ session: URL, on pw: PipeWireServer) throws -> (status: Int32, output: String, played: Int?, skipped: Int?) {
-        let log = session.deletingLastPathComponent().appendingPathComponent("aqsync.log")
-        let p = try pw.spawn(aqsync.path, ["play", session.path, "--no-start-server"], output: log, realtimePriority: 20)
-        let finished = p.wait(timeout: .seconds(30))
-        if !finished { pw.terminate(p, signal: SIGINT) }
+    /// What a two-channel recording shows.
+    struct Findings: CustomStringConvertible {
+        var a: [Int], b: [Int], badA: [Int], badB: [Int], unpaired: [Int]
+        var exact: Bool { badA.isEmpty && badB.isEmpty && unpaired.isEmpty }
+        var description: String { "a: \(a.count) clicks, gaps ≠ \(spacing): \(badA); b: \(b.count), gaps: \(badB); b not \(offset) after a: \(unpaired)" }
+    }
+
+    static func examine(_ wav: URL) throws -> Findings {
+        let found = ImpulseFinder.find(channels: try WAVReader.read(wav).channels)
+        let gaps = { (x: [Int]) in zip(x.dropFirst(), x).map { $0 - $1 }.filter { $0 != spacing } }
+        let setA = Set(found[0])
+        let unpaired = found[1].filter { !setA.contains($0 - offset) }
+        return Findings(a: found[0], b: found[1], badA: gaps(found[0]), badB: gaps(found[1]), unpaired: unpaired)
+    }
+
+    /// One run: starts aqsync (optionally after warming the sink up so that its counter is far
+    /// ahead), records what `recordPorts(pw)` names once aqsync's ports exist, calls `during`
+    /// while it plays, and returns aqsync's exit status and output and the findings.
+    func run(
+        seconds: Int, warmUp: Bool, recordPorts: (PipeWireServer) -> [String], during: (PipeWireServer) throws -> Void = { _ in }
+    ) throws -> (status: Int32, output: String, found: Findings) {
+        let pw = try PipeWireServer(quantum: 256)
+        defer { pw.stop() }
+        let session = try Self.writeSession(in: pw.directory, sink: pw, seconds: seconds)
+        if warmUp {
+            // The sink plays for 3 s (a recorder on its monitor), then goes idle: its driver's
+            // counter is ≥ 144000 frames away from the dummy driver's a new client starts on.
+            let warm = pw.directory.appendingPathComponent("warmup.wav")
+            let recLog = pw.directory.appendingPathComponent("warm.log")
+            let recorder = try pw.spawn("jack-record", ["-n", "1", warm.path], output: recLog, realtimePriority: 20)
+            let input = "jack-record-\(recorder.processIdentifier):in_1"
+            try #require(poll(timeout: .seconds(5)) { (try? pw.ports())?.contains(input) == true })
+            try pw.connect(pw.monitorPorts[0], input)
+            func recorded() -> Int { ((try? FileManager.default.attributesOfItem(atPath: warm.path)[.size] as? Int) ?? 0) / 4 }
+            try #require(poll(timeout: .seconds(20)) { recorded() >= 3 * 48000 || !recorder.isRunning }, "the warm-up recording did not grow")
+            pw.terminate(recorder, signal: SIGINT)
+            try #require(poll(timeout: .seconds(5)) { (try? pw.nodeState()) == "idle" || (try? pw.nodeState()) == "suspended" })
+        }
+        let log = pw.directory.appendingPathComponent("aqsync.log")
+        let player = try pw.spawn(Self.aqsync.path, ["play", session.path, "--no-start-server", "--lead", "1.5", "--allow-loss"], output: log, realtimePriority: 20)
+        try #require(poll(timeout: .seconds(10)) { (try? pw.ports())?.contains("aqsync-pw:out_2") == true || !player.isRunning })
+        let wav = pw.directory.appendingPathComponent("take.wav")
+        let recorder = try pw.spawn("jack-record", ["-n", "2", wav.path], output: pw.directory.appendingPathComponent("rec.log"), realtimePriority: 20)
+        let inputs = (1...2).map { "jack-record-\(recorder.processIdentifier):in_\($0)" }
+        try #require(poll(timeout: .seconds(5)) { (try? pw.ports()).map { Set($0).isSuperset(of: inputs) } == true })
+        for (src, dst) in zip(recordPorts(pw), inputs) { try pw.connect(src, dst) }
+        try during(pw)
+        let finished = player.wait(timeout: .seconds(Double(seconds) + 30))
+        if !finished { pw.terminate(player, signal: SIGINT) }
+        pw.terminate(recorder, signal: SIGINT)
         let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
         try #require(finished, "aqsync did not finish: \(output)")
-        let row = output.split(separator: "\n").map { $0.split(separator: " ") }.first { $0.first == "clicks" && $0.count == 5 }
-        return (p.terminationStatus, output, row.flatMap { Int($0[3]) }, row.flatMap { Int($0[4]) })
+        return (player.terminationStatus, output, try Self.examine(wav))
     }
 
-    /// The sink already runs (a recorder is on its monitor) when aqsync connects: every frame
-    /// plays, and the clicks arrive 12000 frames apart.
-    @Test func playsEveryFrameOnARunningSink() throws {
-        let pw = try PipeWireServer(quantum: 256)
-        defer { pw.stop() }
-        let session = try Self.writeSession(in: pw.directory, sink: pw)
-        let wav = pw.directory.appendingPathComponent("monitor.wav")
-        let recorder = try pw.spawn(
-            "jack-record", ["-n", "1", wav.path], output: pw.directory.appendingPathComponent("rec.log"), realtimePriority: 20)
-        let input = "jack-record-\(recorder.processIdentifier):in_1"
-        try #require(poll(timeout: .seconds(5)) { (try? pw.ports())?.contains(input) == true })
-        try pw.connect(pw.monitorPorts[0], input)
-        let r = try Self.play(session, on: pw)
-        pw.terminate(recorder, signal: SIGINT)
-        #expect(r.status == 0, "\(r.output)")
-        #expect(r.played == 60000 && r.skipped == 0, "\(r.output)")
-        let found = ImpulseFinder.find(try WAVReader.read(wav).channels[0])
-        #expect(found.count == 4 && zip(found.dropFirst(), found).allSatisfy { $0 - $1 == 12000 }, "clicks at \(found)")
+    /// Runs `body` up to three times: a run in which aqsync reports lost time or an xrun (the
+    /// machine's doing) and whose recording is not exact is repeated; the last is judged.
+    func judged(_ name: String, _ body: () throws -> (status: Int32, output: String, found: Findings), check: ((status: Int32, output: String, found: Findings)) -> Void) throws {
+        for attempt in 1...3 {
+            let r = try body()
+            let machine = r.output.contains("frames of wall-clock time lost") || r.output.contains("xrun")
+            if !r.found.exact && machine && attempt < 3 {
+                print("\(name): run \(attempt) repeated because the machine lost time: \(r.output.split(separator: "\n").filter { $0.contains("discontinuity") || $0.hasPrefix("server:") }.joined(separator: "; "))")
+                continue
+            }
+            check(r)
+            return
+        }
     }
 
-    /// aqsync is the first client of the idle sink: it starts on PipeWire's Dummy-Driver and
-    /// its connection moves it to the sink's driver (docs/pipewire.md (a)), whose frame counter
-    /// is far ahead (the sink first runs for 3 s, with a recorder on its monitor). Every frame
-    /// must still play.
-    @Test func playsEveryFrameOnAnIdleSink() throws {
-        let pw = try PipeWireServer(quantum: 256)
-        defer { pw.stop() }
-        let session = try Self.writeSession(in: pw.directory, sink: pw)
-        let wav = pw.directory.appendingPathComponent("warmup.wav")
-        let recLog = pw.directory.appendingPathComponent("rec.log")
-        let recorder = try pw.spawn("jack-record", ["-n", "1", wav.path], output: recLog, realtimePriority: 20)
-        let input = "jack-record-\(recorder.processIdentifier):in_1"
-        try #require(poll(timeout: .seconds(5)) { (try? pw.ports())?.contains(input) == true })
-        try pw.connect(pw.monitorPorts[0], input)
-        // 3 s recorded (4 bytes a frame): the sink's counter is then ≥ 144000 frames ahead.
-        func recorded() -> Int { ((try? FileManager.default.attributesOfItem(atPath: wav.path)[.size] as? Int) ?? 0) / 4 }
-        try #require(
-            poll(timeout: .seconds(20)) { recorded() >= 3 * 48000 || !recorder.isRunning },
-            "the warm-up recording did not grow")
-        try #require(recorder.isRunning, "jack-record: \((try? String(contentsOf: recLog, encoding: .utf8)) ?? "")")
-        pw.terminate(recorder, signal: SIGINT)
-        try #require(poll(timeout: .seconds(5)) { (try? pw.nodeState()) == "idle" || (try? pw.nodeState()) == "suspended" })
-        let r = try Self.play(session, on: pw)
-        #expect(r.status == 0, "\(r.output)")
-        withKnownIssue("issue 10: the session start is taken on the Dummy-Driver's frame counter; every buffer is late after the move") {
-            #expect(r.played == 60000 && r.skipped == 0, "\(r.output)")
+    /// aqsync is the first client of the idle sink: it starts on PipeWire's dummy driver and
+    /// its connection moves it to the sink's driver, whose counter is far away
+    /// (docs/pipewire.md (a)). Every frame plays, every click where it belongs in the sink's
+    /// monitor, and the exit status says nothing was lost.
+    @Test(.timeLimit(.minutes(3)))
+    func firstClientOfAnIdleSinkPlaysEveryFrameInPlace() throws {
+        try judged("firstClientOfAnIdleSinkPlaysEveryFrameInPlace", {
+            try run(seconds: 6, warmUp: true, recordPorts: { $0.monitorPorts })
+        }) { r in
+            #expect(r.status == 0, "\(r.output)")
+            #expect(!r.output.contains("frames lost"), "\(r.output)")
+            let rows = r.output.split(separator: "\n").map { $0.split(separator: " ") }.filter { ["a.wav", "b.wav"].contains($0.first ?? "") && $0.count == 5 }
+            #expect(rows.count == 2 && rows.allSatisfy { Int($0[3]) == 6 * 48000 && Int($0[4]) == 0 }, "\(r.output)")
+            #expect(r.found.a.count == 23 && r.found.b.count == 23, "\(r.found)")
+            #expect(r.found.exact, "\(r.found)\n\(r.output)")
+            print("firstClientOfAnIdleSinkPlaysEveryFrameInPlace: \(r.found.a.count) + \(r.found.b.count) clicks from the sink's monitor; gaps all \(Self.spacing), offsets all \(Self.offset)")
+        }
+    }
+
+    /// Quantum 256 → 128 → 1024 → 64 while aqsync plays on a running sink: aqsync's own
+    /// outputs, recorded directly, keep every click exactly in place (no frame skipped or
+    /// repeated), and nothing is reported lost.
+    @Test(.timeLimit(.minutes(3)))
+    func quantumChangesKeepEveryFrame() throws {
+        var seen: [[Int]] = []
+        try judged("quantumChangesKeepEveryFrame", {
+            try run(seconds: 12, warmUp: false, recordPorts: { _ in ["aqsync-pw:out_1", "aqsync-pw:out_2"] }) { pw in
+                var q: [Int] = []
+                for size in [128, 1024, 64] {
+                    Thread.sleep(forTimeInterval: 2.5)  // playing time between the changes, not synchronisation
+                    try pw.setQuantum(size)
+                    q.append(try pw.quantum())
+                }
+                seen.append(q)
+            }
+        }) { r in
+            #expect(seen.last == [128, 1024, 64])
+            #expect(r.status == 0, "\(r.output)")
+            #expect(r.found.a.count >= 40 && r.found.b.count >= 40, "\(r.found)")
+            #expect(r.found.exact, "\(r.found)\n\(r.output)")
+            print("quantumChangesKeepEveryFrame: \(r.found.a.count) + \(r.found.b.count) clicks through quanta 256 → 128 → 1024 → 64; gaps all \(Self.spacing), offsets all \(Self.offset)")
         }
     }
 }
