@@ -3,10 +3,10 @@
 #   make test   install what is missing, build, and run every test
 SHELL := /bin/bash
 SWIFT ?= swift
-DEBS := jackd2 libjack-jackd2-dev jack-tools libsoxr-dev sox ffmpeg pkg-config libavcodec-dev libavutil-dev pipewire pipewire-jack pipewire-bin wireplumber dbus
+DEBS := jackd2 libjack-jackd2-dev jack-tools libsoxr-dev sox ffmpeg pkg-config libavcodec-dev libavutil-dev pipewire pipewire-jack pipewire-bin wireplumber dbus binutils
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build release test check-nolocks demo fuzz clean bench bench-offline bench-check
+.PHONY: deps build release test check-nolocks jack-reclaim demo fuzz clean bench bench-offline bench-check
 
 ## Install the Debian packages the build and the tests need (only those missing).
 deps:
@@ -27,10 +27,25 @@ release: deps
 ## and the proof that the render path's @_noLocks checking is on. Tests that use JACK (their
 ## suite or module name says JACK) run one at a time: libjack is not safe with several
 ## servers and clients opening and closing in parallel in one process.
-test: deps check-nolocks
+test: deps check-nolocks jack-reclaim
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --skip JACK
 	$(SWIFT) test --skip-build --filter JACK --no-parallel
+
+## libjack's server registry (/dev/shm/jack-shm-registry) has 8 slots for the whole machine; a
+## jackd that died without its orderly shutdown (killed, or its test process killed) keeps its
+## slot until a server of the same name registers again, and with 8 such slots no jackd starts
+## ("Too many servers already active"). This starts and cleanly stops a server under each
+## registered name that no running jackd has, which frees the slot.
+jack-reclaim:
+	@[ -e /dev/shm/jack-shm-registry ] || exit 0; \
+	for entry in $$(strings /dev/shm/jack-shm-registry | sed -n 's/^jack-[0-9]*:\(.*\):$$/\1/p'); do \
+	  pgrep -f -- "jackd.* -n $$entry( |$$)" >/dev/null && continue; \
+	  echo "jack-reclaim: freeing the registry slot of dead server $$entry"; \
+	  jackd --no-realtime -n "$$entry" -d dummy -r 48000 -p 256 >/dev/null 2>&1 & pid=$$!; \
+	  for i in $$(seq 50); do JACK_DEFAULT_SERVER="$$entry" jack_lsp >/dev/null 2>&1 && break; sleep 0.1; done; \
+	  kill -TERM $$pid 2>/dev/null; wait $$pid 2>/dev/null; \
+	done; true
 
 ## The compiler must refuse an allocation under @_noLocks, and the render entry point must
 ## carry the attribute: otherwise nothing proves the render path is lock- and allocation-free.

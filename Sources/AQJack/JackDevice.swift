@@ -165,6 +165,21 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         return "default"
     }
 
+    /// The sample rate of the server `serverName` (resolved as in ``resolveServerName(_:)``),
+    /// read through a probe client that registers nothing; nil when it is not reachable.
+    /// Any control thread.
+    public static func serverSampleRate(_ serverName: String? = nil) -> Int? {
+        var status = jack_status_t(rawValue: 0)
+        let name = resolveServerName(serverName)
+        return JackMessages.whileMuted { jackClientLifecycleLock.withLock { _ -> Int? in
+            let client = name.withCString { s in "aqsync-probe".withCString { aq_jack_client_open($0, s, &status) } }
+            guard let client else { return nil }
+            let rate = Int(jack_get_sample_rate(client))
+            jack_client_close(client)
+            return rate
+        } }
+    }
+
     /// True when a client can be opened on the server `serverName` (resolved as in
     /// ``resolveServerName(_:)``) without starting one. Opens and closes a probe client.
     /// Any control thread.
@@ -571,6 +586,15 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
     /// One attempt to reach the server again and resume rendering. Returns nil when the server
     /// is not there yet, else the outcome. Reconnection thread.
     func tryResume(awaySince: ContinuousClock.Instant) -> DeviceStatus? {
+        // The rate is read through a plain probe client first: a server at another rate is
+        // never met with the device's own client (whose ports and callbacks would then have to
+        // be torn down at once; libjack crashed doing that on a server just started).
+        guard let rate = JackDevice.serverSampleRate(serverName) else { return nil }
+        let was = state.pointee.keeper.sampleRate
+        if Double(rate) != was {
+            control.withLock { $0.core = nil }
+            return .failed(reason: "JACK server “\(serverName)” came back at \(rate) Hz; the engine runs at \(Int(was)) Hz")
+        }
         var retired: JackEventThread?
         let outcome: DeviceStatus? = control.withLock { c in
             guard let core = c.core, !c.running else { return nil }
@@ -578,12 +602,8 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
                 do throws(DeviceError) { try openClient(&c) } catch { return nil }
             }
             guard let client = state.pointee.client else { return nil }
-            let rate = jack_get_sample_rate(client)
-            let was = state.pointee.keeper.sampleRate
-            if Double(rate) != was {
-                retired = closeClient(&c)
-                c.core = nil
-                return .failed(reason: "JACK server “\(serverName)” came back at \(rate) Hz; the engine runs at \(Int(was)) Hz")
+            if Double(jack_get_sample_rate(client)) != was {
+                return nil  // restarted again between the probe and now: the next try tells
             }
             state.pointee.keeper.resume()
             state.pointee.resumedLostFrames.store(-1, ordering: .relaxed)

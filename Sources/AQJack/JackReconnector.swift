@@ -51,8 +51,15 @@ final class JackReconnector: @unchecked Sendable {
         var pause = 0.05
         var outcome: DeviceStatus?
         while !cancelled.load(ordering: .acquiring) {
-            // A server that is not up yet makes libjack print several lines per try.
-            guard let o = JackMessages.whileMuted({ device?.tryResume(awaySince: lostAt) }) else {
+            // A server that has just started may still be setting up: libjack crashed in
+            // jack_client_close when our client met a server only just accepting clients. So a
+            // probe first, and the real client a moment after the server first answers.
+            // (A server that is not up yet makes libjack print several lines per try: muted.)
+            let reachable = device.map { d in JackMessages.whileMuted { JackDevice.isServerReachable(d.serverName) } } ?? false
+            if reachable { _ = wake.wait(timeout: .now() + 0.25) }
+            guard reachable, !cancelled.load(ordering: .acquiring),
+                let o = JackMessages.whileMuted({ device?.tryResume(awaySince: lostAt) })
+            else {
                 if device == nil { return }
                 _ = wake.wait(timeout: .now() + pause)
                 pause = min(pause * 1.5, 1.0)

@@ -261,6 +261,34 @@ struct EngineOnJackTests {
         engine.close()  // before the server goes (the rig's deinit would stop the first one)
     }
 
+    /// A server that comes back at another rate: the device does not resume (the queues'
+    /// audio was converted for the old rate); every running queue stops with `cannotStart`
+    /// naming both rates, and the status handler is told `.failed`.
+    @Test(.timeLimit(.minutes(1)))
+    func serverBackAtAnotherRateStopsQueuesClearly() throws {
+        let rig = try EngineRig()
+        defer { withExtendedLifetime(rig) {} }
+        let (server, engine, device) = (rig.server, rig.engine, rig.device)
+        let failed = Mutex<String?>(nil)
+        engine.onDeviceStatus = { s in if case .failed(let why) = s { failed.withLock { $0 = why } } }
+        let q = try engine.newOutput(format: monoFloat48k) { _, _ in }
+        let running = Mutex<[Bool]>([])
+        q.addPropertyListener(.isRunning) { q, _ in running.withLock { $0.append(q.isRunning) } }
+        try q.enqueue(impulseBuffer(q, frames: 480_000, impulses: [0]))
+        try q.start()
+        #expect(waitUntil(timeout: .seconds(5)) { running.withLock { $0 } == [true] })
+        server.kill()
+        #expect(waitUntil(timeout: .seconds(5)) { device.connectionState == .reconnecting })
+        let second = try JackServer(name: server.name, sampleRate: 44100, period: 256)
+        defer { second.stop() }
+        #expect(waitUntil(timeout: .seconds(10)) { running.withLock { $0 } == [true, false] })
+        #expect(waitUntil(timeout: .seconds(5)) { failed.withLock { $0 } != nil })
+        #expect(q.error?.code == .cannotStart)
+        #expect(q.error?.message.contains("44100") == true && q.error?.message.contains("48000") == true, "\(String(describing: q.error))")
+        #expect(device.connectionState == .stopped)
+        engine.close()
+    }
+
     /// A device whose server went away before the engine started it: `.invalidDevice`.
     @Test(.timeLimit(.minutes(1)))
     func engineOnAGoneServerIsInvalidDevice() throws {
