@@ -7,7 +7,7 @@ import CAVCodec
 public struct PacketDecoderError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What the caller got wrong or what is missing, in words.
     public enum Kind: Hashable, Sendable {
-        /// The format ID is not one ``PacketDecoder`` decodes (`.mp3`, `aac `, `alac`), or the
+        /// The format ID is not one ``PacketDecoder`` decodes (`.mp3`, `aac `, `alac`, `flac`), or the
         /// format's rate or channel count is out of range.
         case unsupportedFormat
         /// The format needs a magic cookie (AAC, Apple Lossless) and none was given.
@@ -27,7 +27,7 @@ public struct PacketDecoderError: Error, Hashable, Sendable, CustomStringConvert
     public var resultCode: Int32 { PCMFormatError.unsupportedDataFormatResultCode }
 }
 
-/// Decodes compressed audio packets (MP3, AAC-LC, Apple Lossless) to planar Float32 at the
+/// Decodes compressed audio packets (MP3, AAC-LC, Apple Lossless, FLAC) to planar Float32 at the
 /// stream's own rate with libavcodec.
 ///
 /// Feed packets in stream order with ``decode(_:framesIfCorrupt:into:offset:capacity:)``; at the
@@ -47,7 +47,7 @@ public struct PacketDecoderError: Error, Hashable, Sendable, CustomStringConvert
 /// between threads between calls). Never the render thread: libavcodec allocates and its time
 /// per packet is unbounded. The static members are pure and may be called from any thread.
 public final class PacketDecoder {
-    /// The stream format (`.mp3`, `aac ` or `alac`). Any thread may read it.
+    /// The stream format (`.mp3`, `aac `, `alac` or `flac`). Any thread may read it.
     public let format: AudioStreamBasicDescription
     /// Channels of the decoded output.
     public let channelCount: Int
@@ -67,24 +67,27 @@ public final class PacketDecoder {
     private let codec: UnsafePointer<AVCodec>
     private let extradata: [UInt8]
 
-    /// True for the formats this decoder handles: `.mp3`, `aac `, `alac`. Any thread.
+    /// True for the formats this decoder handles: `.mp3`, `aac `, `alac`, `flac`. Any thread.
     public static func canDecode(_ format: AudioStreamBasicDescription) -> Bool {
         codecID(format.formatID) != nil
     }
 
     /// True when the format cannot be decoded without a magic cookie (AAC and Apple Lossless;
-    /// MP3 needs none). Any thread.
+    /// MP3 needs none; FLAC frame headers carry what the decoder needs, its STREAMINFO cookie
+    /// is used when set). Any thread.
     public static func needsMagicCookie(_ format: AudioStreamBasicDescription) -> Bool {
         format.formatID == AudioFormatID.mpeg4AAC || format.formatID == AudioFormatID.appleLossless
     }
 
     /// The most frames one packet of `format` holds: the format's `framesPerPacket` when set,
-    /// else 1152 (MP3), 1024 (AAC), 4096 (ALAC). Any thread.
+    /// else 1152 (MP3), 1024 (AAC), 4096 (ALAC), 16384 (FLAC with variable block sizes; a
+    /// decoder given the STREAMINFO cookie knows the stream's own maximum). Any thread.
     public static func maximumFramesPerPacket(_ format: AudioStreamBasicDescription) -> Int {
         if format.framesPerPacket > 0 { return Int(format.framesPerPacket) }
         switch format.formatID {
         case AudioFormatID.mpegLayer3: return 1152
         case AudioFormatID.mpeg4AAC: return 1024
+        case flacFormatID: return 16384
         default: return 4096
         }
     }
@@ -94,6 +97,7 @@ public final class PacketDecoder {
         case AudioFormatID.mpegLayer3: return AV_CODEC_ID_MP3
         case AudioFormatID.mpeg4AAC: return AV_CODEC_ID_AAC
         case AudioFormatID.appleLossless: return AV_CODEC_ID_ALAC
+        case flacFormatID: return AV_CODEC_ID_FLAC
         default: return nil
         }
     }
@@ -103,7 +107,7 @@ public final class PacketDecoder {
     /// - Throws: ``PacketDecoderError`` of kind `.unsupportedFormat` or `.decoderUnavailable`.
     public static func validate(_ format: AudioStreamBasicDescription) throws(PacketDecoderError) {
         guard let id = codecID(format.formatID) else {
-            throw PacketDecoderError(kind: .unsupportedFormat, message: "format \(format.formatID) is not MP3, AAC or Apple Lossless")
+            throw PacketDecoderError(kind: .unsupportedFormat, message: "format \(format.formatID) is not MP3, AAC, Apple Lossless or FLAC")
         }
         guard format.sampleRate.isFinite, format.sampleRate >= 8000, format.sampleRate <= 192_000 else {
             throw PacketDecoderError(kind: .unsupportedFormat, message: "sample rate \(format.sampleRate) Hz is outside 8000…192000 Hz")
@@ -119,10 +123,12 @@ public final class PacketDecoder {
     /// Opens a decoder for `format`.
     ///
     /// - Parameters:
-    ///   - format: `.mp3`, `aac ` (AAC-LC) or `alac`, 1–8 channels, 8000–192000 Hz.
+    ///   - format: `.mp3`, `aac ` (AAC-LC), `alac` or `flac`, 1–8 channels, 8000–192000 Hz.
     ///   - magicCookie: the format's magic cookie as Audio File Stream Services gives it: for
     ///     AAC an AudioSpecificConfig (ADTS) or an `esds` ES descriptor (CAF, MP4); for ALAC
-    ///     the 24-byte ALACSpecificConfig, bare or inside `frma`/`alac` atoms. Ignored for MP3.
+    ///     the 24-byte ALACSpecificConfig, bare or inside `frma`/`alac` atoms; for FLAC the
+    ///     STREAMINFO block (bare, after `fLaC`, or as a `dfLa` box holds it; optional).
+    ///     Ignored for MP3.
     /// - Throws: ``PacketDecoderError`` (`'fmt?'`).
     public init(format: AudioStreamBasicDescription, magicCookie: [UInt8] = []) throws(PacketDecoderError) {
         try PacketDecoder.validate(format)
@@ -144,6 +150,11 @@ public final class PacketDecoder {
                 throw PacketDecoderError(kind: .badMagicCookie, message: "the ALAC magic cookie (\(magicCookie.count) bytes) holds no ALACSpecificConfig")
             }
             extra = atom
+        } else if format.formatID == flacFormatID, !magicCookie.isEmpty {
+            guard let info = PacketDecoder.flacStreamInfo(fromCookie: magicCookie) else {
+                throw PacketDecoderError(kind: .badMagicCookie, message: "the FLAC magic cookie (\(magicCookie.count) bytes) holds no STREAMINFO")
+            }
+            extra = info
         }
         guard let codec = avcodec_find_decoder(id) else {
             throw PacketDecoderError(kind: .decoderUnavailable, message: "libavcodec has no decoder for \(format.formatID)")
@@ -157,6 +168,11 @@ public final class PacketDecoder {
             // ALACSpecificConfig.frameLength, big-endian, after the 12-byte atom header.
             let fl = Int(extra[12]) << 24 | Int(extra[13]) << 16 | Int(extra[14]) << 8 | Int(extra[15])
             if fl > 0 && fl <= 1 << 16 { most = max(most, fl) }
+        }
+        if format.formatID == flacFormatID, extra.count == 34 {
+            // STREAMINFO's maximum block size, big-endian, at byte 2.
+            let mb = Int(extra[2]) << 8 | Int(extra[3])
+            if mb > 0 { most = max(format.framesPerPacket > 0 ? most : 0, mb) }
         }
         maximumFramesPerPacket = most
         guard let p = av_packet_alloc(), let f = av_frame_alloc() else {
@@ -404,6 +420,19 @@ public final class PacketDecoder {
         return c.count >= 2 && c[0] >> 3 != 0 ? c : nil
     }
 
+    /// The 34-byte FLAC STREAMINFO in a cookie: the block itself, or after a metadata block
+    /// header (4 bytes), preceded by `fLaC`, a `dfLa` box's version and flags, or a whole
+    /// `dfLa` box header. Any thread (pure).
+    public static func flacStreamInfo(fromCookie c: [UInt8]) -> [UInt8]? {
+        if c.count == 34 { return c }
+        for at in [0, 4, 8, 12] where at + 38 <= c.count {
+            if c[at] & 0x7F == 0, c[at + 1] == 0, c[at + 2] == 0, c[at + 3] == 34 {
+                return Array(c[(at + 4)..<(at + 38)])
+            }
+        }
+        return nil
+    }
+
     /// libavcodec's ALAC extradata (a 36-byte `alac` atom: size, `alac`, version, then the
     /// 24-byte ALACSpecificConfig) from a cookie that is the bare config, the `alac` atom, or
     /// `frma` + `alac` atoms as CAF files hold it. Any thread (pure).
@@ -420,3 +449,7 @@ public final class PacketDecoder {
         return nil
     }
 }
+
+/// FLAC's format ID, `'flac'` (AQFileStream's `AudioFormatID.flac`; AQConvert does not
+/// depend on AQFileStream).
+let flacFormatID: FourCharCode = "flac"

@@ -92,7 +92,7 @@ public final class AudioFileReader {
         }
         guard stream.isReadyToProducePackets, let format = stream.dataFormat else {
             if stream.fileType == nil {
-                throw SessionError(.unsupportedAudio, file: path, "not an audio file (no WAVE, AIFF, AIFC, CAF or NeXT header)")
+                throw SessionError(.unsupportedAudio, file: path, "not an audio file (no WAVE, RF64, Wave64, AIFF, AIFC, CAF, NeXT, FLAC header or MP3/AAC frames)")
             }
             throw SessionError(.unsupportedAudio, file: path, "the file ends before its audio data")
         }
@@ -131,7 +131,7 @@ public final class AudioFileReader {
     static func checkPlayable(format f: AudioStreamBasicDescription, fileType: FourCharCode, path: String) throws(SessionError) {
         let pcm = f.formatID == AudioFormatID.linearPCM || f.formatID == AudioFormatID.uLaw || f.formatID == AudioFormatID.aLaw
         guard pcm else {
-            throw SessionError(.unsupportedAudio, file: path, "'\(f.formatID)' audio is compressed in a way aqsync does not decode (it plays PCM, MP3, AAC and Apple Lossless)")
+            throw SessionError(.unsupportedAudio, file: path, "'\(f.formatID)' audio is compressed in a way aqsync does not decode (it plays PCM, MP3, AAC, Apple Lossless and FLAC)")
         }
         guard f.channelsPerFrame >= 1 else { throw SessionError(.unsupportedAudio, file: path, "the file has no channels") }
         guard f.channelsPerFrame <= 8 else {
@@ -226,7 +226,7 @@ public final class AudioFileReader {
     /// - Throws: ``SessionError`` naming the file: missing, unreadable, not audio, or a format
     ///   aqsync cannot play (compressed, more than 8 channels, ...).
     public static func probe(_ url: URL) throws(SessionError) -> AudioFileInfo {
-        // MP3, ADTS AAC and CAF with ALAC/AAC are read by CompressedFileReader (issue 6).
+        // MP3, ADTS AAC, CAF with ALAC/AAC and FLAC are read by CompressedFileReader (issues 6, 14).
         if let info = try? CompressedFileReader.probe(url) { return info }
         return try AudioFileReader(url: url, frames: 0, maximumRequestFrames: 1).info
     }

@@ -6,7 +6,7 @@ import Foundation
 import Glibc
 #endif
 
-/// Reads a compressed audio file (MP3, ADTS AAC, CAF with ALAC or AAC) through the file-stream
+/// Reads a compressed audio file (MP3, ADTS AAC, CAF with ALAC or AAC, FLAC) through the file-stream
 /// parser, 64 KiB at a time, and fills queue buffers with whole packets and their packet
 /// descriptions. Memory holds at most one chunk plus one buffer's worth of packets.
 ///
@@ -19,13 +19,13 @@ import Glibc
 public final class CompressedFileReader {
     /// The file.
     public let url: URL
-    /// The container (`MPG3`, `adts`, `caff`).
+    /// The container (`MPG3`, `adts`, `caff`, `flac`).
     public private(set) var fileType: FourCharCode = FourCharCode(rawValue: 0)
     /// The stream's format.
     public private(set) var format: AudioStreamBasicDescription
     /// The magic cookie (AAC, ALAC), or empty.
     public private(set) var magicCookie: [UInt8] = []
-    /// Gapless information (MP3 LAME tag, CAF `pakt`), if the file has it.
+    /// Gapless information (MP3 LAME tag, CAF `pakt`, FLAC STREAMINFO's sample count), if the file has it.
     public private(set) var packetTableInfo: AudioFilePacketTableInfo?
 
     private let fd: Int32
@@ -49,6 +49,7 @@ public final class CompressedFileReader {
     /// True for the formats this reader handles.
     static func isCompressed(_ f: AudioStreamBasicDescription) -> Bool {
         f.formatID == AudioFormatID.mpegLayer3 || f.formatID == AudioFormatID.mpeg4AAC || f.formatID == AudioFormatID.appleLossless
+            || f.formatID == AudioFormatID.flac
     }
 
     /// Opens `url` and parses its header.
@@ -85,30 +86,17 @@ public final class CompressedFileReader {
         chunk.deallocate()
     }
 
-    /// The pieces of the file to feed: the whole file, or for a CAF with chunks after `data`,
-    /// the header, every other chunk in order, then `data`.
+    /// The pieces of the file to feed (``AudioFileReadingOrder``): the whole file, or for a
+    /// CAF with chunks after `data`, the header, every other chunk in order, then `data`.
     static func plan(_ fd: Int32) -> [(offset: Int64, length: Int64)] {
         var st = stat()
         let size = fstat(fd, &st) == 0 ? Int64(st.st_size) : Int64.max
-        var head = [UInt8](repeating: 0, count: 12)
-        guard pread(fd, &head, 8, 0) == 8, head[0..<4] == [0x63, 0x61, 0x66, 0x66] else { return [(0, size)] }
-        var chunks: [(type: [UInt8], offset: Int64, length: Int64)] = []
-        var at: Int64 = 8
-        while at + 12 <= size, chunks.count < 4096 {
-            guard pread(fd, &head, 12, off_t(at)) == 12 else { break }
-            var n: Int64 = 0
-            for k in 0..<8 { n = n << 8 | Int64(head[4 + k]) }
-            let total = n < 0 ? size - at : min(12 + n, size - at)
-            chunks.append((Array(head[0..<4]), at, total))
-            at += total
+        let order = AudioFileReadingOrder.make(fileSize: size) { offset, count in
+            var b = [UInt8](repeating: 0, count: count)
+            let n = pread(fd, &b, count, off_t(offset))
+            return n > 0 ? Array(b[0..<n]) : []
         }
-        guard let d = chunks.firstIndex(where: { $0.type == [0x64, 0x61, 0x74, 0x61] }), d < chunks.count - 1 else {
-            return [(0, size)]
-        }
-        var out: [(offset: Int64, length: Int64)] = [(0, 8)]
-        for (i, c) in chunks.enumerated() where i != d { out.append((c.offset, c.length)) }
-        out.append((chunks[d].offset, chunks[d].length))
-        return out
+        return order.segments.map { ($0.offset, $0.length) }
     }
 
     private func readChunk() throws(SessionError) {
@@ -146,8 +134,12 @@ public final class CompressedFileReader {
             let perPacket = stream?.dataFormat?.framesPerPacket ?? format.framesPerPacket
             framesParsed += Int64(d.variableFramesInPacket > 0 ? d.variableFramesInPacket : perPacket)
         }
-        if keepLast, let last = pendingDescs.last {
+        // The last packet is kept apart for the probe (ALAC's last packet states its own
+        // length); it may arrive while the header is still being read, so always.
+        if let last = pendingDescs.last {
             lastPacket = Array(pending[Int(last.startOffset)..<(Int(last.startOffset) + Int(last.dataByteSize))])
+        }
+        if keepLast {
             pending.removeAll(keepingCapacity: true)
             pendingDescs.removeAll(keepingCapacity: true)
         }
@@ -207,7 +199,9 @@ public final class CompressedFileReader {
     static func probe(_ url: URL) throws(SessionError) -> AudioFileInfo? {
         let r = try CompressedFileReader(url: url)
         guard isCompressed(r.format) else { return nil }
-        if r.format.formatID == AudioFormatID.mpegLayer3, let pt = r.packetTableInfo, pt.numberValidFrames > 0 {
+        // MP3's LAME tag and FLAC's STREAMINFO give the exact length.
+        if r.format.formatID == AudioFormatID.mpegLayer3 || r.format.formatID == AudioFormatID.flac,
+            let pt = r.packetTableInfo, pt.numberValidFrames > 0 {
             return AudioFileInfo(fileType: r.fileType, format: r.format, frameCount: pt.numberValidFrames)
         }
         r.keepLast = true
@@ -215,7 +209,8 @@ public final class CompressedFileReader {
         r.pendingDescs.removeAll()
         while !r.endOfFile { try r.readChunk() }
         var frames = r.framesParsed
-        if r.format.formatID == AudioFormatID.appleLossless, let last = alacPartialFrames(r.lastPacket) {
+        if r.format.formatID == AudioFormatID.appleLossless,
+            let last = r.lastPacket.withUnsafeBytes({ PacketInspection.alacFrames($0) }) {
             frames += Int64(last) - Int64(r.format.framesPerPacket)
         }
         if let pt = r.packetTableInfo {
@@ -223,19 +218,5 @@ public final class CompressedFileReader {
             if pt.numberValidFrames > 0 { frames = min(frames, pt.numberValidFrames) }
         }
         return AudioFileInfo(fileType: r.fileType, format: r.format, frameCount: max(0, frames))
-    }
-
-    /// The frame count an ALAC packet's header states when it is a partial (last) packet:
-    /// 3 bits element, 4 bits instance, 12 unused, 1 bit "has size", 2 bits shift, 1 bit
-    /// uncompressed, then 32 bits of frames.
-    static func alacPartialFrames(_ p: [UInt8]) -> Int? {
-        guard p.count >= 7 else { return nil }
-        var bits: UInt64 = 0
-        for i in 0..<7 { bits = bits << 8 | UInt64(p[i]) }
-        // 56 bits read; bit 0 is the first.
-        func field(_ at: Int, _ n: Int) -> UInt64 { (bits >> UInt64(56 - at - n)) & ((1 << UInt64(n)) - 1) }
-        guard field(19, 1) == 1 else { return nil }
-        let frames = Int(field(23, 32))
-        return frames > 0 ? frames : nil
     }
 }

@@ -107,6 +107,7 @@ struct InfoCommand: ParsableCommand {
         var packets: UInt64 = 0
         var payload: UInt64 = 0
         var frames: Int64 = 0
+        var lastALACFrames: Int?
         let stream: AudioFileStream
         do {
             stream = try AudioFileStream(
@@ -120,6 +121,12 @@ struct InfoCommand: ParsableCommand {
                             payload += UInt64(d.dataByteSize)
                             frames += Int64(d.variableFramesInPacket)
                         }
+                        // ALAC's last packet states its own (shorter) length.
+                        if let last = descriptions.last {
+                            let start = Int(last.startOffset)
+                            lastALACFrames = PacketInspection.alacFrames(
+                                UnsafeRawBufferPointer(rebasing: data[start..<(start + Int(last.dataByteSize))]))
+                        }
                     } else {
                         payload += UInt64(data.count)
                     }
@@ -127,19 +134,34 @@ struct InfoCommand: ParsableCommand {
         } catch {
             throw InfoFailure(reason: error.description)
         }
-        while true {
-            let chunk: Data
+        // Files are read in the order a push parser needs (a CAF's pakt before its data).
+        let size = Int64((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? Int64.max)
+        let order = AudioFileReadingOrder.make(fileSize: size) { offset, count in
+            guard (try? handle.seek(toOffset: UInt64(offset))) != nil else { return [] }
+            return [UInt8]((try? handle.read(upToCount: count)) ?? Data())
+        }
+        for segment in order.segments {
             do {
-                chunk = try handle.read(upToCount: 64 << 10) ?? Data()
+                try handle.seek(toOffset: UInt64(segment.offset))
             } catch {
                 throw InfoFailure(reason: "read error: \(error.localizedDescription)")
             }
-            if chunk.isEmpty { break }
-            let result = chunk.withUnsafeBytes { raw -> AudioFileStreamError? in
-                do throws(AudioFileStreamError) { try stream.parse(raw) } catch { return error }
-                return nil
+            var left = segment.length
+            while left > 0 {
+                let chunk: Data
+                do {
+                    chunk = try handle.read(upToCount: Int(min(left, 64 << 10))) ?? Data()
+                } catch {
+                    throw InfoFailure(reason: "read error: \(error.localizedDescription)")
+                }
+                if chunk.isEmpty { break }
+                left -= Int64(chunk.count)
+                let result = chunk.withUnsafeBytes { raw -> AudioFileStreamError? in
+                    do throws(AudioFileStreamError) { try stream.parse(raw) } catch { return error }
+                    return nil
+                }
+                if let error = result { throw InfoFailure(reason: error.description) }
             }
-            if let error = result { throw InfoFailure(reason: error.description) }
         }
         guard stream.isReadyToProducePackets, let format = stream.dataFormat else {
             if stream.fileType == nil {
@@ -153,7 +175,11 @@ struct InfoCommand: ParsableCommand {
             ? Int64(clamping: packetCount).multipliedReportingOverflow(by: Int64(format.framesPerPacket)).partialValue : frames
         let priming = Int64(table?.primingFrames ?? 0)
         let remainder = Int64(table?.remainderFrames ?? 0)
-        let frameCount = table.map { $0.numberValidFrames } ?? max(0, totalFrames - priming - remainder)
+        var frameCount = table.map { $0.numberValidFrames } ?? max(0, totalFrames - priming - remainder)
+        if format.formatID == AudioFormatID.appleLossless, let last = lastALACFrames, format.framesPerPacket > 0 {
+            // ffmpeg's CAF counts the short last packet as whole: its own header says how long it is.
+            frameCount = min(frameCount, max(0, totalFrames - Int64(format.framesPerPacket) + Int64(last) - priming))
+        }
         var bitRate: UInt32 = 0
         if case .uint32(let b)? = try? stream.value(of: .bitRate) { bitRate = b }
         return Summary(
