@@ -230,10 +230,17 @@ extension AudioFileStream {
 
     func stepW64Chunk(_ v: UnsafeRawBufferPointer) throws(AudioFileStreamError) -> Outcome {
         if v.count < 24 { return .need(24) }
-        let total = v.le32(16) == 0 && v.le32(20) == 0 ? 0 : UInt64(v.le32(16)) | UInt64(v.le32(20)) << 32
-        guard total >= 24, total < UInt64(Int64.max / 2) else { throw invalid("Wave64 chunk of \(total) bytes") }
-        let size = Int64(total) - 24
-        let pad = (8 - (Int64(total) & 7)) & 7
+        let total = UInt64(v.le32(16)) | UInt64(v.le32(20)) << 32
+        // A writer that could not seek back (a pipe) leaves the size at 2^63 − 1 or all ones.
+        let unknown = total >= UInt64(Int64.max / 2)
+        if isW64GUID(v, 0, "data", riffTail: false), !ready {
+            guard let f = format else { throw invalid("Wave64 data chunk before fmt chunk") }
+            if unknown || total <= 24 { return startWAVEData(f, size: nil, header: 24) }
+            return startWAVEData(f, size: Int64(total) - 24, header: 24, pad: Int64((8 - (total & 7)) & 7))
+        }
+        guard total >= 24 else { throw invalid("Wave64 chunk of \(total) bytes (less than its own header)") }
+        let size = unknown ? Int64.max / 2 : Int64(total) - 24
+        let pad = Int64((8 - (total & 7)) & 7)
         if isW64GUID(v, 0, "fmt ", riffTail: false), format == nil {
             guard size >= 16 else { throw invalid("Wave64 fmt chunk of \(size) bytes") }
             let want = Int(min(size, 40))
@@ -241,10 +248,6 @@ extension AudioFileStream {
             try parseWAVEFormat(v.slice(24, 24 + want))
             skipRemaining = size - Int64(want) + pad
             return .consumed(24 + want)
-        }
-        if isW64GUID(v, 0, "data", riffTail: false), !ready {
-            guard let f = format else { throw invalid("Wave64 data chunk before fmt chunk") }
-            return startWAVEData(f, size: size, header: 24, pad: pad)
         }
         skipRemaining = size + pad
         return .consumed(24)

@@ -6,7 +6,7 @@ import AQTypes
 
 /// What the parser keeps of a FLAC stream.
 struct FLACState {
-    var minBlock = 0, maxBlock = 0, maxFrame = 0
+    var minBlock = 0, maxBlock = 0, minFrame = 0, maxFrame = 0
     var rate = 0, channels = 0, bits = 0
     var totalSamples: UInt64 = 0
     var streamInfo: [UInt8] = []
@@ -17,7 +17,8 @@ struct FLACState {
     // The frame being scanned (it starts at offset 0 of the parser's view).
     var headerLength = 0
     var blockSize = 0
-    var firstSample: UInt64 = 0
+    var channelCode = 0
+    var frameBits = 0
     var scanned = 0
     var crc: UInt16 = 0
     /// The largest frame the scan looks through before deciding the frame is broken.
@@ -33,6 +34,7 @@ struct FLACFrameHeader {
     var number: UInt64
     var rate: Int?
     var channels: Int
+    var channelCode: Int
     var bits: Int?
 }
 
@@ -103,7 +105,7 @@ func flacFrameHeader(_ v: UnsafeRawBufferPointer, _ i: Int) -> FLACHeaderResult 
     let bitsTable: [Int?] = [nil, 8, 12, nil, 16, 20, 24, 32]
     return .valid(FLACFrameHeader(
         length: p + 1 - i, blockSize: blockSize, variable: variable, number: number, rate: rate,
-        channels: chCode < 8 ? chCode + 1 : 2, bits: bitsTable[sizeCode]))
+        channels: chCode < 8 ? chCode + 1 : 2, channelCode: chCode, bits: bitsTable[sizeCode]))
 }
 
 extension AudioFileStream {
@@ -149,6 +151,7 @@ extension AudioFileStream {
     private func parseStreamInfo(_ b: UnsafeRawBufferPointer) throws(AudioFileStreamError) {
         flac.minBlock = Int(b.be16(0))
         flac.maxBlock = Int(b.be16(2))
+        flac.minFrame = Int(b.be24(4))
         flac.maxFrame = Int(b.be24(7))
         let packed = b.be64(10)
         flac.rate = Int(packed >> 44)
@@ -196,6 +199,8 @@ extension AudioFileStream {
         let verbatim = flac.maxBlock * flac.channels * (flac.bits + 1) / 8 + 64 + 2 * flac.channels
         upperBound = UInt32(max(flac.maxFrame, verbatim))
         flac.scanLimit = min(Int(upperBound) + 64, Self.maximumBufferedBytes - 64)
+        // Before any frame went by, seeks estimate with STREAMINFO's frame sizes.
+        firstFrameLength = flac.minFrame > 0 && flac.maxFrame > 0 ? (flac.minFrame + flac.maxFrame) / 2 : Int(upperBound) / 2
         audioDataOffset = position + skip
         phase = .flacFrames
         locked = true
@@ -231,29 +236,22 @@ extension AudioFileStream {
                 flac.variableBlocks = h.variable
                 flac.headerLength = h.length
                 flac.blockSize = h.blockSize
-                flac.firstSample = h.variable ? h.number : h.number &* UInt64(flac.maxBlock)
+                flac.channelCode = h.channelCode
+                flac.frameBits = h.bits ?? flac.bits
                 flac.scanned = 0
                 flac.crc = 0
             }
         }
         var k = flac.scanned
         var crc = flac.crc
-        let total = flac.totalSamples
-        let isLast = total > 0 && flac.firstSample &+ UInt64(flac.blockSize) >= total
-        // Invariant: crc is the CRC-16 of v[0..<k].
+        // Invariant: crc is the CRC-16 of v[0..<k]. Where the CRC matches, the frame's own
+        // structure (its subframes, walked without decoding) must end there too.
         while k + 2 <= v.count {
-            if k > flac.headerLength, crc == v.be16(k) {
-                let end = k + 2
-                if isLast { return flacDeliver(v, end) }
-                switch flacFrameHeader(v, end) {
-                case .valid(let next) where flacConsistent(next) && next.variable == flac.variableBlocks:
-                    return flacDeliver(v, end)
-                case .needMore(let n):
-                    flac.scanned = k
-                    flac.crc = crc
-                    return .need(n)
-                default: break  // a chance match inside the frame
-                }
+            if k > flac.headerLength, crc == v.be16(k),
+                flacFrameEnd(v, headerLength: flac.headerLength, limit: k + 2, blockSize: flac.blockSize,
+                             channelCode: flac.channelCode, bits: flac.frameBits) == k + 2
+            {
+                return flacDeliver(v, k + 2)
             }
             crc = crc << 8 ^ flacCRC16Table[Int(UInt8(crc >> 8) ^ v[k])]
             k += 1
@@ -297,4 +295,123 @@ extension AudioFileStream {
         let drop = v.count - 1
         return drop > 0 ? .consumed(drop) : .need(2)
     }
+}
+
+/// Reads bits MSB first from `v[0..<limit]`; reading past the limit makes ``failed`` true
+/// (and returns zeros), so callers check once at the end of a step.
+struct FLACBitReader {
+    let v: UnsafeRawBufferPointer
+    let limitBits: Int
+    var bit: Int
+    var failed = false
+
+    init(_ v: UnsafeRawBufferPointer, byte: Int, limit: Int) {
+        self.v = v
+        bit = byte * 8
+        limitBits = limit * 8
+    }
+
+    mutating func read(_ n: Int) -> UInt64 {
+        guard n > 0 else { return 0 }
+        guard bit + n <= limitBits else { failed = true; bit = limitBits; return 0 }
+        var value: UInt64 = 0
+        var left = n
+        while left > 0 {
+            let byte = v[bit >> 3]
+            let used = bit & 7
+            let take = min(8 - used, left)
+            let bits = (UInt64(byte) >> UInt64(8 - used - take)) & ((1 << UInt64(take)) - 1)
+            value = value << UInt64(take) | bits
+            bit += take
+            left -= take
+        }
+        return value
+    }
+
+    /// Skips `n` bits.
+    mutating func skip(_ n: Int) {
+        guard n >= 0, bit + n <= limitBits else { failed = true; bit = limitBits; return }
+        bit += n
+    }
+
+    /// Zeros up to and including the next 1 bit; returns how many zeros.
+    mutating func unary() -> Int {
+        var zeros = 0
+        while bit < limitBits {
+            let byte = v[bit >> 3]
+            let used = bit & 7
+            let rest = UInt8(truncatingIfNeeded: Int(byte) << used)
+            if rest == 0 {
+                zeros += 8 - used
+                bit += 8 - used
+                continue
+            }
+            let lead = rest.leadingZeroBitCount
+            zeros += lead
+            bit += lead + 1
+            return zeros
+        }
+        failed = true
+        return zeros
+    }
+}
+
+/// Walks a FLAC frame's subframes (without decoding samples) from just after its header to
+/// where the frame's structure says it ends: the byte after its CRC-16. Nil when the bytes
+/// before `limit` are not a well-formed frame that ends there or earlier.
+func flacFrameEnd(
+    _ v: UnsafeRawBufferPointer, headerLength: Int, limit: Int, blockSize: Int, channelCode: Int, bits: Int
+) -> Int? {
+    var r = FLACBitReader(v, byte: headerLength, limit: limit)
+    let channels = channelCode < 8 ? channelCode + 1 : 2
+    for c in 0..<channels {
+        // Side channels carry one more bit.
+        let side = (channelCode == 8 && c == 1) || (channelCode == 9 && c == 0) || (channelCode == 10 && c == 1)
+        var size = bits + (side ? 1 : 0)
+        guard r.read(1) == 0 else { return nil }
+        let type = Int(r.read(6))
+        if r.read(1) == 1 { size -= r.unary() + 1 }
+        guard size > 0, !r.failed else { return nil }
+        switch type {
+        case 0:
+            r.skip(size)
+        case 1:
+            r.skip(size * blockSize)
+        case 8...12, 32...63:
+            let order = type >= 32 ? type - 31 : type - 8
+            guard order <= blockSize else { return nil }
+            r.skip(order * size)
+            if type >= 32 {
+                let precision = Int(r.read(4)) + 1
+                guard precision != 16 else { return nil }
+                r.skip(5 + order * precision)
+            }
+            let method = r.read(2)
+            guard method < 2 else { return nil }
+            let paramBits = method == 0 ? 4 : 5
+            let escape = UInt64((1 << paramBits) - 1)
+            let partitionOrder = Int(r.read(4))
+            let partitions = 1 << partitionOrder
+            guard blockSize % partitions == 0, blockSize >> partitionOrder >= order else { return nil }
+            for p in 0..<partitions {
+                let samples = (blockSize >> partitionOrder) - (p == 0 ? order : 0)
+                let param = r.read(paramBits)
+                if param == escape {
+                    r.skip(Int(r.read(5)) * samples)
+                } else {
+                    for _ in 0..<samples {
+                        _ = r.unary()
+                        r.skip(Int(param))
+                        if r.failed { return nil }
+                    }
+                }
+                if r.failed { return nil }
+            }
+        default:
+            return nil
+        }
+        if r.failed { return nil }
+    }
+    let end = (r.bit + 7) / 8 + 2
+    return end <= limit ? end : nil
 }

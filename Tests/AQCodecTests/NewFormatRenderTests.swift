@@ -1,0 +1,104 @@
+import AQSession
+import AQTesting
+import Foundation
+import Testing
+
+// Issue 14: RF64, Wave64 and FLAC tracks (and ffmpeg's mono ALAC CAF ending in silence) through
+// `aqsync render`'s code and through the command itself.
+
+/// How each container's fixture is made from a source (`-i` arguments included by the caller).
+enum ContainerFixture: String, CaseIterable, Sendable {
+    case rf64, wave64, flac16, flac24, alacMono
+
+    var fileName: String {
+        switch self {
+        case .rf64: "t.wav"
+        case .wave64: "t.w64"
+        case .flac16, .flac24: "t.flac"
+        case .alacMono: "t.caf"
+        }
+    }
+
+    var codec: [String] {
+        switch self {
+        case .rf64: ["-c:a", "pcm_f32le", "-rf64", "always"]
+        case .wave64: ["-c:a", "pcm_s24le"]
+        case .flac16: ["-c:a", "flac", "-sample_fmt", "s16"]
+        case .flac24: ["-c:a", "flac", "-sample_fmt", "s32"]
+        case .alacMono: ["-c:a", "alac", "-sample_fmt", "s16p"]
+        }
+    }
+}
+
+@Suite struct NewFormatRenderTests {
+    /// The rendered WAV equals ffmpeg's decode of the file, at the same length. The mono ALAC
+    /// file ends in half a second of silence and is short enough that its packets arrive with
+    /// its header (this rendered 3456 frames too long before issue 14).
+    @Test(arguments: ContainerFixture.allCases)
+    func renderMatchesFFmpeg(container: ContainerFixture) throws {
+        let fx = try CodecFixtures()
+        let channels = container == .alacMono ? 1 : 2
+        let file = fx.path(container.fileName)
+        let rate = container == .flac24 ? 48000 : 44100
+        try fx.ffmpeg(["-f", "lavfi", "-i", "sine=f=440:d=0.6:sample_rate=\(rate)", "-f", "lavfi", "-i",
+                       "anoisesrc=d=0.6:a=0.2:seed=3:r=\(rate)", "-filter_complex",
+                       container == .alacMono ? "amix=inputs=2,apad=pad_dur=0.5" : "amix=inputs=2",
+                       "-ac", "\(channels)"] + container.codec + [file])
+        let reference = try fx.ffmpegDecode(file, channels: channels)
+        let wav = try SessionCodecTests().render(fx, file: file, rate: rate)
+        #expect(wav.frameCount == reference[0].count, "same length as ffmpeg's decode")
+        let n = min(wav.frameCount, reference[0].count)
+        let d = maxDifference(Array(wav.channels.prefix(channels)), reference, frames: n)
+        #expect(d <= 1e-4, "max difference \(d)")
+    }
+
+    /// An impulse at an awkward frame of the source lands exactly on that frame of
+    /// `aqsync render`'s output (the executable, run as users run it), per container.
+    @Test(arguments: ContainerFixture.allCases)
+    func impulseLandsOnItsFrameThroughTheCommand(container: ContainerFixture) throws {
+        let fx = try CodecFixtures()
+        let frames = 30000
+        let impulses = [4097, 12347, 29989]
+        var samples = [Float](repeating: 0, count: frames)
+        for k in impulses { samples[k] = 0.5 }
+        let raw = fx.path("impulse.f32")
+        try samples.withUnsafeBytes { try Data($0).write(to: URL(fileURLWithPath: raw)) }
+        let rate = 48000
+        try fx.ffmpeg(["-f", "f32le", "-ar", "\(rate)", "-ac", "1", "-i", raw] + container.codec + [fx.path(container.fileName)])
+        try """
+            [session]
+            sample_rate = \(rate)
+            [output]
+            channels = 1
+            [[track]]
+            file = "\(container.fileName)"
+            start = 101
+            """.write(to: URL(fileURLWithPath: fx.path("s.toml")), atomically: true, encoding: .utf8)
+        let status = try runAQSync(["render", fx.path("s.toml"), "-o", fx.path("out.wav")], fx)
+        #expect(status.code == 0, "\(status.output)")
+        let wav = try WAVReader.read(URL(fileURLWithPath: fx.path("out.wav")))
+        #expect(wav.frameCount == 101 + frames, "length")
+        let peaks = wav.channels[0].indices.filter { abs(wav.channels[0][$0]) > 0.25 }
+        #expect(peaks == impulses.map { 101 + $0 }, "\(container): impulses at \(peaks)")
+    }
+}
+
+/// Runs the built `aqsync` with stdout and stderr to a file; returns the status and the text.
+func runAQSync(_ args: [String], _ fx: CodecFixtures) throws -> (code: Int32, output: String) {
+    let dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    var exe = dir.appendingPathComponent("aqsync")
+    if !FileManager.default.isExecutableFile(atPath: exe.path) {
+        exe = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent(".build/debug/aqsync")
+    }
+    let p = Process()
+    p.executableURL = exe
+    p.arguments = args
+    let outPath = fx.path("aqsync-\(UUID().uuidString).txt")
+    _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+    p.standardOutput = FileHandle(forWritingAtPath: outPath)
+    p.standardError = FileHandle(forWritingAtPath: outPath)
+    try p.run()
+    p.waitUntilExit()
+    return (p.terminationStatus, (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "")
+}
