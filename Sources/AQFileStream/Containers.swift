@@ -52,6 +52,10 @@ extension AudioFileStream {
             fileFormat = AudioFileTypeID.wave64
             phase = .w64Chunk
             return .consumed(40)
+        case _ where v.count >= 8 && v.fcc(4) == "ftyp":
+            container = .mp4
+            phase = .mp4Box
+            return .consumed(0)
         case "fLaC":
             container = .flac
             fileFormat = AudioFileTypeID.flac
@@ -172,7 +176,8 @@ extension AudioFileStream {
         let padded = size + (size & 1)
         if fileFormat != AudioFileTypeID.wave, size == 0xFFFF_FFFF, id != "data", let big = ds64Table[id] {
             // RF64: a chunk over 4 GiB has its size in the ds64 table.
-            skipRemaining = Int64(clamping: big) + Int64(clamping: big & 1)
+            let bounded = Int64(min(big, UInt64(Int64.max / 4)))
+            skipRemaining = bounded + (bounded & 1)
             return .consumed(8)
         }
         switch id {

@@ -35,6 +35,8 @@ public func fileTypeName(_ t: FourCharCode) -> String {
     case AudioFileTypeID.mp3: "MP3"
     case AudioFileTypeID.aacADTS: "ADTS AAC"
     case AudioFileTypeID.flac: "FLAC"
+    case AudioFileTypeID.mpeg4: "MPEG-4"
+    case AudioFileTypeID.m4a: "M4A"
     default: "'\(t)'"
     }
 }
@@ -44,10 +46,6 @@ public func fileTypeName(_ t: FourCharCode) -> String {
 func foreignFormatName(_ v: UnsafeRawBufferPointer) -> String? {
     guard v.count >= 12 else { return nil }
     let head = v.fcc(0)
-    if v.fcc(4) == "ftyp" {
-        let brand = v.fcc(8)
-        return "MPEG-4/QuickTime (brand '\(brand)')"
-    }
     switch head {
     case "OggS": return "Ogg"
     case "wvpk": return "WavPack"

@@ -205,6 +205,11 @@ extension AudioFileStream {
             return AudioBytePacketTranslation(
                 byte: try product(packet, Int64(f.bytesPerPacket)), packet: packet, byteOffsetInPacket: 0, isEstimate: false)
         }
+        if container == .mp4 {
+            // Samples sit where the sample table says (chunks may have other tracks between).
+            guard packet < mp4.offsets.count, let start = audioDataOffset else { throw AudioFileStreamError.invalidPacketOffset }
+            return AudioBytePacketTranslation(byte: mp4.offsets[Int(packet)] - start, packet: packet, byteOffsetInPacket: 0, isEstimate: false)
+        }
         if !tableSizes.isEmpty {
             guard packet <= tableSizes.count else { throw AudioFileStreamError.invalidPacketOffset }
             let b = tableSizes[0..<Int(packet)].reduce(Int64(0)) { $0 + Int64($1) }
@@ -218,7 +223,10 @@ extension AudioFileStream {
                 let exact = point.sample == sample
                 var b = Int64(point.offset)
                 if !exact, let avg = averageBytesPerPacket {
-                    b += try exactInt(avg * Double(sample - point.sample) / Double(f.framesPerPacket))
+                    let (sum, overflow) = b.addingReportingOverflow(
+                        try exactInt(avg * Double(sample - point.sample) / Double(f.framesPerPacket)))
+                    if overflow { throw AudioFileStreamError.invalidPacketOffset.with(detail: "offset out of range") }
+                    b = sum
                 }
                 return AudioBytePacketTranslation(byte: b, packet: packet, byteOffsetInPacket: 0, isEstimate: !exact)
             }
@@ -305,6 +313,8 @@ extension AudioFileStream {
         switch container {
         case .mpeg, .adts:
             locked = false
+        case .mp4:
+            phase = .mp4Data
         case .flac:
             // The next frame header found is the packet's (exact with a seek point on it).
             locked = false

@@ -26,8 +26,12 @@ public struct AudioFileReadingOrder: Sendable, Equatable {
 
     /// The pieces to feed, in order.
     public var segments: [Segment]
+    /// True when, after the segments, the reader must call `seek(toPacket: 0)` and feed the
+    /// file from the offset it returns (with `.discontinuity`): an MP4 whose `moov` follows
+    /// its `mdat` is fed the boxes before `mdat`, then `moov`, then its samples where they are.
+    public var resumeAtFirstPacket = false
     /// True when the pieces are not the file in its own order.
-    public var isReordered: Bool { segments.count > 1 }
+    public var isReordered: Bool { segments.count > 1 || resumeAtFirstPacket }
 
     /// Looks at a file's chunk headers (through `read(offset, count)`, which returns the bytes
     /// there, fewer at the end of the file) and plans the order. At most 4096 chunk headers are
@@ -35,6 +39,7 @@ public struct AudioFileReadingOrder: Sendable, Equatable {
     public static func make(fileSize: Int64, read: (Int64, Int) -> [UInt8]) -> AudioFileReadingOrder {
         let whole = AudioFileReadingOrder(segments: [Segment(offset: 0, length: fileSize)])
         let head = read(0, 8)
+        if head.count == 8, head[4..<8] == [0x66, 0x74, 0x79, 0x70] { return mp4(fileSize: fileSize, read: read) ?? whole }
         guard head.count == 8, head[0..<4] == [0x63, 0x61, 0x66, 0x66] else { return whole }
         var chunks: [(type: [UInt8], offset: Int64, length: Int64)] = []
         var at: Int64 = 8
@@ -54,5 +59,39 @@ public struct AudioFileReadingOrder: Sendable, Equatable {
         for (i, c) in chunks.enumerated() where i != d { out.append(Segment(offset: c.offset, length: c.length)) }
         out.append(Segment(offset: chunks[d].offset, length: chunks[d].length))
         return AudioFileReadingOrder(segments: out)
+    }
+
+    /// An MP4's top-level boxes: when `moov` comes after the first `mdat`, feed what precedes
+    /// `mdat`, then `moov`, then resume at the first sample. Nil: feed the whole file.
+    static func mp4(fileSize: Int64, read: (Int64, Int) -> [UInt8]) -> AudioFileReadingOrder? {
+        var at: Int64 = 0
+        var mdat: Int64?
+        var count = 0
+        while at + 8 <= fileSize, count < 4096 {
+            let h = read(at, 16)
+            guard h.count >= 8 else { return nil }
+            var size = Int64(h[0]) << 24 | Int64(h[1]) << 16 | Int64(h[2]) << 8 | Int64(h[3])
+            if size == 1 {
+                guard h.count == 16 else { return nil }
+                size = 0
+                for k in 8..<16 { size = size << 8 | Int64(h[k]) }
+            } else if size == 0 {
+                size = fileSize - at
+            }
+            guard size >= 8 else { return nil }
+            let type = Array(h[4..<8])
+            if type == [0x6D, 0x64, 0x61, 0x74], mdat == nil { mdat = at }  // mdat
+            if type == [0x6D, 0x6F, 0x6F, 0x76] {  // moov
+                guard let m = mdat else { return nil }  // moov first: the file as it is
+                var order = AudioFileReadingOrder(segments: [
+                    Segment(offset: 0, length: m), Segment(offset: at, length: min(size, fileSize - at)),
+                ])
+                order.resumeAtFirstPacket = true
+                return order
+            }
+            at += size
+            count += 1
+        }
+        return nil
     }
 }

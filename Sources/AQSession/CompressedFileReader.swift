@@ -6,13 +6,16 @@ import Foundation
 import Glibc
 #endif
 
-/// Reads a compressed audio file (MP3, ADTS AAC, CAF with ALAC or AAC, FLAC) through the file-stream
+/// Reads a compressed audio file (MP3, ADTS AAC, CAF with ALAC or AAC, FLAC, MP4/M4A with AAC
+/// or ALAC) through the file-stream
 /// parser, 64 KiB at a time, and fills queue buffers with whole packets and their packet
 /// descriptions. Memory holds at most one chunk plus one buffer's worth of packets.
 ///
 /// CAF files whose packet table (`pakt`) comes after the audio data (as ffmpeg writes them)
 /// are fed to the parser with the chunks after `data` moved before it (read with `pread`, the
 /// file is not changed), since a push parser must know the packet sizes before the packets.
+/// MP4 files whose `moov` follows `mdat` are fed `moov` first, then their samples from the
+/// offset the parser's seek to packet 0 gives.
 ///
 /// Thread safety: not thread-safe; one thread at a time (it may move between threads when
 /// the calls are serialised).
@@ -34,6 +37,9 @@ public final class CompressedFileReader {
     private var segments: [(offset: Int64, length: Int64)] = []
     private var segment = 0
     private var segmentDone: Int64 = 0
+    private var resumeAtFirstPacket = false
+    private var fileSize: Int64 = 0
+    private var discontinuityNext = false
     private let chunk: UnsafeMutableRawPointer
     private var endOfFile = false
     // Parsed packets not yet handed out.
@@ -63,7 +69,10 @@ public final class CompressedFileReader {
         }
         chunk = .allocate(byteCount: AudioFileReader.chunkBytes, alignment: 16)
         format = .linearPCM(sampleRate: 48000, channels: 1, bits: 16)
-        segments = Self.plan(fd)
+        let plan = Self.plan(fd)
+        segments = plan.segments
+        resumeAtFirstPacket = plan.resume
+        fileSize = plan.size
         do {
             stream = try AudioFileStream(
                 propertyListener: { _, p, flags in if p == .magicCookieData { flags.insert(.cacheProperty) } },
@@ -88,7 +97,7 @@ public final class CompressedFileReader {
 
     /// The pieces of the file to feed (``AudioFileReadingOrder``): the whole file, or for a
     /// CAF with chunks after `data`, the header, every other chunk in order, then `data`.
-    static func plan(_ fd: Int32) -> [(offset: Int64, length: Int64)] {
+    static func plan(_ fd: Int32) -> (segments: [(offset: Int64, length: Int64)], resume: Bool, size: Int64) {
         var st = stat()
         let size = fstat(fd, &st) == 0 ? Int64(st.st_size) : Int64.max
         let order = AudioFileReadingOrder.make(fileSize: size) { offset, count in
@@ -96,10 +105,21 @@ public final class CompressedFileReader {
             let n = pread(fd, &b, count, off_t(offset))
             return n > 0 ? Array(b[0..<n]) : []
         }
-        return order.segments.map { ($0.offset, $0.length) }
+        return (order.segments.map { ($0.offset, $0.length) }, order.resumeAtFirstPacket, size)
     }
 
     private func readChunk() throws(SessionError) {
+        if segment == segments.count, resumeAtFirstPacket, stream.isReadyToProducePackets {
+            // An MP4 read moov first: its samples are where the sample table says.
+            resumeAtFirstPacket = false
+            do {
+                let start = try stream.seek(toPacket: 0).byteOffset
+                segments.append((start, max(0, fileSize - start)))
+                discontinuityNext = true
+            } catch {
+                throw SessionError(.unsupportedAudio, file: url.path, "\(error)")
+            }
+        }
         guard segment < segments.count else { endOfFile = true; return }
         let s = segments[segment]
         let want = Int(min(Int64(AudioFileReader.chunkBytes), s.length - segmentDone))
@@ -116,7 +136,9 @@ public final class CompressedFileReader {
         segmentDone += Int64(got)
         if segmentDone >= s.length { segment += 1; segmentDone = 0 }
         do {
-            try stream.parse(UnsafeRawBufferPointer(start: chunk, count: got))
+            let flags: AudioFileStreamParseFlags = discontinuityNext ? .discontinuity : []
+            discontinuityNext = false
+            try stream.parse(UnsafeRawBufferPointer(start: chunk, count: got), flags: flags)
         } catch {
             throw SessionError(.unsupportedAudio, file: url.path, "\(error)")
         }
@@ -199,9 +221,11 @@ public final class CompressedFileReader {
     static func probe(_ url: URL) throws(SessionError) -> AudioFileInfo? {
         let r = try CompressedFileReader(url: url)
         guard isCompressed(r.format) else { return nil }
-        // MP3's LAME tag and FLAC's STREAMINFO give the exact length.
-        if r.format.formatID == AudioFormatID.mpegLayer3 || r.format.formatID == AudioFormatID.flac,
-            let pt = r.packetTableInfo, pt.numberValidFrames > 0 {
+        // MP3's LAME tag, FLAC's STREAMINFO and MP4's edit list and sample durations give
+        // the exact length.
+        let exact = r.format.formatID == AudioFormatID.mpegLayer3 || r.format.formatID == AudioFormatID.flac
+            || r.fileType == AudioFileTypeID.mpeg4 || r.fileType == AudioFileTypeID.m4a
+        if exact, let pt = r.packetTableInfo, pt.numberValidFrames > 0 {
             return AudioFileInfo(fileType: r.fileType, format: r.format, frameCount: pt.numberValidFrames)
         }
         r.keepLast = true
@@ -209,7 +233,7 @@ public final class CompressedFileReader {
         r.pendingDescs.removeAll()
         while !r.endOfFile { try r.readChunk() }
         var frames = r.framesParsed
-        if r.format.formatID == AudioFormatID.appleLossless,
+        if r.format.formatID == AudioFormatID.appleLossless, r.fileType == AudioFileTypeID.caf,
             let last = r.lastPacket.withUnsafeBytes({ PacketInspection.alacFrames($0) }) {
             frames += Int64(last) - Int64(r.format.framesPerPacket)
         }

@@ -10,7 +10,7 @@ struct InfoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "info", abstract: "Show what the file-stream parser finds in an audio file.")
 
-    @Argument(help: "The audio file (WAVE, AIFF, AIFC, CAF, NeXT/Sun, MP3, ADTS AAC).")
+    @Argument(help: "The audio file (WAVE, RF64, Wave64, AIFF, AIFC, CAF, NeXT/Sun, MP3, ADTS AAC, FLAC, MP4/M4A).")
     var file: String
 
     @Flag(help: "Print one JSON object instead of text.")
@@ -158,6 +158,33 @@ struct InfoCommand: ParsableCommand {
                 left -= Int64(chunk.count)
                 let result = chunk.withUnsafeBytes { raw -> AudioFileStreamError? in
                     do throws(AudioFileStreamError) { try stream.parse(raw) } catch { return error }
+                    return nil
+                }
+                if let error = result { throw InfoFailure(reason: error.description) }
+            }
+        }
+        if order.resumeAtFirstPacket, stream.isReadyToProducePackets {
+            // An MP4 read moov first: the samples are where its table says.
+            let start: Int64
+            do {
+                start = try stream.seek(toPacket: 0).byteOffset
+                try handle.seek(toOffset: UInt64(start))
+            } catch {
+                throw InfoFailure(reason: "\(error)")
+            }
+            var first = true
+            while true {
+                let chunk: Data
+                do {
+                    chunk = try handle.read(upToCount: 64 << 10) ?? Data()
+                } catch {
+                    throw InfoFailure(reason: "read error: \(error.localizedDescription)")
+                }
+                if chunk.isEmpty { break }
+                let flags: AudioFileStreamParseFlags = first ? .discontinuity : []
+                first = false
+                let result = chunk.withUnsafeBytes { raw -> AudioFileStreamError? in
+                    do throws(AudioFileStreamError) { try stream.parse(raw, flags: flags) } catch { return error }
                     return nil
                 }
                 if let error = result { throw InfoFailure(reason: error.description) }

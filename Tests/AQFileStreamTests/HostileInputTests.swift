@@ -181,3 +181,17 @@ extension FuzzRegressionTests {
         }
     }
 }
+
+extension FuzzRegressionTests {
+    /// An RF64 whose ds64 table gives a chunk a size of 2^64 − 1: skipping it must not overflow.
+    @Test func rf64TableSizeNearUInt64Max() throws {
+        let input = try #require(Data(base64Encoded:
+            "HFJGNjT/////V0FWRWRzNjQoAAAAAAABP//wCAAAAET///////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////9hTGYAAAAAAEABAAAAAAAAUAEcAAABAAABGlVOSwoAAAAAAAAASlVOS/////8HBwcHBwdnFXNcJ+rPJlDnNZd0x+10p1Q0LJMQZ3d90dzJX2NVmzM5tLhl42rvY2l5zWo6UhiIRFea0r2KfL7MftEWcvwBjOITSjnfVXZ2dnZ2dnZ2dnZ2dnZ2dnZ2dqT0+UorBYZfEGqft/XignmDZKZ7hBIBHOvIyZKbVdE="))
+        let bytes = [UInt8](input.dropFirst())
+        let whole = parse(bytes)
+        #expect(whole.error == nil)
+        for split in [Split.chunks(7), .bytewise] {
+            #expect(parse(bytes, split: split).packetCount == whole.packetCount)
+        }
+    }
+}

@@ -87,11 +87,14 @@ import Testing
         #expect(obj["frame_count"] as? Int == (try ffmpegFrames(f, f.path("t.caf"), channels: channels)))
     }
 
-    /// RF64, Wave64 and FLAC files: container, format and exact frame counts.
+    /// RF64, Wave64, FLAC and M4A files: container, format and exact frame counts (gapless:
+    /// the AAC's priming and padding are not counted).
     @Test(arguments: [
         ("t.wav", ["-c:a", "pcm_s24le", "-rf64", "always"], "RF64", "lpcm"),
         ("t.w64", ["-c:a", "pcm_s16le"], "W64f", "lpcm"),
         ("t.flac", ["-c:a", "flac"], "flac", "flac"),
+        ("t.m4a", ["-c:a", "aac"], "m4af", "aac "),  // moov after mdat: read moov first
+        ("a.m4a", ["-c:a", "alac"], "m4af", "alac"),
     ])
     func newContainers(name: String, codec: [String], fileFormat: String, formatID: String) throws {
         let f = try Fixtures()

@@ -25,7 +25,8 @@ func ffprobePackets(_ fx: Fixtures, _ file: String) throws -> [(frames: Int, byt
         ("ogg", ["-c:a", "libvorbis"], "Ogg"),
         ("mka", ["-c:a", "pcm_s16le"], "Matroska"),
         ("wv", ["-c:a", "wavpack"], "WavPack"),
-        ("m4a", ["-c:a", "aac"], "MPEG-4"),
+        ("wma", ["-c:a", "wmav2"], "ASF/WMA"),
+        ("tta", ["-c:a", "tta"], "True Audio"),
     ])
     func foreignFormatsAreNamed(ext: String, codec: [String], name: String) throws {
         let fx = try Fixtures()
