@@ -27,7 +27,7 @@ public struct PacketDecoderError: Error, Hashable, Sendable, CustomStringConvert
     public var resultCode: Int32 { PCMFormatError.unsupportedDataFormatResultCode }
 }
 
-/// Decodes compressed audio packets (MP3, AAC-LC, Apple Lossless, FLAC) to planar Float32 at the
+/// Decodes compressed audio packets (MP3, AAC-LC, Apple Lossless, FLAC, Opus) to planar Float32 at the
 /// stream's own rate with libavcodec.
 ///
 /// Feed packets in stream order with ``decode(_:framesIfCorrupt:into:offset:capacity:)``; at the
@@ -47,7 +47,7 @@ public struct PacketDecoderError: Error, Hashable, Sendable, CustomStringConvert
 /// between threads between calls). Never the render thread: libavcodec allocates and its time
 /// per packet is unbounded. The static members are pure and may be called from any thread.
 public final class PacketDecoder {
-    /// The stream format (`.mp3`, `aac `, `alac` or `flac`). Any thread may read it.
+    /// The stream format (`.mp3`, `aac `, `alac`, `flac` or `opus`). Any thread may read it.
     public let format: AudioStreamBasicDescription
     /// Channels of the decoded output.
     public let channelCount: Int
@@ -67,27 +67,31 @@ public final class PacketDecoder {
     private let codec: UnsafePointer<AVCodec>
     private let extradata: [UInt8]
 
-    /// True for the formats this decoder handles: `.mp3`, `aac `, `alac`, `flac`. Any thread.
+    /// True for the formats this decoder handles: `.mp3`, `aac `, `alac`, `flac`, `opus`. Any thread.
     public static func canDecode(_ format: AudioStreamBasicDescription) -> Bool {
         codecID(format.formatID) != nil
     }
 
-    /// True when the format cannot be decoded without a magic cookie (AAC and Apple Lossless;
+    /// True when the format cannot be decoded without a magic cookie (AAC, Apple Lossless and
+    /// Opus, whose OpusHead gives the channel mapping;
     /// MP3 needs none; FLAC frame headers carry what the decoder needs, its STREAMINFO cookie
     /// is used when set). Any thread.
     public static func needsMagicCookie(_ format: AudioStreamBasicDescription) -> Bool {
         format.formatID == AudioFormatID.mpeg4AAC || format.formatID == AudioFormatID.appleLossless
+            || format.formatID == opusFormatID
     }
 
     /// The most frames one packet of `format` holds: the format's `framesPerPacket` when set,
     /// else 1152 (MP3), 1024 (AAC), 4096 (ALAC), 16384 (FLAC with variable block sizes; a
-    /// decoder given the STREAMINFO cookie knows the stream's own maximum). Any thread.
+    /// decoder given the STREAMINFO cookie knows the stream's own maximum), 5760 (Opus: 120 ms;
+    /// Opus formats name 960 frames per packet, a decoder instance allows 5760). Any thread.
     public static func maximumFramesPerPacket(_ format: AudioStreamBasicDescription) -> Int {
         if format.framesPerPacket > 0 { return Int(format.framesPerPacket) }
         switch format.formatID {
         case AudioFormatID.mpegLayer3: return 1152
         case AudioFormatID.mpeg4AAC: return 1024
         case flacFormatID: return 16384
+        case opusFormatID: return 5760
         default: return 4096
         }
     }
@@ -98,6 +102,7 @@ public final class PacketDecoder {
         case AudioFormatID.mpeg4AAC: return AV_CODEC_ID_AAC
         case AudioFormatID.appleLossless: return AV_CODEC_ID_ALAC
         case flacFormatID: return AV_CODEC_ID_FLAC
+        case opusFormatID: return AV_CODEC_ID_OPUS
         default: return nil
         }
     }
@@ -107,7 +112,7 @@ public final class PacketDecoder {
     /// - Throws: ``PacketDecoderError`` of kind `.unsupportedFormat` or `.decoderUnavailable`.
     public static func validate(_ format: AudioStreamBasicDescription) throws(PacketDecoderError) {
         guard let id = codecID(format.formatID) else {
-            throw PacketDecoderError(kind: .unsupportedFormat, message: "format \(format.formatID) is not MP3, AAC, Apple Lossless or FLAC")
+            throw PacketDecoderError(kind: .unsupportedFormat, message: "format \(format.formatID) is not MP3, AAC, Apple Lossless, FLAC or Opus")
         }
         guard format.sampleRate.isFinite, format.sampleRate >= 8000, format.sampleRate <= 192_000 else {
             throw PacketDecoderError(kind: .unsupportedFormat, message: "sample rate \(format.sampleRate) Hz is outside 8000…192000 Hz")
@@ -123,11 +128,12 @@ public final class PacketDecoder {
     /// Opens a decoder for `format`.
     ///
     /// - Parameters:
-    ///   - format: `.mp3`, `aac ` (AAC-LC), `alac` or `flac`, 1–8 channels, 8000–192000 Hz.
+    ///   - format: `.mp3`, `aac ` (AAC-LC), `alac`, `flac` or `opus` (48000 Hz), 1–8 channels, 8000–192000 Hz.
     ///   - magicCookie: the format's magic cookie as Audio File Stream Services gives it: for
     ///     AAC an AudioSpecificConfig (ADTS) or an `esds` ES descriptor (CAF, MP4); for ALAC
     ///     the 24-byte ALACSpecificConfig, bare or inside `frma`/`alac` atoms; for FLAC the
-    ///     STREAMINFO block (bare, after `fLaC`, or as a `dfLa` box holds it; optional).
+    ///     STREAMINFO block (bare, after `fLaC`, or as a `dfLa` box holds it; optional); for
+    ///     Opus the OpusHead packet (required).
     ///     Ignored for MP3.
     /// - Throws: ``PacketDecoderError`` (`'fmt?'`).
     public init(format: AudioStreamBasicDescription, magicCookie: [UInt8] = []) throws(PacketDecoderError) {
@@ -150,6 +156,14 @@ public final class PacketDecoder {
                 throw PacketDecoderError(kind: .badMagicCookie, message: "the ALAC magic cookie (\(magicCookie.count) bytes) holds no ALACSpecificConfig")
             }
             extra = atom
+        } else if format.formatID == opusFormatID {
+            guard !magicCookie.isEmpty else {
+                throw PacketDecoderError(kind: .missingMagicCookie, message: "Opus needs a magic cookie (the OpusHead packet)")
+            }
+            guard magicCookie.count >= 19, magicCookie[0..<8] == [0x4F, 0x70, 0x75, 0x73, 0x48, 0x65, 0x61, 0x64] else {
+                throw PacketDecoderError(kind: .badMagicCookie, message: "the Opus magic cookie (\(magicCookie.count) bytes) is not an OpusHead")
+            }
+            extra = magicCookie
         } else if format.formatID == flacFormatID, !magicCookie.isEmpty {
             guard let info = PacketDecoder.flacStreamInfo(fromCookie: magicCookie) else {
                 throw PacketDecoderError(kind: .badMagicCookie, message: "the FLAC magic cookie (\(magicCookie.count) bytes) holds no STREAMINFO")
@@ -174,6 +188,7 @@ public final class PacketDecoder {
             let mb = Int(extra[2]) << 8 | Int(extra[3])
             if mb > 0 { most = max(format.framesPerPacket > 0 ? most : 0, mb) }
         }
+        if format.formatID == opusFormatID { most = 5760 }
         maximumFramesPerPacket = most
         guard let p = av_packet_alloc(), let f = av_frame_alloc() else {
             throw PacketDecoderError(kind: .decoderUnavailable, message: "libavcodec could not allocate a packet or frame")
@@ -209,6 +224,11 @@ public final class PacketDecoder {
             throw PacketDecoderError(kind: .decoderUnavailable, message: "libavcodec could not allocate a decoder context")
         }
         ctx.pointee.sample_rate = Int32(format.sampleRate.rounded())
+        if format.formatID == opusFormatID {
+            // libavcodec's Opus decoder would drop the pre-skip itself; here, as in Core Audio,
+            // the gapless window (the parser's priming frames) does.
+            ctx.pointee.flags2 |= Int32(bitPattern: UInt32(AV_CODEC_FLAG2_SKIP_MANUAL))
+        }
         av_channel_layout_default(&ctx.pointee.ch_layout, Int32(channelCount))
         if !extradata.isEmpty {
             let n = extradata.count
@@ -453,3 +473,6 @@ public final class PacketDecoder {
 /// FLAC's format ID, `'flac'` (AQFileStream's `AudioFormatID.flac`; AQConvert does not
 /// depend on AQFileStream).
 let flacFormatID: FourCharCode = "flac"
+
+/// Opus's format ID, `'opus'` (AQFileStream's `AudioFormatID.opus`).
+let opusFormatID: FourCharCode = "opus"

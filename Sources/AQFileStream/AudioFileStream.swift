@@ -8,7 +8,7 @@ import AQTypes
 /// partial header or packet, never the audio, so memory stays constant however long the stream.
 ///
 /// Formats: WAVE (with RF64/BW64 and Wave64), AIFF, AIFC, CAF, NeXT/Sun, MP3, ADTS AAC and
-/// FLAC, MP4/M4A with AAC or Apple Lossless (see docs/file-stream.md).
+/// FLAC, MP4/M4A with AAC or Apple Lossless, Ogg FLAC and Opus (see docs/file-stream.md).
 ///
 /// Threading: the parser is not thread-safe. Use an instance from one thread at a time (it may
 /// move between threads if calls are serialised by the caller). Both callbacks run synchronously
@@ -50,8 +50,8 @@ public final class AudioFileStream {
     public let fileTypeHint: FourCharCode?
 
     // MARK: driver state
-    enum Phase { case detect, id3, riffChunk, w64Chunk, aiffChunk, cafChunk, auHeader, cbrData, tableData, mpeg, adts, flacMeta, flacFrames, mp4Box, mp4Data, trailing }
-    enum Container { case unknown, wave, w64, aiff, caf, au, mpeg, adts, flac, mp4 }
+    enum Phase { case detect, id3, riffChunk, w64Chunk, aiffChunk, cafChunk, auHeader, cbrData, tableData, mpeg, adts, flacMeta, flacFrames, mp4Box, mp4Data, oggPage, trailing }
+    enum Container { case unknown, wave, w64, aiff, caf, au, mpeg, adts, flac, mp4, ogg }
     var phase: Phase = .detect
     var container: Container = .unknown
     var carry = CarryBuffer()
@@ -124,7 +124,7 @@ public final class AudioFileStream {
                 AudioFileTypeID.wave, AudioFileTypeID.aiff, AudioFileTypeID.aifc, AudioFileTypeID.caf,
                 AudioFileTypeID.next, AudioFileTypeID.mp3, AudioFileTypeID.aacADTS, AudioFileTypeID.rf64,
                 AudioFileTypeID.bw64, AudioFileTypeID.wave64, AudioFileTypeID.flac, AudioFileTypeID.mpeg4,
-                AudioFileTypeID.m4a,
+                AudioFileTypeID.m4a, AudioFileTypeID.ogg,
             ]
             guard known.contains(hint) else {
                 throw AudioFileStreamError.unsupportedFileType.with(detail: "file type hint '\(hint)'")
@@ -208,6 +208,7 @@ public final class AudioFileStream {
         }
         switch phase {
         case .mpeg, .adts, .flacFrames: locked = false; resetFLACScan()
+        case .oggPage: ogg.partial = []; ogg.partialValid = false
         case .tableData where !justSeeked:
             throw AudioFileStreamError.discontinuityCantRecover.with(
                 detail: "packet boundaries unknown after a discontinuity; seek first")
@@ -286,6 +287,7 @@ public final class AudioFileStream {
         case .flacFrames: return try stepFLACFrames(v)
         case .mp4Box: return try stepMP4Box(v)
         case .mp4Data: return try stepMP4Data(v)
+        case .oggPage: return try stepOggPage(v)
         case .aiffChunk: return try stepAIFFChunk(v)
         case .cafChunk: return try stepCAFChunk(v)
         case .auHeader: return try stepAUHeader(v)
@@ -364,4 +366,5 @@ public final class AudioFileStream {
     var leadingBytes: [UInt8] = []
     var flac = FLACState()
     var mp4 = MP4Track()
+    var ogg = OggState()
 }

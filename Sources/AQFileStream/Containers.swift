@@ -56,6 +56,10 @@ extension AudioFileStream {
             container = .mp4
             phase = .mp4Box
             return .consumed(0)
+        case "OggS":
+            container = .ogg
+            phase = .oggPage
+            return .consumed(0)
         case "fLaC":
             container = .flac
             fileFormat = AudioFileTypeID.flac

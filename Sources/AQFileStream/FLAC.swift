@@ -148,7 +148,7 @@ extension AudioFileStream {
         }
     }
 
-    private func parseStreamInfo(_ b: UnsafeRawBufferPointer) throws(AudioFileStreamError) {
+    func parseStreamInfo(_ b: UnsafeRawBufferPointer) throws(AudioFileStreamError) {
         flac.minBlock = Int(b.be16(0))
         flac.maxBlock = Int(b.be16(2))
         flac.minFrame = Int(b.be24(4))
@@ -168,6 +168,17 @@ extension AudioFileStream {
 
     /// The metadata is over: the format, cookie and counts are known.
     private func flacReady(firstFrameAfter skip: Int64) throws(AudioFileStreamError) {
+        try flacAnnounceFormat()
+        audioDataOffset = position + skip
+        phase = .flacFrames
+        locked = true
+        resetFLACScan()
+        packetIndex = 0
+        becomeReady()
+    }
+
+    /// Format, cookie, counts and bounds from STREAMINFO (native FLAC and Ogg FLAC).
+    func flacAnnounceFormat() throws(AudioFileStreamError) {
         guard !flac.streamInfo.isEmpty else { throw invalid("FLAC without STREAMINFO") }
         let fixed = flac.minBlock == flac.maxBlock
         let bitsFlag: UInt32 = switch flac.bits {
@@ -201,12 +212,6 @@ extension AudioFileStream {
         flac.scanLimit = min(Int(upperBound) + 64, Self.maximumBufferedBytes - 64)
         // Before any frame went by, seeks estimate with STREAMINFO's frame sizes.
         firstFrameLength = flac.minFrame > 0 && flac.maxFrame > 0 ? (flac.minFrame + flac.maxFrame) / 2 : Int(upperBound) / 2
-        audioDataOffset = position + skip
-        phase = .flacFrames
-        locked = true
-        resetFLACScan()
-        packetIndex = 0
-        becomeReady()
     }
 
     func resetFLACScan() {

@@ -37,6 +37,7 @@ public func fileTypeName(_ t: FourCharCode) -> String {
     case AudioFileTypeID.flac: "FLAC"
     case AudioFileTypeID.mpeg4: "MPEG-4"
     case AudioFileTypeID.m4a: "M4A"
+    case AudioFileTypeID.ogg: "Ogg"
     default: "'\(t)'"
     }
 }
@@ -47,7 +48,6 @@ func foreignFormatName(_ v: UnsafeRawBufferPointer) -> String? {
     guard v.count >= 12 else { return nil }
     let head = v.fcc(0)
     switch head {
-    case "OggS": return "Ogg"
     case "wvpk": return "WavPack"
     case "MAC ": return "Monkey's Audio (APE)"
     case "MThd": return "Standard MIDI"

@@ -315,6 +315,11 @@ extension AudioFileStream {
             locked = false
         case .mp4:
             phase = .mp4Data
+        case .ogg:
+            // Estimated: the parser finds the next page and starts with the next whole packet.
+            phase = .oggPage
+            ogg.partial = []
+            ogg.partialValid = false
         case .flac:
             // The next frame header found is the packet's (exact with a seek point on it).
             locked = false

@@ -31,7 +31,7 @@ public final class CompressedFileReader {
     /// Gapless information (MP3 LAME tag, CAF `pakt`, FLAC STREAMINFO's sample count), if the file has it.
     public private(set) var packetTableInfo: AudioFilePacketTableInfo?
 
-    private let fd: Int32
+    let fd: Int32
     private var stream: AudioFileStream!
     /// (file offset, length) pieces fed to the parser in order.
     private var segments: [(offset: Int64, length: Int64)] = []
@@ -55,7 +55,7 @@ public final class CompressedFileReader {
     /// True for the formats this reader handles.
     static func isCompressed(_ f: AudioStreamBasicDescription) -> Bool {
         f.formatID == AudioFormatID.mpegLayer3 || f.formatID == AudioFormatID.mpeg4AAC || f.formatID == AudioFormatID.appleLossless
-            || f.formatID == AudioFormatID.flac
+            || f.formatID == AudioFormatID.flac || f.formatID == AudioFormatID.opus
     }
 
     /// Opens `url` and parses its header.
@@ -213,6 +213,17 @@ public final class CompressedFileReader {
         return 8192
     }
 
+    /// The granule position of the last Ogg page in the file's last 128 KiB.
+    static func lastGranule(_ fd: Int32) -> Int64? {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return nil }
+        let size = Int64(st.st_size)
+        let n = Int(min(size, 128 << 10))
+        var tail = [UInt8](repeating: 0, count: n)
+        guard pread(fd, &tail, n, off_t(size - Int64(n))) == n else { return nil }
+        return oggLastGranule(tail)
+    }
+
     /// Reads the header and counts the frames a decoder will play: the gapless valid-frame
     /// count when the file records one (MP3 LAME tag), else every packet's frames (parsing the
     /// whole file, packets dropped as they stream by); for Apple Lossless, the last packet's
@@ -227,6 +238,12 @@ public final class CompressedFileReader {
             || r.fileType == AudioFileTypeID.mpeg4 || r.fileType == AudioFileTypeID.m4a
         if exact, let pt = r.packetTableInfo, pt.numberValidFrames > 0 {
             return AudioFileInfo(fileType: r.fileType, format: r.format, frameCount: pt.numberValidFrames)
+        }
+        if r.fileType == AudioFileTypeID.ogg, let granule = lastGranule(r.fd) {
+            // Ogg: the last page's granule position is the stream's end (Opus counts the
+            // pre-skip in it).
+            let priming = Int64(r.packetTableInfo?.primingFrames ?? 0)
+            return AudioFileInfo(fileType: r.fileType, format: r.format, frameCount: max(0, granule - priming))
         }
         r.keepLast = true
         r.pending.removeAll()

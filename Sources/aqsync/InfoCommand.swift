@@ -207,6 +207,16 @@ struct InfoCommand: ParsableCommand {
             // ffmpeg's CAF counts the short last packet as whole: its own header says how long it is.
             frameCount = min(frameCount, max(0, totalFrames - Int64(format.framesPerPacket) + Int64(last) - priming))
         }
+        if stream.fileType == AudioFileTypeID.ogg {
+            // Ogg: the last page's granule position is where the stream ends.
+            let tailStart = max(0, size - (128 << 10))
+            if (try? handle.seek(toOffset: UInt64(tailStart))) != nil,
+                let tail = try? handle.read(upToCount: Int(size - tailStart)),
+                let granule = oggLastGranule([UInt8](tail))
+            {
+                frameCount = max(0, granule - priming)
+            }
+        }
         var bitRate: UInt32 = 0
         if case .uint32(let b)? = try? stream.value(of: .bitRate) { bitRate = b }
         return Summary(

@@ -8,7 +8,7 @@ import Testing
 
 /// How each container's fixture is made from a source (`-i` arguments included by the caller).
 enum ContainerFixture: String, CaseIterable, Sendable {
-    case rf64, wave64, flac16, flac24, alacMono, m4aAAC, m4aAACMoovAtEnd, m4aALAC
+    case rf64, wave64, flac16, flac24, alacMono, m4aAAC, m4aAACMoovAtEnd, m4aALAC, oggFLAC, opus
 
     var fileName: String {
         switch self {
@@ -17,11 +17,13 @@ enum ContainerFixture: String, CaseIterable, Sendable {
         case .flac16, .flac24: "t.flac"
         case .alacMono: "t.caf"
         case .m4aAAC, .m4aAACMoovAtEnd, .m4aALAC: "t.m4a"
+        case .oggFLAC: "t.oga"
+        case .opus: "t.opus"
         }
     }
 
     /// Lossy: compared with a tolerance of ffmpeg's decode, impulses found as peaks.
-    var isLossy: Bool { self == .m4aAAC || self == .m4aAACMoovAtEnd }
+    var isLossy: Bool { self == .m4aAAC || self == .m4aAACMoovAtEnd || self == .opus }
 
     var codec: [String] {
         switch self {
@@ -33,6 +35,8 @@ enum ContainerFixture: String, CaseIterable, Sendable {
         case .m4aAAC: ["-c:a", "aac", "-b:a", "192k", "-movflags", "+faststart"]
         case .m4aAACMoovAtEnd: ["-c:a", "aac", "-b:a", "192k"]
         case .m4aALAC: ["-c:a", "alac", "-sample_fmt", "s16p"]
+        case .oggFLAC: ["-c:a", "flac", "-sample_fmt", "s16"]
+        case .opus: ["-c:a", "libopus", "-b:a", "160k"]
         }
     }
 }
@@ -48,7 +52,7 @@ enum ContainerFixture: String, CaseIterable, Sendable {
         let fx = try CodecFixtures()
         let channels = container == .alacMono ? 1 : 2
         let file = fx.path(container.fileName)
-        let rate = container == .flac24 ? 48000 : 44100
+        let rate = container == .flac24 || container == .opus ? 48000 : 44100
         try fx.ffmpeg(["-f", "lavfi", "-i", "sine=f=440:d=0.6:sample_rate=\(rate)", "-f", "lavfi", "-i",
                        "anoisesrc=d=0.6:a=0.2:seed=3:r=\(rate)", "-filter_complex",
                        container == .alacMono ? "amix=inputs=2,apad=pad_dur=0.5" : "amix=inputs=2",

@@ -95,6 +95,8 @@ import Testing
         ("t.flac", ["-c:a", "flac"], "flac", "flac"),
         ("t.m4a", ["-c:a", "aac"], "m4af", "aac "),  // moov after mdat: read moov first
         ("a.m4a", ["-c:a", "alac"], "m4af", "alac"),
+        ("t.opus", ["-c:a", "libopus"], "ogg ", "opus"),  // length: last granule − pre-skip
+        ("t.oga", ["-c:a", "flac"], "ogg ", "flac"),  // ffmpeg's STREAMINFO has no length: the granule
     ])
     func newContainers(name: String, codec: [String], fileFormat: String, formatID: String) throws {
         let f = try Fixtures()
@@ -110,9 +112,13 @@ import Testing
     /// A format aqsync does not read is named in the one-line refusal.
     @Test func refusalNamesTheFormat() throws {
         let f = try Fixtures()
-        try f.ffmpeg(["-f", "lavfi", "-i", "sine=d=0.2", "-c:a", "libopus", f.path("t.opus")])
-        let r = try run(["info", f.path("t.opus")], in: f)
+        try f.ffmpeg(["-f", "lavfi", "-i", "sine=d=0.2", "-c:a", "wavpack", f.path("t.wv")])
+        let r = try run(["info", f.path("t.wv")], in: f)
         #expect(r.status == 1)
-        #expect(r.err.contains("Ogg") && r.err.contains("'typ?'"), "\(r.err)")
+        #expect(r.err.contains("WavPack") && r.err.contains("'typ?'"), "\(r.err)")
+        try f.ffmpeg(["-f", "lavfi", "-i", "sine=d=0.2", "-c:a", "libvorbis", f.path("t.ogg")])
+        let v = try run(["info", f.path("t.ogg")], in: f)
+        #expect(v.status == 1)
+        #expect(v.err.contains("Vorbis") && v.err.contains("'fmt?'"), "\(v.err)")
     }
 }
