@@ -27,7 +27,7 @@ public struct PacketDecoderError: Error, Hashable, Sendable, CustomStringConvert
     public var resultCode: Int32 { PCMFormatError.unsupportedDataFormatResultCode }
 }
 
-/// Decodes compressed audio packets (MP3, AAC-LC, Apple Lossless, FLAC, Opus) to planar Float32 at the
+/// Decodes compressed audio packets (MP3, AAC-LC, Apple Lossless, FLAC, Opus, Vorbis) to planar Float32 at the
 /// stream's own rate with libavcodec.
 ///
 /// Feed packets in stream order with ``decode(_:framesIfCorrupt:into:offset:capacity:)``; at the
@@ -47,7 +47,7 @@ public struct PacketDecoderError: Error, Hashable, Sendable, CustomStringConvert
 /// between threads between calls). Never the render thread: libavcodec allocates and its time
 /// per packet is unbounded. The static members are pure and may be called from any thread.
 public final class PacketDecoder {
-    /// The stream format (`.mp3`, `aac `, `alac`, `flac` or `opus`). Any thread may read it.
+    /// The stream format (`.mp3`, `aac `, `alac`, `flac`, `opus` or `vorb`). Any thread may read it.
     public let format: AudioStreamBasicDescription
     /// Channels of the decoded output.
     public let channelCount: Int
@@ -66,25 +66,27 @@ public final class PacketDecoder {
     private var paddedCapacity: Int
     private let codec: UnsafePointer<AVCodec>
     private let extradata: [UInt8]
+    private var packetsSinceReset = 0
 
-    /// True for the formats this decoder handles: `.mp3`, `aac `, `alac`, `flac`, `opus`. Any thread.
+    /// True for the formats this decoder handles: `.mp3`, `aac `, `alac`, `flac`, `opus`, `vorb`. Any thread.
     public static func canDecode(_ format: AudioStreamBasicDescription) -> Bool {
         codecID(format.formatID) != nil
     }
 
-    /// True when the format cannot be decoded without a magic cookie (AAC, Apple Lossless and
-    /// Opus, whose OpusHead gives the channel mapping;
+    /// True when the format cannot be decoded without a magic cookie (AAC, Apple Lossless,
+    /// Opus, whose OpusHead gives the channel mapping, and Vorbis, whose headers are its codebooks;
     /// MP3 needs none; FLAC frame headers carry what the decoder needs, its STREAMINFO cookie
     /// is used when set). Any thread.
     public static func needsMagicCookie(_ format: AudioStreamBasicDescription) -> Bool {
         format.formatID == AudioFormatID.mpeg4AAC || format.formatID == AudioFormatID.appleLossless
-            || format.formatID == opusFormatID
+            || format.formatID == opusFormatID || format.formatID == vorbisFormatID
     }
 
     /// The most frames one packet of `format` holds: the format's `framesPerPacket` when set,
     /// else 1152 (MP3), 1024 (AAC), 4096 (ALAC), 16384 (FLAC with variable block sizes; a
     /// decoder given the STREAMINFO cookie knows the stream's own maximum), 5760 (Opus: 120 ms;
-    /// Opus formats name 960 frames per packet, a decoder instance allows 5760). Any thread.
+    /// Opus formats name 960 frames per packet, a decoder instance allows 5760), 4096 (Vorbis:
+    /// half its largest block). Any thread.
     public static func maximumFramesPerPacket(_ format: AudioStreamBasicDescription) -> Int {
         if format.framesPerPacket > 0 { return Int(format.framesPerPacket) }
         switch format.formatID {
@@ -92,6 +94,7 @@ public final class PacketDecoder {
         case AudioFormatID.mpeg4AAC: return 1024
         case flacFormatID: return 16384
         case opusFormatID: return 5760
+        case vorbisFormatID: return 4096
         default: return 4096
         }
     }
@@ -103,6 +106,7 @@ public final class PacketDecoder {
         case AudioFormatID.appleLossless: return AV_CODEC_ID_ALAC
         case flacFormatID: return AV_CODEC_ID_FLAC
         case opusFormatID: return AV_CODEC_ID_OPUS
+        case vorbisFormatID: return AV_CODEC_ID_VORBIS
         default: return nil
         }
     }
@@ -112,7 +116,7 @@ public final class PacketDecoder {
     /// - Throws: ``PacketDecoderError`` of kind `.unsupportedFormat` or `.decoderUnavailable`.
     public static func validate(_ format: AudioStreamBasicDescription) throws(PacketDecoderError) {
         guard let id = codecID(format.formatID) else {
-            throw PacketDecoderError(kind: .unsupportedFormat, message: "format \(format.formatID) is not MP3, AAC, Apple Lossless, FLAC or Opus")
+            throw PacketDecoderError(kind: .unsupportedFormat, message: "format \(format.formatID) is not MP3, AAC, Apple Lossless, FLAC, Opus or Vorbis")
         }
         guard format.sampleRate.isFinite, format.sampleRate >= 8000, format.sampleRate <= 192_000 else {
             throw PacketDecoderError(kind: .unsupportedFormat, message: "sample rate \(format.sampleRate) Hz is outside 8000…192000 Hz")
@@ -128,12 +132,13 @@ public final class PacketDecoder {
     /// Opens a decoder for `format`.
     ///
     /// - Parameters:
-    ///   - format: `.mp3`, `aac ` (AAC-LC), `alac`, `flac` or `opus` (48000 Hz), 1–8 channels, 8000–192000 Hz.
+    ///   - format: `.mp3`, `aac ` (AAC-LC), `alac`, `flac`, `opus` (48000 Hz) or `vorb`, 1–8
+    ///     channels, 8000–192000 Hz.
     ///   - magicCookie: the format's magic cookie as Audio File Stream Services gives it: for
     ///     AAC an AudioSpecificConfig (ADTS) or an `esds` ES descriptor (CAF, MP4); for ALAC
     ///     the 24-byte ALACSpecificConfig, bare or inside `frma`/`alac` atoms; for FLAC the
     ///     STREAMINFO block (bare, after `fLaC`, or as a `dfLa` box holds it; optional); for
-    ///     Opus the OpusHead packet (required).
+    ///     Opus the OpusHead packet, for Vorbis its three headers in Xiph lacing (required).
     ///     Ignored for MP3.
     /// - Throws: ``PacketDecoderError`` (`'fmt?'`).
     public init(format: AudioStreamBasicDescription, magicCookie: [UInt8] = []) throws(PacketDecoderError) {
@@ -162,6 +167,11 @@ public final class PacketDecoder {
             }
             guard magicCookie.count >= 19, magicCookie[0..<8] == [0x4F, 0x70, 0x75, 0x73, 0x48, 0x65, 0x61, 0x64] else {
                 throw PacketDecoderError(kind: .badMagicCookie, message: "the Opus magic cookie (\(magicCookie.count) bytes) is not an OpusHead")
+            }
+            extra = magicCookie
+        } else if format.formatID == vorbisFormatID {
+            guard !magicCookie.isEmpty else {
+                throw PacketDecoderError(kind: .missingMagicCookie, message: "Vorbis needs a magic cookie (its three header packets)")
             }
             extra = magicCookie
         } else if format.formatID == flacFormatID, !magicCookie.isEmpty {
@@ -258,6 +268,7 @@ public final class PacketDecoder {
     /// next packet decodes as the first of a stream. The corrupt-packet count is kept.
     public func reset() {
         if let context { avcodec_flush_buffers(context) }
+        packetsSinceReset = 0
     }
 
     /// Decodes one packet and writes its frames at `offset` in each of the `channelCount`
@@ -299,6 +310,10 @@ public final class PacketDecoder {
         }
         if r < 0 { return silence(framesIfCorrupt, output, offset, capacity) }
         let written = receiveAll(output, offset, capacity)
+        let first = packetsSinceReset == 0
+        packetsSinceReset += 1
+        // Vorbis's first packet of a stream only primes the overlap: nothing comes out.
+        if written == 0, first, format.formatID == vorbisFormatID { return 0 }
         // A packet that decodes to nothing although it should hold frames (an ALAC packet
         // that ends at once, say) is as lost as one libavcodec refuses.
         if written < 0 || (written == 0 && framesIfCorrupt > 0) {
@@ -476,3 +491,6 @@ let flacFormatID: FourCharCode = "flac"
 
 /// Opus's format ID, `'opus'` (AQFileStream's `AudioFormatID.opus`).
 let opusFormatID: FourCharCode = "opus"
+
+/// Vorbis's format ID, `'vorb'` (AQFileStream's `AudioFormatID.vorbis`).
+let vorbisFormatID: FourCharCode = "vorb"

@@ -2,7 +2,8 @@ import AQTypes
 
 // Ogg: pages ("OggS", CRC-32 checked) carrying one logical stream's packets in segments; a
 // packet may continue on the next page. The first stream's first packet names the codec:
-// FLAC ("\x7FFLAC") or Opus ("OpusHead"); header packets follow, then audio packets.
+// FLAC ("\x7FFLAC"), Opus ("OpusHead") or Vorbis ("\x01vorbis"); header packets follow,
+// then audio packets.
 
 extension AudioFileTypeID {
     /// Ogg, `'ogg '`. (Core Audio has no Ogg file type; aqsync's own code.)
@@ -12,6 +13,10 @@ extension AudioFileTypeID {
 extension AudioFormatID {
     /// Opus, `'opus'` (Core Audio's kAudioFormatOpus). Magic cookie: the OpusHead packet.
     public static let opus: FourCharCode = "opus"
+    /// Vorbis, `'vorb'` (aqsync's own code: Core Audio has none). Magic cookie: the three
+    /// header packets in Xiph lacing (`2`, the first two lengths in 255-runs, the packets), as
+    /// Matroska's CodecPrivate and libavcodec's extradata have them.
+    public static let vorbis: FourCharCode = "vorb"
 }
 
 /// CRC-32 as Ogg uses it: polynomial 0x04C11DB7, MSB first, initial 0, no final xor.
@@ -24,7 +29,7 @@ let oggCRCTable: [UInt32] = (0..<256).map { i -> UInt32 in
 /// What the parser keeps of an Ogg stream.
 struct OggState {
     var serial: UInt32?
-    enum Codec { case unknown, flac, opus }
+    enum Codec { case unknown, flac, opus, vorbis }
     var codec: Codec = .unknown
     /// Header packets still to come before the audio (FLAC: from its mapping header; Opus: 1).
     var headersLeft = 0
@@ -33,6 +38,8 @@ struct OggState {
     var partial: [UInt8] = []
     var partialValid = false
     var preSkip = 0
+    /// Vorbis header packets so far (identification, comment, setup).
+    var vorbisHeaders: [[UInt8]] = []
     var ended = false
     /// File offset after the page being split (where the audio starts when headers end on it).
     var pageEnd: Int64 = 0
@@ -213,7 +220,7 @@ extension AudioFileStream {
         case .opus: frames = UInt32(opusPacketFrames(p) ?? 0)
         case .flac:
             if case .valid(let h) = flacFrameHeader(p, 0) { frames = UInt32(h.blockSize) }
-        case .unknown: break
+        case .vorbis, .unknown: break  // Vorbis: frames depend on the setup header's modes; not given
         }
         if run.count == Self.maxDescriptionsPerCallback { try flushRun(v, &run) }
         if run.count == 0 { run.from = from }
@@ -256,11 +263,25 @@ extension AudioFileStream {
                 cookie = Array(p)
                 packetTable = AudioFilePacketTableInfo(numberValidFrames: 0, primingFrames: Int32(ogg.preSkip), remainderFrames: 0)
                 upperBound = 61440  // 48 frames of at most 1275 bytes, plus framing
-            } else if p.count >= 7, p[0] == 1, p.fcc(1) == "vorb" {
-                throw unsupported("Ogg Vorbis is not read yet (Ogg FLAC and Opus are)")
+            } else if p.count >= 30, p[0] == 1, p.fcc(1) == "vorb", p.be16(5) == 0x6973 {
+                guard p.le32(7) == 0 else { throw unsupported("Vorbis version \(p.le32(7))") }
+                let channels = Int(p[11])
+                let rate = Int(p.le32(12))
+                let small = 1 << Int(p[28] & 0x0F), large = 1 << Int(p[28] >> 4)
+                guard channels > 0, rate > 0 else { throw invalid("Vorbis with \(channels) channels at \(rate) Hz") }
+                guard small >= 64, small <= large, large <= 8192, p[29] & 1 == 1 else {
+                    throw invalid("Vorbis block sizes \(small)/\(large)")
+                }
+                ogg.codec = .vorbis
+                ogg.vorbisHeaders = [Array(p)]
+                ogg.headersLeft = 2
+                format = AudioStreamBasicDescription(
+                    sampleRate: Double(rate), formatID: AudioFormatID.vorbis, formatFlags: [], bytesPerPacket: 0,
+                    framesPerPacket: 0, bytesPerFrame: 0, channelsPerFrame: UInt32(channels), bitsPerChannel: 0)
+                upperBound = 1 << 16
             } else {
                 let name = p.count >= 8 && p.fcc(0) == "Spee" ? "Speex" : p.count >= 7 && p.fcc(1) == "theo" ? "Theora" : "unknown"
-                throw unsupported("Ogg stream of the \(name) codec (Ogg FLAC and Opus are read)")
+                throw unsupported("Ogg stream of the \(name) codec (Ogg FLAC, Opus and Vorbis are read)")
             }
             fileFormat = AudioFileTypeID.ogg
             return
@@ -275,6 +296,23 @@ extension AudioFileStream {
             guard p.count >= 8, p.fcc(0) == "Opus", p.fcc(4) == "Tags" else { throw invalid("Opus stream without OpusTags") }
             ogg.headersLeft = 0
             try oggReady()
+        case .vorbis:
+            let type: UInt8 = ogg.vorbisHeaders.count == 1 ? 3 : 5
+            guard p.count >= 7, p[0] == type, p.fcc(1) == "vorb", p.be16(5) == 0x6973 else {
+                throw invalid("Vorbis \(type == 3 ? "comment" : "setup") header missing")
+            }
+            ogg.vorbisHeaders.append(Array(p))
+            if ogg.vorbisHeaders.count == 3 {
+                // Xiph lacing: 2 (three packets), the first two sizes in 255-runs, the packets.
+                var c: [UInt8] = [2]
+                for h in ogg.vorbisHeaders.prefix(2) {
+                    c += [UInt8](repeating: 255, count: h.count / 255) + [UInt8(h.count % 255)]
+                }
+                cookie = c + ogg.vorbisHeaders.joined()
+                ogg.vorbisHeaders = []
+                ogg.headersLeft = 0
+                try oggReady()
+            }
         case .unknown: break
         }
     }

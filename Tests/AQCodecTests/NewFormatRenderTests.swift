@@ -8,7 +8,7 @@ import Testing
 
 /// How each container's fixture is made from a source (`-i` arguments included by the caller).
 enum ContainerFixture: String, CaseIterable, Sendable {
-    case rf64, wave64, flac16, flac24, alacMono, m4aAAC, m4aAACMoovAtEnd, m4aALAC, oggFLAC, opus
+    case rf64, wave64, flac16, flac24, alacMono, m4aAAC, m4aAACMoovAtEnd, m4aALAC, oggFLAC, opus, vorbis
 
     var fileName: String {
         switch self {
@@ -19,11 +19,12 @@ enum ContainerFixture: String, CaseIterable, Sendable {
         case .m4aAAC, .m4aAACMoovAtEnd, .m4aALAC: "t.m4a"
         case .oggFLAC: "t.oga"
         case .opus: "t.opus"
+        case .vorbis: "t.ogg"
         }
     }
 
     /// Lossy: compared with a tolerance of ffmpeg's decode, impulses found as peaks.
-    var isLossy: Bool { self == .m4aAAC || self == .m4aAACMoovAtEnd || self == .opus }
+    var isLossy: Bool { self == .m4aAAC || self == .m4aAACMoovAtEnd || self == .opus || self == .vorbis }
 
     var codec: [String] {
         switch self {
@@ -37,6 +38,7 @@ enum ContainerFixture: String, CaseIterable, Sendable {
         case .m4aALAC: ["-c:a", "alac", "-sample_fmt", "s16p"]
         case .oggFLAC: ["-c:a", "flac", "-sample_fmt", "s16"]
         case .opus: ["-c:a", "libopus", "-b:a", "160k"]
+        case .vorbis: ["-c:a", "libvorbis", "-q:a", "8"]
         }
     }
 }
