@@ -24,6 +24,8 @@ struct MP4Track {
     var esdsObjectType: UInt8 = 0
     var editMediaTime: Int64?
     var editDuration: UInt64?
+    /// iTunes' gapless data (`iTunSMPB`): priming, padding, valid frames.
+    var smpb: (priming: Int64, padding: Int64, valid: Int64)?
     var durations: [UInt32] = []
     var sizes: [UInt32] = []
     var offsets: [Int64] = []
@@ -83,6 +85,7 @@ extension AudioFileStream {
 
     private func parseMoov(_ b: UnsafeRawBufferPointer) throws(AudioFileStreamError) {
         var movieTimescale: UInt32 = 0
+        var smpb: (priming: Int64, padding: Int64, valid: Int64)?
         var found: MP4Track?
         var foreignEntry: FourCharCode?
         try forEachBox(b) { (type, body) throws(AudioFileStreamError) in
@@ -90,6 +93,8 @@ extension AudioFileStream {
             case "mvhd":
                 guard body.count >= 24 else { throw invalid("MP4 mvhd box too small") }
                 movieTimescale = body[0] == 1 ? (body.count >= 24 ? body.be32(20) : 0) : body.be32(12)
+            case "udta":
+                smpb = try iTunesGapless(body) ?? smpb
             case "trak" where found == nil:
                 var t = MP4Track()
                 try parseTrak(body, &t)
@@ -106,8 +111,39 @@ extension AudioFileStream {
             throw unsupported("MP4 without a sound track")
         }
         t.movieTimescale = movieTimescale
+        t.smpb = smpb
         try buildSampleTable(&t)
         try mp4Ready(t)
+    }
+
+    /// The `iTunSMPB` text in `udta`/`meta`/`ilst`/`----` (mean `com.apple.iTunes`): hex words
+    /// 0, priming, padding, valid frames (64-bit). Nil when absent or unreadable.
+    private func iTunesGapless(_ udta: UnsafeRawBufferPointer) throws(AudioFileStreamError) -> (Int64, Int64, Int64)? {
+        var result: (Int64, Int64, Int64)?
+        try forEachBox(udta) { (type, meta) throws(AudioFileStreamError) in
+            guard type == "meta", meta.count >= 4 else { return }
+            // A full box (4 bytes of version and flags) in MP4; QuickTime's has none.
+            let children = meta.count >= 8 && meta.fcc(4) == "hdlr" ? meta.slice(0, meta.count) : meta.slice(4, meta.count)
+            try forEachBox(children) { (type, ilst) throws(AudioFileStreamError) in
+                guard type == "ilst" else { return }
+                try forEachBox(ilst) { (type, item) throws(AudioFileStreamError) in
+                    guard type == "----" else { return }
+                    var name = false
+                    var text: [UInt8]?
+                    try forEachBox(item) { (type, c) throws(AudioFileStreamError) in
+                        if type == "name", c.count >= 4 { name = Array(c.slice(4, c.count)) == Array("iTunSMPB".utf8) }
+                        if type == "data", c.count >= 8 { text = Array(c.slice(8, c.count)) }
+                    }
+                    guard name, let text else { return }
+                    let words = text.split(separator: 0x20).map { String(decoding: $0, as: UTF8.self) }
+                    guard words.count >= 4, let p = Int64(words[1], radix: 16), let r = Int64(words[2], radix: 16),
+                          let v = Int64(words[3], radix: 16), p >= 0, r >= 0, v >= 0, p < Int64(Int32.max), r < Int64(Int32.max)
+                    else { return }
+                    result = (p, r, v)
+                }
+            }
+        }
+        return result
     }
 
     /// Calls `body` with each child box (type, payload) of `b`; sizes are checked.
@@ -362,13 +398,18 @@ extension AudioFileStream {
         tableTotalBytes = t.sizes.reduce(0) { $0 + UInt64($1) }
         packetCount = UInt64(t.sampleCount)
         byteCount = tableTotalBytes
-        // Gapless: the edit list's media time is the priming; the samples' durations (the last
-        // one shortened by the muxer) give the real length; in the media's timescale.
+        // Gapless: iTunSMPB when present; else the edit list's media time is the priming and the
+        // samples' durations (the last one shortened by the muxer) give the real length, in the
+        // media's timescale.
         let scale = t.mediaTimescale > 0 ? rate / Double(t.mediaTimescale) : 1
         let total = t.durations.count == t.sampleCount ? t.durations.reduce(Int64(0)) { $0 + Int64($1) } : 0
         let fpp = Int64(format!.framesPerPacket)
         let priming = Int64((Double(max(0, t.editMediaTime ?? 0)) * scale).rounded())
-        if total > 0 || priming > 0 {
+        if let g = t.smpb, g.valid > 0 {
+            // iTunes' own numbers, in frames at the stream's rate, win over the edit list.
+            packetTable = AudioFilePacketTableInfo(
+                numberValidFrames: g.valid, primingFrames: Int32(g.priming), remainderFrames: Int32(g.padding))
+        } else if total > 0 || priming > 0 {
             let playable = total > 0 ? Int64((Double(total) * scale).rounded()) : Int64(t.sampleCount) * fpp
             let valid = max(0, playable - priming)
             let remainder = max(0, Int64(t.sampleCount) * fpp - priming - valid)

@@ -79,6 +79,28 @@ import Testing
         #expect(asFile.table == r.table)
     }
 
+    /// iTunes' `iTunSMPB` (udta/meta/ilst/----) gives the gapless numbers when present, over
+    /// the edit list.
+    @Test func iTunesGaplessData() throws {
+        let fx = try Fixtures()
+        let file = try Self.make(fx, "e.m4a", codec: ["-c:a", "aac"], faststart: false)
+        func box(_ type: String, _ body: [UInt8]) -> [UInt8] { be(UInt64(body.count + 8), 4) + ascii(type) + body }
+        let text = ascii(" 00000000 00000840 000001CA 0000000000005622 00000000 00000000")
+        let item = box("----", box("mean", [0, 0, 0, 0] + ascii("com.apple.iTunes")) + box("name", [0, 0, 0, 0] + ascii("iTunSMPB"))
+            + box("data", [0, 0, 0, 1, 0, 0, 0, 0] + text))
+        let udta = box("udta", box("meta", [0, 0, 0, 0] + box("hdlr", [UInt8](repeating: 0, count: 25)) + box("ilst", item)))
+        // ffmpeg writes moov last: growing it moves no sample.
+        let moov = try #require(findBox(file, "moov"))
+        #expect(moov + Int(be32(file, moov)) == file.count)
+        var edited = file + udta
+        edited.replaceSubrange(moov..<(moov + 4), with: be(UInt64(be32(file, moov)) + UInt64(udta.count), 4))
+        let plain = try Self.parseAsFile(file)
+        #expect(plain.table == AudioFilePacketTableInfo(numberValidFrames: 22050, primingFrames: 1024, remainderFrames: plain.table!.remainderFrames))
+        let r = try Self.parseAsFile(edited)
+        #expect(r.table == AudioFilePacketTableInfo(numberValidFrames: 0x5622, primingFrames: 0x840, remainderFrames: 0x1CA))
+        #expect(r.data == plain.data)
+    }
+
     /// Seeking is exact (the sample table gives every offset).
     @Test func seek() throws {
         let fx = try Fixtures()
