@@ -30,8 +30,14 @@ public struct AudioFileReadingOrder: Sendable, Equatable {
     /// file from the offset it returns (with `.discontinuity`): an MP4 whose `moov` follows
     /// its `mdat` is fed the boxes before `mdat`, then `moov`, then its samples where they are.
     public var resumeAtFirstPacket = false
+    /// When set, feed these bytes in place of the file's first `replacementHeader.count` bytes
+    /// (the segments still start at offset 0 and include them: skip that many bytes of the
+    /// file). Used for a plain RIFF WAVE over 4 GiB whose data size wrapped around 2^32 (as
+    /// ffmpeg writes one without `-rf64`): the copy says "to the end of the file" instead.
+    public var replacementHeader: [UInt8]?
+
     /// True when the pieces are not the file in its own order.
-    public var isReordered: Bool { segments.count > 1 || resumeAtFirstPacket }
+    public var isReordered: Bool { segments.count > 1 || resumeAtFirstPacket || replacementHeader != nil }
 
     /// Looks at a file's chunk headers (through `read(offset, count)`, which returns the bytes
     /// there, fewer at the end of the file) and plans the order. At most 4096 chunk headers are
@@ -40,6 +46,11 @@ public struct AudioFileReadingOrder: Sendable, Equatable {
         let whole = AudioFileReadingOrder(segments: [Segment(offset: 0, length: fileSize)])
         let head = read(0, 8)
         if head.count == 8, head[4..<8] == [0x66, 0x74, 0x79, 0x70] { return mp4(fileSize: fileSize, read: read) ?? whole }
+        if head.count == 8, head[0..<4] == [0x52, 0x49, 0x46, 0x46], fileSize > 0xFFFF_FFFF {
+            var order = whole
+            order.replacementHeader = wrappedWAVEHeader(fileSize: fileSize, read: read)
+            return order
+        }
         guard head.count == 8, head[0..<4] == [0x63, 0x61, 0x66, 0x66] else { return whole }
         var chunks: [(type: [UInt8], offset: Int64, length: Int64)] = []
         var at: Int64 = 8
@@ -91,6 +102,31 @@ public struct AudioFileReadingOrder: Sendable, Equatable {
             }
             at += size
             count += 1
+        }
+        return nil
+    }
+
+    /// A plain RIFF WAVE file larger than 4 GiB whose `data` chunk size is the real size modulo
+    /// 2^32 (nothing follows the data): the header up to the data chunk's payload with the
+    /// size set to 0xFFFFFFFF ("to the end"). Nil when the file is not like that.
+    static func wrappedWAVEHeader(fileSize: Int64, read: (Int64, Int) -> [UInt8]) -> [UInt8]? {
+        let riff = read(0, 12)
+        guard riff.count == 12, riff[8..<12] == [0x57, 0x41, 0x56, 0x45] else { return nil }
+        var at: Int64 = 12
+        for _ in 0..<64 {
+            let h = read(at, 8)
+            guard h.count == 8 else { return nil }
+            let size = Int64(h[4]) | Int64(h[5]) << 8 | Int64(h[6]) << 16 | Int64(h[7]) << 24
+            if h[0..<4] == [0x64, 0x61, 0x74, 0x61] {  // data
+                let actual = fileSize - at - 8
+                guard actual > 0xFFFF_FFFF, size != 0xFFFF_FFFF, actual & 0xFFFF_FFFF == size else { return nil }
+                var header = read(0, Int(at + 8))
+                guard header.count == Int(at + 8) else { return nil }
+                for k in 4..<8 { header[Int(at) + k] = 0xFF }
+                return header
+            }
+            at += 8 + size + (size & 1)
+            guard at < fileSize else { return nil }
         }
         return nil
     }

@@ -35,6 +35,8 @@ public final class AudioFileReader {
     private var endOfFile = false
     private var stream: AudioFileStream!
     private var fileSize: Int64 = 0
+    /// Bytes fed in place of the file's first bytes (see ``AudioFileReadingOrder``).
+    private var replacementHeader: [UInt8]?
 
     /// Opens `url` and parses its header.
     ///
@@ -62,6 +64,15 @@ public final class AudioFileReader {
             fileSize = Int64(st.st_size)
         }
         chunk = .allocate(byteCount: Self.chunkBytes, alignment: 16)
+        if fileSize > 0xFFFF_FFFF {
+            // A WAVE past 4 GiB whose data size wrapped: the parser gets a corrected header.
+            let fdCopy = fd
+            replacementHeader = AudioFileReadingOrder.make(fileSize: fileSize) { offset, count in
+                var b = [UInt8](repeating: 0, count: count)
+                let n = pread(fdCopy, &b, count, off_t(offset))
+                return n > 0 ? Array(b[0..<n]) : []
+            }.replacementHeader
+        }
         stagingCapacity = 0
         staging = .allocate(byteCount: 1, alignment: 16)
         skipBytes = 0
@@ -174,6 +185,17 @@ public final class AudioFileReader {
     }
 
     private func readChunk(path: String) throws(SessionError) {
+        if let header = replacementHeader {
+            replacementHeader = nil
+            guard lseek(fd, off_t(header.count), SEEK_SET) >= 0 else {
+                throw SessionError(.unreadableFile, file: path, "seek error: \(String(cString: strerror(errno)))")
+            }
+            let result: Result<Void, AudioFileStreamError> = header.withUnsafeBytes { raw in
+                do throws(AudioFileStreamError) { try stream.parse(raw); return .success(()) } catch { return .failure(error) }
+            }
+            if case .failure(let error) = result { throw SessionError(.unsupportedAudio, file: path, "\(error)") }
+            return
+        }
         let got = Glibc.read(fd, chunk, Self.chunkBytes)
         if got < 0 {
             if errno == EINTR { return }

@@ -140,13 +140,23 @@ struct InfoCommand: ParsableCommand {
             guard (try? handle.seek(toOffset: UInt64(offset))) != nil else { return [] }
             return [UInt8]((try? handle.read(upToCount: count)) ?? Data())
         }
+        if let header = order.replacementHeader {
+            // A WAVE past 4 GiB whose data size wrapped around: a corrected copy of its header.
+            let result = header.withUnsafeBytes { raw -> AudioFileStreamError? in
+                do throws(AudioFileStreamError) { try stream.parse(raw) } catch { return error }
+                return nil
+            }
+            if let error = result { throw InfoFailure(reason: error.description) }
+        }
         for segment in order.segments {
+            let skip = Int64(order.replacementHeader?.count ?? 0)
+            let offset = max(segment.offset, segment.offset == 0 ? skip : 0)
             do {
-                try handle.seek(toOffset: UInt64(segment.offset))
+                try handle.seek(toOffset: UInt64(offset))
             } catch {
                 throw InfoFailure(reason: "read error: \(error.localizedDescription)")
             }
-            var left = segment.length
+            var left = segment.length - (offset - segment.offset)
             while left > 0 {
                 let chunk: Data
                 do {

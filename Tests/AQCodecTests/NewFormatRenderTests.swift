@@ -129,3 +129,28 @@ func runAQSync(_ args: [String], _ fx: CodecFixtures) throws -> (code: Int32, ou
     p.waitUntilExit()
     return (p.terminationStatus, (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "")
 }
+
+/// A WAVE of 4 GiB + 4000 bytes (sparse: no disk used) whose data size wrapped around 2^32:
+/// the session loader counts every frame to the end of the file, not the 1000 the size says.
+@Suite struct WrappedWAVETests {
+    @Test func sessionLoaderCountsToTheEnd() throws {
+        let fx = try CodecFixtures()
+        let path = fx.path("big.wav")
+        try fx.ffmpeg(["-f", "lavfi", "-i", "sine=d=0.1:sample_rate=8000", "-ac", "2", "-c:a", "pcm_s16le", path])
+        let url = URL(fileURLWithPath: path)
+        var bytes = [UInt8](try Data(contentsOf: url))
+        // ffmpeg writes fmt, LIST, then data: find data and pretend it holds 2^32 + 4000 bytes.
+        var at = 12
+        while Array(bytes[at..<(at + 4)]) != Array("data".utf8) {
+            at += 8 + Int(UInt32(bytes[at + 4]) | UInt32(bytes[at + 5]) << 8 | UInt32(bytes[at + 6]) << 16 | UInt32(bytes[at + 7]) << 24)
+        }
+        bytes = Array(bytes[..<(at + 8)])
+        bytes.replaceSubrange((at + 4)..<(at + 8), with: [0xA0, 0x0F, 0, 0])  // 4000
+        try Data(bytes).write(to: url)
+        let handle = try FileHandle(forWritingTo: url)
+        try handle.truncate(atOffset: UInt64(bytes.count) + (1 << 32) + 4000)
+        try handle.close()
+        let info = try AudioFileReader.probe(url)
+        #expect(info.frameCount == ((1 << 32) + 4000) / 4)
+    }
+}

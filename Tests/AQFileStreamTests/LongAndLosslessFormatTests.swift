@@ -95,6 +95,31 @@ func ffprobePackets(_ fx: Fixtures, _ file: String) throws -> [(frames: Int, byt
         verifySplits(file)
     }
 
+    /// A plain RIFF WAVE over 4 GiB whose data size wrapped around 2^32 (ffmpeg without
+    /// `-rf64`): a file reader feeds a corrected header (data to the end of the file); a file
+    /// with a chunk after its data, or under 4 GiB, is left alone.
+    @Test func waveOver4GiBWithWrappedSize() throws {
+        let samples = randomBytes(4000, seed: 31)
+        let header = riff(waveFmt() + ascii("data") + le(4000, 4))
+        let fileSize = Int64(header.count) + (1 << 32) + 4000
+        func reader(_ bytes: [UInt8]) -> (Int64, Int) -> [UInt8] {
+            { o, n in
+                (0..<n).map { k in Int(o) + k < bytes.count ? bytes[Int(o) + k] : 0 }
+            }
+        }
+        let order = AudioFileReadingOrder.make(fileSize: fileSize, read: reader(header))
+        let fixed = try #require(order.replacementHeader)
+        #expect(fixed.count == header.count)
+        #expect(Array(fixed.suffix(4)) == [0xFF, 0xFF, 0xFF, 0xFF])
+        let r = parse(fixed + samples + samples)
+        #expect(r.error == nil)
+        #expect(r.uint64(.audioDataByteCount) == nil, "to the end of the file")
+        #expect(same(r.data, samples + samples))
+        // Not wrapped: the size does not match the file modulo 2^32, or the file is small.
+        #expect(AudioFileReadingOrder.make(fileSize: fileSize + 2, read: reader(header)).replacementHeader == nil)
+        #expect(AudioFileReadingOrder.make(fileSize: Int64(header.count) + 4000, read: reader(header)).replacementHeader == nil)
+    }
+
     /// Seeking a Wave64 file is exact, and parsing on from the returned offset gives the packets.
     @Test func wave64Seek() throws {
         let fx = try Fixtures()
