@@ -208,7 +208,7 @@ public final class AudioFileStream {
         }
         switch phase {
         case .mpeg, .adts, .flacFrames: locked = false; resetFLACScan()
-        case .oggPage: ogg.partial = []; ogg.partialValid = false
+        case .oggPage: ogg.partial = []; ogg.partialValid = false; ogg.vorbisPrevious = nil
         case .tableData where !justSeeked:
             throw AudioFileStreamError.discontinuityCantRecover.with(
                 detail: "packet boundaries unknown after a discontinuity; seek first")

@@ -40,6 +40,10 @@ struct OggState {
     var preSkip = 0
     /// Vorbis header packets so far (identification, comment, setup).
     var vorbisHeaders: [[UInt8]] = []
+    /// Vorbis block sizes (short, long), each mode's block flag, the previous packet's block.
+    var vorbisBlocks = (0, 0)
+    var vorbisModes: [Bool] = []
+    var vorbisPrevious: Int?
     var ended = false
     /// File offset after the page being split (where the audio starts when headers end on it).
     var pageEnd: Int64 = 0
@@ -220,7 +224,8 @@ extension AudioFileStream {
         case .opus: frames = UInt32(opusPacketFrames(p) ?? 0)
         case .flac:
             if case .valid(let h) = flacFrameHeader(p, 0) { frames = UInt32(h.blockSize) }
-        case .vorbis, .unknown: break  // Vorbis: frames depend on the setup header's modes; not given
+        case .vorbis: frames = vorbisPacketFrames(p)
+        case .unknown: break
         }
         if run.count == Self.maxDescriptionsPerCallback { try flushRun(v, &run) }
         if run.count == 0 { run.from = from }
@@ -273,6 +278,7 @@ extension AudioFileStream {
                     throw invalid("Vorbis block sizes \(small)/\(large)")
                 }
                 ogg.codec = .vorbis
+                ogg.vorbisBlocks = (small, large)
                 ogg.vorbisHeaders = [Array(p)]
                 ogg.headersLeft = 2
                 format = AudioStreamBasicDescription(
@@ -303,6 +309,7 @@ extension AudioFileStream {
             }
             ogg.vorbisHeaders.append(Array(p))
             if ogg.vorbisHeaders.count == 3 {
+                ogg.vorbisModes = vorbisModeBlockFlags(p)
                 // Xiph lacing: 2 (three packets), the first two sizes in 255-runs, the packets.
                 var c: [UInt8] = [2]
                 for h in ogg.vorbisHeaders.prefix(2) {
@@ -317,6 +324,26 @@ extension AudioFileStream {
         }
     }
 
+    /// A Vorbis audio packet's frames: (previous block + this block) / 4; the first packet of a
+    /// stream (or after a discontinuity) gives none. 0 when the modes are unknown.
+    private func vorbisPacketFrames(_ p: UnsafeRawBufferPointer) -> UInt32 {
+        let modes = ogg.vorbisModes
+        guard !modes.isEmpty, p.count >= 1, p[0] & 1 == 0 else { ogg.vorbisPrevious = nil; return 0 }
+        // Bits are packed from each byte's least significant bit: type (1), then the mode.
+        let width = modes.count > 1 ? Int.bitWidth - (modes.count - 1).leadingZeroBitCount : 0
+        var mode = 0
+        for k in 0..<width {
+            let bit = 1 + k
+            guard bit / 8 < p.count else { ogg.vorbisPrevious = nil; return 0 }
+            mode |= Int((p[bit / 8] >> UInt8(bit % 8)) & 1) << k
+        }
+        guard mode < modes.count else { ogg.vorbisPrevious = nil; return 0 }
+        let block = modes[mode] ? ogg.vorbisBlocks.1 : ogg.vorbisBlocks.0
+        defer { ogg.vorbisPrevious = block }
+        guard let previous = ogg.vorbisPrevious else { return 0 }
+        return UInt32((previous + block) / 4)
+    }
+
     private func oggReady() throws(AudioFileStreamError) {
         if ogg.codec == .flac {
             // As native FLAC, but the frames come in Ogg packets.
@@ -327,4 +354,33 @@ extension AudioFileStream {
         packetIndex = 0
         becomeReady()
     }
+}
+
+/// Each mode's block flag (true: long block) from a Vorbis setup header, read from its end:
+/// the framing bit, before it the modes (41 bits each: block flag, window type 0, transform
+/// type 0, mapping), before them the mode count − 1 in 6 bits. The largest count that fits is
+/// taken. Empty when the end of the header is not like that.
+func vorbisModeBlockFlags(_ p: UnsafeRawBufferPointer) -> [Bool] {
+    // Bit i is bit i % 8 (from the least significant) of byte i / 8.
+    func bit(_ i: Int) -> Int { Int((p[i >> 3] >> UInt8(i & 7)) & 1) }
+    func bits(_ from: Int, _ n: Int) -> Int {
+        var v = 0
+        for k in 0..<n { v |= bit(from + k) << k }
+        return v
+    }
+    var last = p.count - 1
+    while last >= 0, p[last] == 0 { last -= 1 }
+    guard last >= 0 else { return [] }
+    let framing = last * 8 + (7 - p[last].leadingZeroBitCount)
+    var best = 0
+    var n = 1
+    while n <= 64 {
+        let start = framing - 41 * n
+        guard start - 6 >= 0 else { break }
+        guard bits(start + 1, 16) == 0, bits(start + 17, 16) == 0, bits(start + 33, 8) <= 63 else { break }
+        if bits(start - 6, 6) == n - 1 { best = n }
+        n += 1
+    }
+    guard best > 0 else { return [] }
+    return (0..<best).map { i in bit(framing - 41 * (best - i)) == 1 }
 }

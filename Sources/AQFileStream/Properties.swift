@@ -320,6 +320,7 @@ extension AudioFileStream {
             phase = .oggPage
             ogg.partial = []
             ogg.partialValid = false
+            ogg.vorbisPrevious = nil
         case .flac:
             // The next frame header found is the packet's (exact with a seek point on it).
             locked = false

@@ -43,7 +43,11 @@ import Testing
             #expect(cookie[0] == 2)
             let first = Int(cookie[1])
             #expect(cookie[3] == 1 && Array(cookie[4..<10]) == ascii("vorbis") && first == 30)
-            #expect(r.frames.allSatisfy { $0 == 0 }, "Vorbis packets' frames are not given")
+            // (previous block + block) / 4 from the setup header's modes; the first packet
+            // decodes to nothing (ffprobe counts it as half a short block); the last is
+            // trimmed by ffprobe to the granule.
+            #expect(r.frames.first == 0)
+            #expect(r.frames.dropFirst().dropLast().map(Int.init) == probe.dropFirst().dropLast().map(\.frames))
             #expect(oggLastGranule(file) == 33600)
         } else {
             #expect(f.formatID == AudioFormatID.flac && f.sampleRate == 48000)
