@@ -9,6 +9,8 @@ import Testing
 /// How each container's fixture is made from a source (`-i` arguments included by the caller).
 enum ContainerFixture: String, CaseIterable, Sendable {
     case rf64, wave64, flac16, flac24, alacMono, m4aAAC, m4aAACMoovAtEnd, m4aALAC, oggFLAC, opus, vorbis
+    // The containers read before issue 14, through the same command.
+    case wav, aiff, au, cafPCM, mp3
 
     var fileName: String {
         switch self {
@@ -20,11 +22,16 @@ enum ContainerFixture: String, CaseIterable, Sendable {
         case .oggFLAC: "t.oga"
         case .opus: "t.opus"
         case .vorbis: "t.ogg"
+        case .wav: "p.wav"
+        case .aiff: "t.aiff"
+        case .au: "t.au"
+        case .cafPCM: "p.caf"
+        case .mp3: "t.mp3"
         }
     }
 
     /// Lossy: compared with a tolerance of ffmpeg's decode, impulses found as peaks.
-    var isLossy: Bool { self == .m4aAAC || self == .m4aAACMoovAtEnd || self == .opus || self == .vorbis }
+    var isLossy: Bool { self == .m4aAAC || self == .m4aAACMoovAtEnd || self == .opus || self == .vorbis || self == .mp3 }
 
     var codec: [String] {
         switch self {
@@ -39,6 +46,11 @@ enum ContainerFixture: String, CaseIterable, Sendable {
         case .oggFLAC: ["-c:a", "flac", "-sample_fmt", "s16"]
         case .opus: ["-c:a", "libopus", "-b:a", "160k"]
         case .vorbis: ["-c:a", "libvorbis", "-q:a", "8"]
+        case .wav: ["-c:a", "pcm_s16le"]
+        case .aiff: ["-c:a", "pcm_s24be"]
+        case .au: ["-c:a", "pcm_s16be"]
+        case .cafPCM: ["-c:a", "pcm_f32le"]
+        case .mp3: ["-c:a", "libmp3lame", "-b:a", "320k"]
         }
     }
 }
