@@ -56,7 +56,6 @@ func foreignFormatName(_ v: UnsafeRawBufferPointer) -> String? {
     case "TTA1": return "True Audio (TTA)"
     case "MPCK": return "Musepack"
     case "OFR ": return "OptimFROG"
-    case "fLaC": return "FLAC"
     default: break
     }
     if v[0] == 0x1A, v[1] == 0x45, v[2] == 0xDF, v[3] == 0xA3 { return "Matroska/WebM" }

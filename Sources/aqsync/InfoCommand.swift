@@ -10,7 +10,7 @@ struct InfoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "info", abstract: "Show what the file-stream parser finds in an audio file.")
 
-    @Argument(help: "The audio file (WAVE, RF64, Wave64, AIFF, AIFC, CAF, NeXT/Sun, MP3, ADTS AAC, FLAC, MP4/M4A).")
+    @Argument(help: "The audio file (WAVE, RF64, Wave64, AIFF, AIFC, CAF, NeXT/Sun, MP3, ADTS AAC, FLAC, MP4/M4A, Ogg FLAC/Opus/Vorbis).")
     var file: String
 
     @Flag(help: "Print one JSON object instead of text.")
