@@ -209,6 +209,9 @@ public final class AudioFileStream {
         switch phase {
         case .mpeg, .adts, .flacFrames: locked = false; resetFLACScan()
         case .oggPage: ogg.partial = []; ogg.partialValid = false; ogg.vorbisPrevious = nil
+        case .mp4Data where !justSeeked, .mp4Box where !justSeeked:
+            throw AudioFileStreamError.discontinuityCantRecover.with(
+                detail: "MP4 samples are found by file offset; after lost data, seek first")
         case .tableData where !justSeeked:
             throw AudioFileStreamError.discontinuityCantRecover.with(
                 detail: "packet boundaries unknown after a discontinuity; seek first")

@@ -118,6 +118,12 @@ import Testing
         #expect(at == Int64(offset + skip))
         try s.parse(Array(file[Int(at)...]), flags: .discontinuity)
         #expect(got == Array(clean.data[skip...]))
+        // Lost data without a seek: the offsets can't be followed.
+        let t = try AudioFileStream(propertyListener: { _, _, _ in }, packets: { _, _, _ in })
+        try t.parse(Array(file.prefix(offset + 100)))
+        #expect(throws: AudioFileStreamError.discontinuityCantRecover) {
+            try t.parse(Array(file[(offset + 500)...]), flags: .discontinuity)
+        }
     }
 
     /// Malformed or unsupported MP4s end in the documented errors, whatever the split; a
