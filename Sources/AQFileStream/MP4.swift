@@ -86,6 +86,7 @@ extension AudioFileStream {
     private func parseMoov(_ b: UnsafeRawBufferPointer) throws(AudioFileStreamError) {
         var movieTimescale: UInt32 = 0
         var smpb: (priming: Int64, padding: Int64, valid: Int64)?
+        var fragmented = false
         var found: MP4Track?
         var foreignEntry: FourCharCode?
         try forEachBox(b) { (type, body) throws(AudioFileStreamError) in
@@ -95,6 +96,8 @@ extension AudioFileStream {
                 movieTimescale = body[0] == 1 ? (body.count >= 24 ? body.be32(20) : 0) : body.be32(12)
             case "udta":
                 smpb = try iTunesGapless(body) ?? smpb
+            case "mvex":
+                fragmented = true
             case "trak" where found == nil:
                 var t = MP4Track()
                 try parseTrak(body, &t)
@@ -109,6 +112,9 @@ extension AudioFileStream {
                 throw unsupported("MP4 audio '\(e)' is not read (AAC and Apple Lossless in MP4 are)")
             }
             throw unsupported("MP4 without a sound track")
+        }
+        if fragmented && t.sampleCount == 0 {
+            throw unsupported("fragmented MP4 (samples in moof/mdat fragments) is not read; remux it with ffmpeg -c copy")
         }
         t.movieTimescale = movieTimescale
         t.smpb = smpb

@@ -150,6 +150,10 @@ import Testing
             }
         }
         #expect(parse(opus).error?.detail.contains("Opus") == true)
+        try fx.ffmpeg(["-f", "lavfi", "-i", "sine=d=0.2", "-c:a", "aac", "-movflags", "frag_keyframe+empty_moov", fx.path("f.mp4")])
+        let fragmented = parse(try fx.read(fx.path("f.mp4")))
+        #expect(fragmented.error == AudioFileStreamError.unsupportedDataFormat)
+        #expect(fragmented.error?.detail.contains("fragmented") == true)
         // A sample table claiming 2^30 samples in a small moov: refused, nothing huge allocated.
         let file = try Self.make(fx, "t.m4a", codec: ["-c:a", "aac"], faststart: true)
         guard let stsz = findBox(file, "stsz") else { Issue.record("no stsz"); return }
