@@ -8,7 +8,7 @@ import AQTypes
 /// partial header or packet, never the audio, so memory stays constant however long the stream.
 ///
 /// Formats: WAVE (with RF64/BW64 and Wave64), AIFF, AIFC, CAF, NeXT/Sun, MP3, ADTS AAC and
-/// FLAC, MP4/M4A with AAC or Apple Lossless, Ogg FLAC and Opus (see docs/file-stream.md).
+/// FLAC, MP4/M4A (AAC, Apple Lossless, FLAC, Opus), Ogg (FLAC, Opus, Vorbis) (see docs/file-stream.md).
 ///
 /// Threading: the parser is not thread-safe. Use an instance from one thread at a time (it may
 /// move between threads if calls are serialised by the caller). Both callbacks run synchronously

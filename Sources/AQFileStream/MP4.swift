@@ -102,14 +102,14 @@ extension AudioFileStream {
                 var t = MP4Track()
                 try parseTrak(body, &t)
                 if t.handler == "soun" {
-                    if t.entry == "mp4a" || t.entry == "alac" { found = t } else { foreignEntry = foreignEntry ?? t.entry }
+                    if ["mp4a", "alac", "fLaC", "Opus"].contains(t.entry) { found = t } else { foreignEntry = foreignEntry ?? t.entry }
                 }
             default: break
             }
         }
         guard var t = found else {
             if let e = foreignEntry {
-                throw unsupported("MP4 audio '\(e)' is not read (AAC and Apple Lossless in MP4 are)")
+                throw unsupported("MP4 audio '\(e)' is not read (AAC, Apple Lossless, FLAC and Opus in MP4 are)")
             }
             throw unsupported("MP4 without a sound track")
         }
@@ -285,6 +285,20 @@ extension AudioFileStream {
                 guard t.cookie == nil else { return }
                 // The cookie is the whole 'alac' atom, as Core Audio gives it.
                 t.cookie = [0, 0, 0, UInt8(c.count + 8), 0x61, 0x6C, 0x61, 0x63] + Array(c.slice(0, 28))
+            case "dfLa" where c.count >= 42:
+                guard t.cookie == nil else { return }
+                t.cookie = Array(c)  // version/flags, then metadata blocks (STREAMINFO first)
+            case "dOps" where c.count >= 11:
+                guard t.cookie == nil else { return }
+                // dOps is OpusHead's fields big-endian after a version byte: rebuild OpusHead.
+                guard c[0] == 0 else { throw unsupported("MP4 dOps version \(c[0])") }
+                let preSkip = c.be16(2), rate = c.be32(4), gain = c.be16(8)
+                var head: [UInt8] = Array("OpusHead".utf8) + [1, c[1]]
+                head += [UInt8(preSkip & 0xFF), UInt8(preSkip >> 8)]
+                head += [UInt8(rate & 0xFF), UInt8((rate >> 8) & 0xFF), UInt8((rate >> 16) & 0xFF), UInt8(rate >> 24)]
+                head += [UInt8(gain & 0xFF), UInt8(gain >> 8), c[10]]
+                if c[10] != 0 { head += Array(c.slice(11, c.count)) }  // stream counts and mapping
+                t.cookie = head
             case "wave":
                 try findCodecConfig(c, &t, depth: depth + 1)
             default: break
@@ -355,6 +369,27 @@ extension AudioFileStream {
         var rate = Double(t.entryRate > 0 ? t.entryRate : Int(t.mediaTimescale))
         var channels = UInt32(t.entryChannels)
         switch t.entry {
+        case "fLaC":
+            guard let c = t.cookie, c.count >= 42, c[4] & 0x7F == 0, c[5] == 0, c[6] == 0, c[7] == 34 else {
+                throw invalid("MP4 FLAC without a dfLa box starting with STREAMINFO")
+            }
+            let parsed: Result<Void, AudioFileStreamError> = c.withUnsafeBytes { b in
+                do throws(AudioFileStreamError) { try parseStreamInfo(b.slice(8, 42)); return .success(()) } catch {
+                    return .failure(error)
+                }
+            }
+            try parsed.get()
+            try flacAnnounceFormat()
+            rate = format!.sampleRate
+            channels = format!.channelsPerFrame
+        case "Opus":
+            guard let c = t.cookie, c.count >= 19 else { throw invalid("MP4 Opus without its dOps box") }
+            channels = UInt32(c[9])
+            rate = 48000
+            format = AudioStreamBasicDescription(
+                sampleRate: 48000, formatID: AudioFormatID.opus, formatFlags: [], bytesPerPacket: 0,
+                framesPerPacket: 960, bytesPerFrame: 0, channelsPerFrame: channels, bitsPerChannel: 0)
+            cookie = c
         case "alac":
             guard let c = t.cookie, c.count >= 36 else { throw invalid("MP4 ALAC without its alac box") }
             let frameLength = UInt32(c[12]) << 24 | UInt32(c[13]) << 16 | UInt32(c[14]) << 8 | UInt32(c[15])

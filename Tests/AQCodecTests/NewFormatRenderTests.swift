@@ -8,7 +8,7 @@ import Testing
 
 /// How each container's fixture is made from a source (`-i` arguments included by the caller).
 enum ContainerFixture: String, CaseIterable, Sendable {
-    case rf64, wave64, flac16, flac24, alacMono, m4aAAC, m4aAACMoovAtEnd, m4aALAC, oggFLAC, opus, vorbis
+    case rf64, wave64, flac16, flac24, alacMono, m4aAAC, m4aAACMoovAtEnd, m4aALAC, oggFLAC, opus, vorbis, mp4FLAC, mp4Opus
     // The containers read before issue 14, through the same command.
     case wav, aiff, au, cafPCM, mp3
 
@@ -27,11 +27,12 @@ enum ContainerFixture: String, CaseIterable, Sendable {
         case .au: "t.au"
         case .cafPCM: "p.caf"
         case .mp3: "t.mp3"
+        case .mp4FLAC, .mp4Opus: "t.mp4"
         }
     }
 
     /// Lossy: compared with a tolerance of ffmpeg's decode, impulses found as peaks.
-    var isLossy: Bool { self == .m4aAAC || self == .m4aAACMoovAtEnd || self == .opus || self == .vorbis || self == .mp3 }
+    var isLossy: Bool { self == .m4aAAC || self == .m4aAACMoovAtEnd || self == .opus || self == .vorbis || self == .mp3 || self == .mp4Opus }
 
     var codec: [String] {
         switch self {
@@ -51,6 +52,8 @@ enum ContainerFixture: String, CaseIterable, Sendable {
         case .au: ["-c:a", "pcm_s16be"]
         case .cafPCM: ["-c:a", "pcm_f32le"]
         case .mp3: ["-c:a", "libmp3lame", "-b:a", "320k"]
+        case .mp4FLAC: ["-c:a", "flac", "-strict", "-2", "-sample_fmt", "s16"]  // moov last: read first
+        case .mp4Opus: ["-c:a", "libopus", "-b:a", "160k"]
         }
     }
 }
@@ -66,7 +69,7 @@ enum ContainerFixture: String, CaseIterable, Sendable {
         let fx = try CodecFixtures()
         let channels = container == .alacMono ? 1 : 2
         let file = fx.path(container.fileName)
-        let rate = container == .flac24 || container == .opus ? 48000 : 44100
+        let rate = [.flac24, .opus, .mp4Opus].contains(container) ? 48000 : 44100
         try fx.ffmpeg(["-f", "lavfi", "-i", "sine=f=440:d=0.6:sample_rate=\(rate)", "-f", "lavfi", "-i",
                        "anoisesrc=d=0.6:a=0.2:seed=3:r=\(rate)", "-filter_complex",
                        container == .alacMono ? "amix=inputs=2,apad=pad_dur=0.5" : "amix=inputs=2",

@@ -79,6 +79,36 @@ import Testing
         #expect(asFile.table == r.table)
     }
 
+    /// FLAC (`fLaC` + `dfLa`) and Opus (`Opus` + `dOps`) in MP4: the cookies are the STREAMINFO
+    /// block and an OpusHead rebuilt from dOps; Opus's edit list gives its pre-skip.
+    @Test(arguments: [("flac", ["-c:a", "flac", "-strict", "-2", "-sample_fmt", "s16"]), ("opus", ["-c:a", "libopus"])])
+    func flacAndOpus(kind: String, codec: [String]) throws {
+        let fx = try Fixtures()
+        try fx.ffmpeg(["-f", "lavfi", "-i", "sine=f=440:d=0.5:sample_rate=48000", "-ac", "2"] + codec
+                      + ["-movflags", "+faststart", fx.path("t.mp4")])
+        let file = try fx.read(fx.path("t.mp4"))
+        let probe = try ffprobePackets(fx, fx.path("t.mp4"))
+        let r = parse(file)
+        #expect(r.error == nil, "\(String(describing: r.error))")
+        let f = try #require(r.format)
+        #expect(f.sampleRate == 48000 && f.channelsPerFrame == 2)
+        #expect(r.sizes.map(Int.init) == probe.map(\.bytes))
+        let cookie = try #require(r.cookie)
+        let table = try #require(r.table)
+        #expect(table.numberValidFrames == 24000)
+        if kind == "flac" {
+            #expect(f.formatID == AudioFormatID.flac)
+            #expect(cookie.count == 42 && Array(cookie[4..<8]) == [0x80, 0, 0, 34])
+            #expect(table.primingFrames == 0)
+        } else {
+            #expect(f.formatID == AudioFormatID.opus)
+            #expect(Array(cookie.prefix(8)) == ascii("OpusHead") && cookie[9] == 2)
+            #expect(table.primingFrames == Int32(cookie[10]) | Int32(cookie[11]) << 8)
+            #expect(table.primingFrames == 312)
+        }
+        verifySplits(file)
+    }
+
     /// iTunes' `iTunSMPB` (udta/meta/ilst/----) gives the gapless numbers when present, over
     /// the edit list.
     @Test func iTunesGaplessData() throws {
@@ -132,15 +162,15 @@ import Testing
         func box(_ type: String, _ body: [UInt8]) -> [UInt8] { be(UInt64(body.count + 8), 4) + ascii(type) + body }
         let ftyp = box("ftyp", ascii("M4A ") + be(0, 4))
         let fx = try Fixtures()
-        try fx.ffmpeg(["-f", "lavfi", "-i", "sine=d=0.2", "-c:a", "libopus", "-movflags", "+faststart", fx.path("o.mp4")])
-        let opus = try fx.read(fx.path("o.mp4"))
+        try fx.ffmpeg(["-f", "lavfi", "-i", "sine=d=0.2", "-c:a", "ac3", "-movflags", "+faststart", fx.path("o.mp4")])
+        let ac3 = try fx.read(fx.path("o.mp4"))
         let cases: [(String, [UInt8], AudioFileStreamError)] = [
             ("moov of 1 GiB", ftyp + be(1 << 30, 4) + ascii("moov"), .invalidFile),
             ("mdat before moov", ftyp + box("mdat", [1, 2, 3]) + box("moov", []), .notOptimized),
             ("no sound track", ftyp + box("moov", box("mvhd", [UInt8](repeating: 0, count: 100))), .unsupportedDataFormat),
             ("box smaller than its header", ftyp + be(4, 4) + ascii("free"), .invalidFile),
             ("child box larger than moov", ftyp + box("moov", be(500, 4) + ascii("trak")), .invalidFile),
-            ("Opus in MP4", opus, .unsupportedDataFormat),
+            ("AC-3 in MP4", ac3, .unsupportedDataFormat),
         ]
         for (name, bytes, expected) in cases {
             saveToFuzzCorpus(Array(bytes.prefix(8192)), hint: nil)
@@ -149,7 +179,7 @@ import Testing
                 #expect(r.error == expected, "\(name) \(split): \(String(describing: r.error))")
             }
         }
-        #expect(parse(opus).error?.detail.contains("Opus") == true)
+        #expect(parse(ac3).error?.detail.contains("ac-3") == true)
         try fx.ffmpeg(["-f", "lavfi", "-i", "sine=d=0.2", "-c:a", "aac", "-movflags", "frag_keyframe+empty_moov", fx.path("f.mp4")])
         let fragmented = parse(try fx.read(fx.path("f.mp4")))
         #expect(fragmented.error == AudioFileStreamError.unsupportedDataFormat)
