@@ -52,10 +52,6 @@ extension AudioFileStream {
             fileFormat = AudioFileTypeID.wave64
             phase = .w64Chunk
             return .consumed(40)
-        case _ where v.count >= 8 && v.fcc(4) == "ftyp":
-            container = .mp4
-            phase = .mp4Box
-            return .consumed(0)
         case "OggS":
             container = .ogg
             phase = .oggPage
@@ -88,6 +84,13 @@ extension AudioFileStream {
             phase = .auHeader
             return .consumed(0)
         default:
+            // MP4's magic is at byte 4: decided only once 12 bytes are there, whatever the split.
+            if v.count < 12 { return .need(12) }
+            if v.fcc(4) == "ftyp" {
+                container = .mp4
+                phase = .mp4Box
+                return .consumed(0)
+            }
             return try refuseOrSniff(v)
         }
     }

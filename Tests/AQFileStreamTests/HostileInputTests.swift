@@ -195,3 +195,19 @@ extension FuzzRegressionTests {
         }
     }
 }
+
+extension FuzzRegressionTests {
+    /// ".snd" followed by "ftyp": the magic at byte 0 wins however the input is split (the
+    /// MP4 check at byte 4 once ran first only when 8 bytes had arrived).
+    @Test func nextHeaderThatLooksLikeMP4() throws {
+        let input = try #require(Data(base64Encoded:
+            "GC5zbmRmdHlwAAAAKv8ABkAAAAACEAAfQAAAAAJQcm9jZXNzZWQgYnmfn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fnyBTb1gAAAAAqJ+fn5+fn5+fn5+fn5+fn5+fnwLhl/lYl3XEeLg8vQxYFGbswGAsjJvkmPyLT5m+yeMgWdqHSbWHhktQL1EQz2wcEw=="))
+        let bytes = [UInt8](input.dropFirst())
+        let whole = parse(bytes)
+        #expect(whole.uint32(.fileFormat) == AudioFileTypeID.next.rawValue)
+        for split in [Split.chunks(6), .bytewise, .random(5)] {
+            let other = parse(bytes, split: split)
+            #expect(other.error == whole.error && other.packetCount == whole.packetCount && other.data == whole.data, "\(split)")
+        }
+    }
+}
