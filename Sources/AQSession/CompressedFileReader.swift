@@ -6,9 +6,9 @@ import Foundation
 import Glibc
 #endif
 
-/// Reads a compressed audio file (MP3, ADTS AAC, CAF with ALAC or AAC, FLAC, MP4/M4A with AAC
-/// or ALAC) through the file-stream
-/// parser, 64 KiB at a time, and fills queue buffers with whole packets and their packet
+/// Reads a compressed audio file (MP3, ADTS AAC, CAF with ALAC or AAC, FLAC, MP4/M4A with AAC,
+/// ALAC, FLAC or Opus, Ogg with FLAC, Opus or Vorbis) through the file-stream parser, 64 KiB at
+/// a time, and fills queue buffers with whole packets and their packet
 /// descriptions. Memory holds at most one chunk plus one buffer's worth of packets.
 ///
 /// CAF files whose packet table (`pakt`) comes after the audio data (as ffmpeg writes them)
@@ -22,13 +22,14 @@ import Glibc
 public final class CompressedFileReader {
     /// The file.
     public let url: URL
-    /// The container (`MPG3`, `adts`, `caff`, `flac`).
+    /// The container (`MPG3`, `adts`, `caff`, `flac`, `mp4f`, `m4af`, `ogg `).
     public private(set) var fileType: FourCharCode = FourCharCode(rawValue: 0)
     /// The stream's format.
     public private(set) var format: AudioStreamBasicDescription
-    /// The magic cookie (AAC, ALAC), or empty.
+    /// The magic cookie (AAC, ALAC, FLAC, Opus, Vorbis), or empty.
     public private(set) var magicCookie: [UInt8] = []
-    /// Gapless information (MP3 LAME tag, CAF `pakt`, FLAC STREAMINFO's sample count), if the file has it.
+    /// Gapless information (MP3 LAME tag, CAF `pakt`, FLAC STREAMINFO's sample count, MP4
+    /// `iTunSMPB` or edit list, Opus pre-skip), if the file has it.
     public private(set) var packetTableInfo: AudioFilePacketTableInfo?
 
     let fd: Int32
@@ -225,10 +226,11 @@ public final class CompressedFileReader {
     }
 
     /// Reads the header and counts the frames a decoder will play: the gapless valid-frame
-    /// count when the file records one (MP3 LAME tag), else every packet's frames (parsing the
-    /// whole file, packets dropped as they stream by); for Apple Lossless, the last packet's
-    /// own frame count (ffmpeg's CAF records whole packets as valid). Nil when the file is
-    /// not compressed.
+    /// count when the file records one (MP3 LAME tag, FLAC STREAMINFO, MP4 `iTunSMPB` or edit
+    /// list and sample durations); for Ogg, the last page's granule position (minus the
+    /// priming: Opus's pre-skip); else every packet's frames (parsing the whole file, packets
+    /// dropped as they stream by); for Apple Lossless in CAF, the last packet's own frame
+    /// count (ffmpeg's CAF records whole packets as valid). Nil when the file is not compressed.
     static func probe(_ url: URL) throws(SessionError) -> AudioFileInfo? {
         let r = try CompressedFileReader(url: url)
         guard isCompressed(r.format) else { return nil }
