@@ -7,7 +7,7 @@ import CAVCodec
 public struct PacketDecoderError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What the caller got wrong or what is missing, in words.
     public enum Kind: Hashable, Sendable {
-        /// The format ID is not one ``PacketDecoder`` decodes (`.mp3`, `aac `, `alac`), or the
+        /// The format ID is not one ``PacketDecoder`` decodes (`.mp3`, `aac `, `alac`, `flac`), or the
         /// format's rate or channel count is out of range.
         case unsupportedFormat
         /// The format needs a magic cookie (AAC, Apple Lossless) and none was given.
@@ -27,7 +27,7 @@ public struct PacketDecoderError: Error, Hashable, Sendable, CustomStringConvert
     public var resultCode: Int32 { PCMFormatError.unsupportedDataFormatResultCode }
 }
 
-/// Decodes compressed audio packets (MP3, AAC-LC, Apple Lossless) to planar Float32 at the
+/// Decodes compressed audio packets (MP3, AAC-LC, Apple Lossless, FLAC, Opus, Vorbis) to planar Float32 at the
 /// stream's own rate with libavcodec.
 ///
 /// Feed packets in stream order with ``decode(_:framesIfCorrupt:into:offset:capacity:)``; at the
@@ -47,7 +47,7 @@ public struct PacketDecoderError: Error, Hashable, Sendable, CustomStringConvert
 /// between threads between calls). Never the render thread: libavcodec allocates and its time
 /// per packet is unbounded. The static members are pure and may be called from any thread.
 public final class PacketDecoder {
-    /// The stream format (`.mp3`, `aac ` or `alac`). Any thread may read it.
+    /// The stream format (`.mp3`, `aac `, `alac`, `flac`, `opus` or `vorb`). Any thread may read it.
     public let format: AudioStreamBasicDescription
     /// Channels of the decoded output.
     public let channelCount: Int
@@ -66,25 +66,35 @@ public final class PacketDecoder {
     private var paddedCapacity: Int
     private let codec: UnsafePointer<AVCodec>
     private let extradata: [UInt8]
+    private var packetsSinceReset = 0
 
-    /// True for the formats this decoder handles: `.mp3`, `aac `, `alac`. Any thread.
+    /// True for the formats this decoder handles: `.mp3`, `aac `, `alac`, `flac`, `opus`, `vorb`. Any thread.
     public static func canDecode(_ format: AudioStreamBasicDescription) -> Bool {
         codecID(format.formatID) != nil
     }
 
-    /// True when the format cannot be decoded without a magic cookie (AAC and Apple Lossless;
-    /// MP3 needs none). Any thread.
+    /// True when the format cannot be decoded without a magic cookie (AAC, Apple Lossless,
+    /// Opus, whose OpusHead gives the channel mapping, and Vorbis, whose headers are its codebooks;
+    /// MP3 needs none; FLAC frame headers carry what the decoder needs, its STREAMINFO cookie
+    /// is used when set). Any thread.
     public static func needsMagicCookie(_ format: AudioStreamBasicDescription) -> Bool {
         format.formatID == AudioFormatID.mpeg4AAC || format.formatID == AudioFormatID.appleLossless
+            || format.formatID == opusFormatID || format.formatID == vorbisFormatID
     }
 
     /// The most frames one packet of `format` holds: the format's `framesPerPacket` when set,
-    /// else 1152 (MP3), 1024 (AAC), 4096 (ALAC). Any thread.
+    /// else 1152 (MP3), 1024 (AAC), 4096 (ALAC), 16384 (FLAC with variable block sizes; a
+    /// decoder given the STREAMINFO cookie knows the stream's own maximum), 5760 (Opus: 120 ms;
+    /// Opus formats name 960 frames per packet, a decoder instance allows 5760), 4096 (Vorbis:
+    /// half its largest block). Any thread.
     public static func maximumFramesPerPacket(_ format: AudioStreamBasicDescription) -> Int {
         if format.framesPerPacket > 0 { return Int(format.framesPerPacket) }
         switch format.formatID {
         case AudioFormatID.mpegLayer3: return 1152
         case AudioFormatID.mpeg4AAC: return 1024
+        case flacFormatID: return 16384
+        case opusFormatID: return 5760
+        case vorbisFormatID: return 4096
         default: return 4096
         }
     }
@@ -94,6 +104,9 @@ public final class PacketDecoder {
         case AudioFormatID.mpegLayer3: return AV_CODEC_ID_MP3
         case AudioFormatID.mpeg4AAC: return AV_CODEC_ID_AAC
         case AudioFormatID.appleLossless: return AV_CODEC_ID_ALAC
+        case flacFormatID: return AV_CODEC_ID_FLAC
+        case opusFormatID: return AV_CODEC_ID_OPUS
+        case vorbisFormatID: return AV_CODEC_ID_VORBIS
         default: return nil
         }
     }
@@ -103,7 +116,7 @@ public final class PacketDecoder {
     /// - Throws: ``PacketDecoderError`` of kind `.unsupportedFormat` or `.decoderUnavailable`.
     public static func validate(_ format: AudioStreamBasicDescription) throws(PacketDecoderError) {
         guard let id = codecID(format.formatID) else {
-            throw PacketDecoderError(kind: .unsupportedFormat, message: "format \(format.formatID) is not MP3, AAC or Apple Lossless")
+            throw PacketDecoderError(kind: .unsupportedFormat, message: "format \(format.formatID) is not MP3, AAC, Apple Lossless, FLAC, Opus or Vorbis")
         }
         guard format.sampleRate.isFinite, format.sampleRate >= 8000, format.sampleRate <= 192_000 else {
             throw PacketDecoderError(kind: .unsupportedFormat, message: "sample rate \(format.sampleRate) Hz is outside 8000…192000 Hz")
@@ -119,10 +132,14 @@ public final class PacketDecoder {
     /// Opens a decoder for `format`.
     ///
     /// - Parameters:
-    ///   - format: `.mp3`, `aac ` (AAC-LC) or `alac`, 1–8 channels, 8000–192000 Hz.
+    ///   - format: `.mp3`, `aac ` (AAC-LC), `alac`, `flac`, `opus` (48000 Hz) or `vorb`, 1–8
+    ///     channels, 8000–192000 Hz.
     ///   - magicCookie: the format's magic cookie as Audio File Stream Services gives it: for
     ///     AAC an AudioSpecificConfig (ADTS) or an `esds` ES descriptor (CAF, MP4); for ALAC
-    ///     the 24-byte ALACSpecificConfig, bare or inside `frma`/`alac` atoms. Ignored for MP3.
+    ///     the 24-byte ALACSpecificConfig, bare or inside `frma`/`alac` atoms; for FLAC the
+    ///     STREAMINFO block (bare, after `fLaC`, or as a `dfLa` box holds it; optional); for
+    ///     Opus the OpusHead packet, for Vorbis its three headers in Xiph lacing (required).
+    ///     Ignored for MP3.
     /// - Throws: ``PacketDecoderError`` (`'fmt?'`).
     public init(format: AudioStreamBasicDescription, magicCookie: [UInt8] = []) throws(PacketDecoderError) {
         try PacketDecoder.validate(format)
@@ -144,6 +161,24 @@ public final class PacketDecoder {
                 throw PacketDecoderError(kind: .badMagicCookie, message: "the ALAC magic cookie (\(magicCookie.count) bytes) holds no ALACSpecificConfig")
             }
             extra = atom
+        } else if format.formatID == opusFormatID {
+            guard !magicCookie.isEmpty else {
+                throw PacketDecoderError(kind: .missingMagicCookie, message: "Opus needs a magic cookie (the OpusHead packet)")
+            }
+            guard magicCookie.count >= 19, magicCookie[0..<8] == [0x4F, 0x70, 0x75, 0x73, 0x48, 0x65, 0x61, 0x64] else {
+                throw PacketDecoderError(kind: .badMagicCookie, message: "the Opus magic cookie (\(magicCookie.count) bytes) is not an OpusHead")
+            }
+            extra = magicCookie
+        } else if format.formatID == vorbisFormatID {
+            guard !magicCookie.isEmpty else {
+                throw PacketDecoderError(kind: .missingMagicCookie, message: "Vorbis needs a magic cookie (its three header packets)")
+            }
+            extra = magicCookie
+        } else if format.formatID == flacFormatID, !magicCookie.isEmpty {
+            guard let info = PacketDecoder.flacStreamInfo(fromCookie: magicCookie) else {
+                throw PacketDecoderError(kind: .badMagicCookie, message: "the FLAC magic cookie (\(magicCookie.count) bytes) holds no STREAMINFO")
+            }
+            extra = info
         }
         guard let codec = avcodec_find_decoder(id) else {
             throw PacketDecoderError(kind: .decoderUnavailable, message: "libavcodec has no decoder for \(format.formatID)")
@@ -158,6 +193,12 @@ public final class PacketDecoder {
             let fl = Int(extra[12]) << 24 | Int(extra[13]) << 16 | Int(extra[14]) << 8 | Int(extra[15])
             if fl > 0 && fl <= 1 << 16 { most = max(most, fl) }
         }
+        if format.formatID == flacFormatID, extra.count == 34 {
+            // STREAMINFO's maximum block size, big-endian, at byte 2.
+            let mb = Int(extra[2]) << 8 | Int(extra[3])
+            if mb > 0 { most = max(format.framesPerPacket > 0 ? most : 0, mb) }
+        }
+        if format.formatID == opusFormatID { most = 5760 }
         maximumFramesPerPacket = most
         guard let p = av_packet_alloc(), let f = av_frame_alloc() else {
             throw PacketDecoderError(kind: .decoderUnavailable, message: "libavcodec could not allocate a packet or frame")
@@ -193,6 +234,11 @@ public final class PacketDecoder {
             throw PacketDecoderError(kind: .decoderUnavailable, message: "libavcodec could not allocate a decoder context")
         }
         ctx.pointee.sample_rate = Int32(format.sampleRate.rounded())
+        if format.formatID == opusFormatID {
+            // libavcodec's Opus decoder would drop the pre-skip itself; here, as in Core Audio,
+            // the gapless window (the parser's priming frames) does.
+            ctx.pointee.flags2 |= Int32(bitPattern: UInt32(AV_CODEC_FLAG2_SKIP_MANUAL))
+        }
         av_channel_layout_default(&ctx.pointee.ch_layout, Int32(channelCount))
         if !extradata.isEmpty {
             let n = extradata.count
@@ -222,6 +268,7 @@ public final class PacketDecoder {
     /// next packet decodes as the first of a stream. The corrupt-packet count is kept.
     public func reset() {
         if let context { avcodec_flush_buffers(context) }
+        packetsSinceReset = 0
     }
 
     /// Decodes one packet and writes its frames at `offset` in each of the `channelCount`
@@ -263,6 +310,10 @@ public final class PacketDecoder {
         }
         if r < 0 { return silence(framesIfCorrupt, output, offset, capacity) }
         let written = receiveAll(output, offset, capacity)
+        let first = packetsSinceReset == 0
+        packetsSinceReset += 1
+        // Vorbis's first packet of a stream only primes the overlap: nothing comes out.
+        if written == 0, first, format.formatID == vorbisFormatID { return 0 }
         // A packet that decodes to nothing although it should hold frames (an ALAC packet
         // that ends at once, say) is as lost as one libavcodec refuses.
         if written < 0 || (written == 0 && framesIfCorrupt > 0) {
@@ -404,6 +455,19 @@ public final class PacketDecoder {
         return c.count >= 2 && c[0] >> 3 != 0 ? c : nil
     }
 
+    /// The 34-byte FLAC STREAMINFO in a cookie: the block itself, or after a metadata block
+    /// header (4 bytes), preceded by `fLaC`, a `dfLa` box's version and flags, or a whole
+    /// `dfLa` box header. Any thread (pure).
+    public static func flacStreamInfo(fromCookie c: [UInt8]) -> [UInt8]? {
+        if c.count == 34 { return c }
+        for at in [0, 4, 8, 12] where at + 38 <= c.count {
+            if c[at] & 0x7F == 0, c[at + 1] == 0, c[at + 2] == 0, c[at + 3] == 34 {
+                return Array(c[(at + 4)..<(at + 38)])
+            }
+        }
+        return nil
+    }
+
     /// libavcodec's ALAC extradata (a 36-byte `alac` atom: size, `alac`, version, then the
     /// 24-byte ALACSpecificConfig) from a cookie that is the bare config, the `alac` atom, or
     /// `frma` + `alac` atoms as CAF files hold it. Any thread (pure).
@@ -420,3 +484,13 @@ public final class PacketDecoder {
         return nil
     }
 }
+
+/// FLAC's format ID, `'flac'` (AQFileStream's `AudioFormatID.flac`; AQConvert does not
+/// depend on AQFileStream).
+let flacFormatID: FourCharCode = "flac"
+
+/// Opus's format ID, `'opus'` (AQFileStream's `AudioFormatID.opus`).
+let opusFormatID: FourCharCode = "opus"
+
+/// Vorbis's format ID, `'vorb'` (AQFileStream's `AudioFormatID.vorbis`).
+let vorbisFormatID: FourCharCode = "vorb"

@@ -7,7 +7,8 @@ import AQTypes
 /// calls the packets handler with whole packets. It keeps only the properties and at most one
 /// partial header or packet, never the audio, so memory stays constant however long the stream.
 ///
-/// Formats: WAVE, AIFF, AIFC, CAF, NeXT/Sun, MP3 and ADTS AAC (see docs/file-stream.md).
+/// Formats: WAVE (with RF64/BW64 and Wave64), AIFF, AIFC, CAF, NeXT/Sun, MP3, ADTS AAC and
+/// FLAC, MP4/M4A (AAC, Apple Lossless, FLAC, Opus), Ogg (FLAC, Opus, Vorbis) (see docs/file-stream.md).
 ///
 /// Threading: the parser is not thread-safe. Use an instance from one thread at a time (it may
 /// move between threads if calls are serialised by the caller). Both callbacks run synchronously
@@ -49,8 +50,8 @@ public final class AudioFileStream {
     public let fileTypeHint: FourCharCode?
 
     // MARK: driver state
-    enum Phase { case detect, id3, riffChunk, aiffChunk, cafChunk, auHeader, cbrData, tableData, mpeg, adts, trailing }
-    enum Container { case unknown, wave, aiff, caf, au, mpeg, adts }
+    enum Phase { case detect, id3, riffChunk, w64Chunk, aiffChunk, cafChunk, auHeader, cbrData, tableData, mpeg, adts, flacMeta, flacFrames, mp4Box, mp4Data, oggPage, trailing }
+    enum Container { case unknown, wave, w64, aiff, caf, au, mpeg, adts, flac, mp4, ogg }
     var phase: Phase = .detect
     var container: Container = .unknown
     var carry = CarryBuffer()
@@ -121,7 +122,9 @@ public final class AudioFileStream {
         if let hint = fileTypeHint, hint.rawValue != 0 {
             let known: [FourCharCode] = [
                 AudioFileTypeID.wave, AudioFileTypeID.aiff, AudioFileTypeID.aifc, AudioFileTypeID.caf,
-                AudioFileTypeID.next, AudioFileTypeID.mp3, AudioFileTypeID.aacADTS,
+                AudioFileTypeID.next, AudioFileTypeID.mp3, AudioFileTypeID.aacADTS, AudioFileTypeID.rf64,
+                AudioFileTypeID.bw64, AudioFileTypeID.wave64, AudioFileTypeID.flac, AudioFileTypeID.mpeg4,
+                AudioFileTypeID.m4a, AudioFileTypeID.ogg,
             ]
             guard known.contains(hint) else {
                 throw AudioFileStreamError.unsupportedFileType.with(detail: "file type hint '\(hint)'")
@@ -204,7 +207,11 @@ public final class AudioFileStream {
             throw AudioFileStreamError.discontinuityCantRecover.with(detail: "discontinuity before the audio data")
         }
         switch phase {
-        case .mpeg, .adts: locked = false
+        case .mpeg, .adts, .flacFrames: locked = false; resetFLACScan()
+        case .oggPage: ogg.partial = []; ogg.partialValid = false; ogg.vorbisPrevious = nil
+        case .mp4Data where !justSeeked, .mp4Box where !justSeeked:
+            throw AudioFileStreamError.discontinuityCantRecover.with(
+                detail: "MP4 samples are found by file offset; after lost data, seek first")
         case .tableData where !justSeeked:
             throw AudioFileStreamError.discontinuityCantRecover.with(
                 detail: "packet boundaries unknown after a discontinuity; seek first")
@@ -278,6 +285,12 @@ public final class AudioFileStream {
         case .detect: return try stepDetect(v)
         case .id3: return try stepID3(v)
         case .riffChunk: return try stepRIFFChunk(v)
+        case .w64Chunk: return try stepW64Chunk(v)
+        case .flacMeta: return try stepFLACMetadata(v)
+        case .flacFrames: return try stepFLACFrames(v)
+        case .mp4Box: return try stepMP4Box(v)
+        case .mp4Data: return try stepMP4Data(v)
+        case .oggPage: return try stepOggPage(v)
         case .aiffChunk: return try stepAIFFChunk(v)
         case .cafChunk: return try stepCAFChunk(v)
         case .auHeader: return try stepAUHeader(v)
@@ -347,4 +360,14 @@ public final class AudioFileStream {
 
     var cookieDropped = false
     var firstFrameLength = 0
+
+    // MARK: RF64 / Wave64 / FLAC state
+    /// RF64/BW64 `ds64` sizes: the data chunk's, and other chunks' from its table.
+    var ds64DataSize: UInt64?
+    var ds64Table: [FourCharCode: UInt64] = [:]
+    /// The first four bytes of the input, for the message when nothing is recognised.
+    var leadingBytes: [UInt8] = []
+    var flac = FLACState()
+    var mp4 = MP4Track()
+    var ogg = OggState()
 }

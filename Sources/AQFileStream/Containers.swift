@@ -28,16 +28,39 @@ extension AudioFileStream {
             return .consumed(0)
         }
         if v.count < 4 { return .need(4) }
+        if leadingBytes.isEmpty { leadingBytes = Array(v.slice(0, 4)) }
         switch v.fcc(0) {
-        case "RIFF":
+        case "RIFF", "RF64", "BW64":
             if v.count < 12 { return .need(12) }
+            let kind = v.fcc(0)
             guard v.fcc(8) == "WAVE" else {
-                throw AudioFileStreamError.unsupportedFileType.with(detail: "RIFF form '\(v.fcc(8))' is not WAVE")
+                throw AudioFileStreamError.unsupportedFileType.with(
+                    detail: "\(kind) form '\(v.fcc(8))' is not WAVE (AVI, WebP and other RIFF forms are not audio files)")
             }
             container = .wave
-            fileFormat = AudioFileTypeID.wave
+            fileFormat = kind == "RIFF" ? AudioFileTypeID.wave : kind == "RF64" ? AudioFileTypeID.rf64 : AudioFileTypeID.bw64
             phase = .riffChunk
             return .consumed(12)
+        case "riff":
+            // Wave64: the "riff" GUID, a 64-bit size, the "wave" GUID.
+            if v.count < 40 { return .need(40) }
+            guard isW64GUID(v, 0, "riff", riffTail: true) else { return try refuseOrSniff(v) }
+            guard isW64GUID(v, 24, "wave", riffTail: false) else {
+                throw AudioFileStreamError.unsupportedFileType.with(detail: "Wave64 file whose form is not 'wave'")
+            }
+            container = .w64
+            fileFormat = AudioFileTypeID.wave64
+            phase = .w64Chunk
+            return .consumed(40)
+        case "OggS":
+            container = .ogg
+            phase = .oggPage
+            return .consumed(0)
+        case "fLaC":
+            container = .flac
+            fileFormat = AudioFileTypeID.flac
+            phase = .flacMeta
+            return .consumed(4)
         case "FORM":
             if v.count < 12 { return .need(12) }
             let form = v.fcc(8)
@@ -61,8 +84,36 @@ extension AudioFileStream {
             phase = .auHeader
             return .consumed(0)
         default:
-            return try sniffFraming(v)
+            // MP4's magic is at byte 4: decided only once 12 bytes are there, whatever the split.
+            if v.count < 12 { return .need(12) }
+            if v.fcc(4) == "ftyp" {
+                container = .mp4
+                phase = .mp4Box
+                return .consumed(0)
+            }
+            return try refuseOrSniff(v)
         }
+    }
+
+    /// A file of a format recognised by its magic number but not read here is refused by name;
+    /// anything else is scanned for an MP3/ADTS sync.
+    private func refuseOrSniff(_ v: UnsafeRawBufferPointer) throws(AudioFileStreamError) -> Outcome {
+        if v.count < 12 { return .need(12) }
+        if let name = foreignFormatName(v) {
+            throw AudioFileStreamError.unsupportedFileType.with(detail: "\(name) file: aqsync does not read this format")
+        }
+        return try sniffFraming(v)
+    }
+
+    /// Wave64's GUIDs: four ASCII bytes, then the 12 bytes every `riff`-family (or wave chunk)
+    /// GUID ends with.
+    func isW64GUID(_ v: UnsafeRawBufferPointer, _ at: Int, _ name: FourCharCode, riffTail: Bool) -> Bool {
+        let tail: [UInt8] = riffTail
+            ? [0x2E, 0x91, 0xCF, 0x11, 0xA5, 0xD6, 0x28, 0xDB, 0x04, 0xC1, 0x00, 0x00]
+            : [0xF3, 0xAC, 0xD3, 0x11, 0x8C, 0xD1, 0x00, 0xC0, 0x4F, 0x8E, 0xDB, 0x8A]
+        guard v.fcc(at) == name else { return false }
+        for k in 0..<12 where v[at + 4 + k] != tail[k] { return false }
+        return true
     }
 
     func startFraming(_ c: Container) {
@@ -102,7 +153,9 @@ extension AudioFileStream {
         if drop > 0 {
             sniffed += drop
             if sniffed > Self.sniffLimit {
-                throw AudioFileStreamError.unsupportedFileType.with(detail: "no known header or MP3/ADTS sync")
+                let hex = leadingBytes.map { String($0, radix: 16, uppercase: true).count == 1 ? "0" + String($0, radix: 16, uppercase: true) : String($0, radix: 16, uppercase: true) }.joined(separator: " ")
+                throw AudioFileStreamError.unsupportedFileType.with(
+                    detail: "not a format aqsync reads: no WAVE, RF64, Wave64, AIFF, CAF, NeXT or FLAC header and no MP3/ADTS frames in the first 64 KiB (it starts with \(hex))")
             }
             return .consumed(drop)
         }
@@ -128,7 +181,26 @@ extension AudioFileStream {
         let id = v.fcc(0)
         let size = Int64(v.le32(4))
         let padded = size + (size & 1)
+        if fileFormat != AudioFileTypeID.wave, size == 0xFFFF_FFFF, id != "data", let big = ds64Table[id] {
+            // RF64: a chunk over 4 GiB has its size in the ds64 table.
+            let bounded = Int64(min(big, UInt64(Int64.max / 4)))
+            skipRemaining = bounded + (bounded & 1)
+            return .consumed(8)
+        }
         switch id {
+        case "ds64" where fileFormat != AudioFileTypeID.wave && format == nil && ds64DataSize == nil:
+            guard size >= 28 else { throw invalid("\(fileTypeName(fileFormat!)) ds64 chunk of \(size) bytes") }
+            let want = Int(min(size, 28 + 12 * 64))
+            if v.count < 8 + want { return .need(8 + want) }
+            let b = v.slice(8, 8 + want)
+            ds64DataSize = UInt64(b.le32(8)) | UInt64(b.le32(12)) << 32
+            let entries = min(Int(b.le32(24)), (want - 28) / 12)
+            for e in 0..<entries {
+                let o = 28 + 12 * e
+                ds64Table[b.fcc(o)] = UInt64(b.le32(o + 4)) | UInt64(b.le32(o + 8)) << 32
+            }
+            skipRemaining = padded - Int64(want)
+            return .consumed(8 + want)
         case "fmt " where format == nil:
             guard size >= 16 else { throw invalid("WAVE fmt chunk of \(size) bytes") }
             let want = Int(min(size, 40))
@@ -138,20 +210,59 @@ extension AudioFileStream {
             return .consumed(8 + want)
         case "data" where !ready:
             guard let f = format else { throw invalid("WAVE data chunk before fmt chunk") }
-            let known = size != 0 && size != 0xFFFF_FFFF
-            dataRemaining = known ? size : nil
-            dataPad = known ? size & 1 : 0
-            if known {
-                byteCount = UInt64(size)
-                packetCount = UInt64(size) / UInt64(f.bytesPerPacket)
+            var size = size
+            if fileFormat != AudioFileTypeID.wave, size == 0xFFFF_FFFF {
+                // RF64/BW64: the real size is in ds64 (absent or 0: to the end of the stream).
+                guard let big = ds64DataSize, big > 0, big < UInt64(Int64.max / 2) else {
+                    return startWAVEData(f, size: nil)
+                }
+                size = Int64(big)
             }
-            audioDataOffset = position + 8
-            enterData()
-            return .consumed(8)
+            // 0 and 0xFFFFFFFF: the writer did not know (a stream, or a WAVE past 4 GiB).
+            return startWAVEData(f, size: size != 0 && size != 0xFFFF_FFFF ? size : nil)
         default:
             skipRemaining = padded
             return .consumed(8)
         }
+    }
+
+    private func startWAVEData(_ f: AudioStreamBasicDescription, size: Int64?, header: Int = 8, pad: Int64? = nil) -> Outcome {
+        dataRemaining = size
+        dataPad = size.map { pad ?? $0 & 1 } ?? 0
+        if let size {
+            byteCount = UInt64(size)
+            packetCount = UInt64(size) / UInt64(f.bytesPerPacket)
+        }
+        audioDataOffset = position + Int64(header)
+        enterData()
+        return .consumed(header)
+    }
+
+    // MARK: Wave64
+
+    func stepW64Chunk(_ v: UnsafeRawBufferPointer) throws(AudioFileStreamError) -> Outcome {
+        if v.count < 24 { return .need(24) }
+        let total = UInt64(v.le32(16)) | UInt64(v.le32(20)) << 32
+        // A writer that could not seek back (a pipe) leaves the size at 2^63 − 1 or all ones.
+        let unknown = total >= UInt64(Int64.max / 2)
+        if isW64GUID(v, 0, "data", riffTail: false), !ready {
+            guard let f = format else { throw invalid("Wave64 data chunk before fmt chunk") }
+            if unknown || total <= 24 { return startWAVEData(f, size: nil, header: 24) }
+            return startWAVEData(f, size: Int64(total) - 24, header: 24, pad: Int64((8 - (total & 7)) & 7))
+        }
+        guard total >= 24 else { throw invalid("Wave64 chunk of \(total) bytes (less than its own header)") }
+        let size = unknown ? Int64.max / 2 : Int64(total) - 24
+        let pad = Int64((8 - (total & 7)) & 7)
+        if isW64GUID(v, 0, "fmt ", riffTail: false), format == nil {
+            guard size >= 16 else { throw invalid("Wave64 fmt chunk of \(size) bytes") }
+            let want = Int(min(size, 40))
+            if v.count < 24 + want { return .need(24 + want) }
+            try parseWAVEFormat(v.slice(24, 24 + want))
+            skipRemaining = size - Int64(want) + pad
+            return .consumed(24 + want)
+        }
+        skipRemaining = size + pad
+        return .consumed(24)
     }
 
     private func parseWAVEFormat(_ b: UnsafeRawBufferPointer) throws(AudioFileStreamError) {
@@ -226,6 +337,7 @@ extension AudioFileStream {
     func endData() {
         switch container {
         case .wave: phase = .riffChunk; skipRemaining = dataPad
+        case .w64: phase = .w64Chunk; skipRemaining = dataPad
         case .aiff: phase = .aiffChunk; skipRemaining = dataPad
         case .caf: phase = .cafChunk
         default: phase = .trailing
@@ -358,7 +470,8 @@ extension AudioFileStream {
                 }
             }
             if f.bytesPerPacket == 0 && packetTable == nil {
-                throw unsupported("variable-size CAF packets without a pakt chunk before the data")
+                throw AudioFileStreamError.notOptimized.with(
+                    detail: "CAF '\(f.formatID)' packets vary in size and the packet table (pakt) is not before the audio data: a stream can't be parsed; read the file with its pakt first (aqsync does for files)")
             }
             audioDataOffset = position + 16
             enterData()

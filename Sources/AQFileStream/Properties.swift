@@ -205,12 +205,32 @@ extension AudioFileStream {
             return AudioBytePacketTranslation(
                 byte: try product(packet, Int64(f.bytesPerPacket)), packet: packet, byteOffsetInPacket: 0, isEstimate: false)
         }
+        if container == .mp4 {
+            // Samples sit where the sample table says (chunks may have other tracks between).
+            guard packet < mp4.offsets.count, let start = audioDataOffset else { throw AudioFileStreamError.invalidPacketOffset }
+            return AudioBytePacketTranslation(byte: mp4.offsets[Int(packet)] - start, packet: packet, byteOffsetInPacket: 0, isEstimate: false)
+        }
         if !tableSizes.isEmpty {
             guard packet <= tableSizes.count else { throw AudioFileStreamError.invalidPacketOffset }
             let b = tableSizes[0..<Int(packet)].reduce(Int64(0)) { $0 + Int64($1) }
             return AudioBytePacketTranslation(byte: b, packet: packet, byteOffsetInPacket: 0, isEstimate: false)
         }
         let start = audioDataOffset ?? 0
+        if container == .flac, f.framesPerPacket > 0, !flac.seekPoints.isEmpty {
+            // SEEKTABLE: the last point at or before the packet's first sample.
+            let sample = UInt64(try product(packet, Int64(f.framesPerPacket)))
+            if let point = flac.seekPoints.last(where: { $0.sample <= sample }), point.offset < UInt64(Int64.max / 2) {
+                let exact = point.sample == sample
+                var b = Int64(point.offset)
+                if !exact, let avg = averageBytesPerPacket {
+                    let (sum, overflow) = b.addingReportingOverflow(
+                        try exactInt(avg * Double(sample - point.sample) / Double(f.framesPerPacket)))
+                    if overflow { throw AudioFileStreamError.invalidPacketOffset.with(detail: "offset out of range") }
+                    b = sum
+                }
+                return AudioBytePacketTranslation(byte: b, packet: packet, byteOffsetInPacket: 0, isEstimate: !exact)
+            }
+        }
         if !xingTOC.isEmpty, let total = xingBytes, let frames = packetCount, frames > 0 {
             let percent = min(99.999, Double(packet) * 100 / Double(frames))
             let i = Int(percent)
@@ -293,10 +313,24 @@ extension AudioFileStream {
         switch container {
         case .mpeg, .adts:
             locked = false
+        case .mp4:
+            phase = .mp4Data
+        case .ogg:
+            // Estimated: the parser finds the next page and starts with the next whole packet.
+            phase = .oggPage
+            ogg.partial = []
+            ogg.partialValid = false
+            ogg.vorbisPrevious = nil
+        case .flac:
+            // The next frame header found is the packet's (exact with a seek point on it).
+            locked = false
+            resetFLACScan()
+            phase = .flacFrames
         default:
             phase = format!.bytesPerPacket > 0 ? .cbrData : .tableData
             dataRemaining = byteCount.map { Int64($0) - t.byte }
             if container == .wave || container == .aiff, let b = byteCount { dataPad = Int64(b & 1) }
+            if container == .w64, let b = byteCount { dataPad = Int64((8 - ((b + 24) & 7)) & 7) }
         }
         return (position, t.isEstimate ? [.offsetIsEstimated] : [])
     }

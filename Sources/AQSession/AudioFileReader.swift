@@ -35,6 +35,8 @@ public final class AudioFileReader {
     private var endOfFile = false
     private var stream: AudioFileStream!
     private var fileSize: Int64 = 0
+    /// Bytes fed in place of the file's first bytes (see ``AudioFileReadingOrder``).
+    private var replacementHeader: [UInt8]?
 
     /// Opens `url` and parses its header.
     ///
@@ -62,6 +64,15 @@ public final class AudioFileReader {
             fileSize = Int64(st.st_size)
         }
         chunk = .allocate(byteCount: Self.chunkBytes, alignment: 16)
+        if fileSize > 0xFFFF_FFFF {
+            // A WAVE past 4 GiB whose data size wrapped: the parser gets a corrected header.
+            let fdCopy = fd
+            replacementHeader = AudioFileReadingOrder.make(fileSize: fileSize) { offset, count in
+                var b = [UInt8](repeating: 0, count: count)
+                let n = pread(fdCopy, &b, count, off_t(offset))
+                return n > 0 ? Array(b[0..<n]) : []
+            }.replacementHeader
+        }
         stagingCapacity = 0
         staging = .allocate(byteCount: 1, alignment: 16)
         skipBytes = 0
@@ -92,7 +103,7 @@ public final class AudioFileReader {
         }
         guard stream.isReadyToProducePackets, let format = stream.dataFormat else {
             if stream.fileType == nil {
-                throw SessionError(.unsupportedAudio, file: path, "not an audio file (no WAVE, AIFF, AIFC, CAF or NeXT header)")
+                throw SessionError(.unsupportedAudio, file: path, "not an audio file (no WAVE, RF64, Wave64, AIFF, AIFC, CAF, NeXT, FLAC header or MP3/AAC frames)")
             }
             throw SessionError(.unsupportedAudio, file: path, "the file ends before its audio data")
         }
@@ -131,7 +142,7 @@ public final class AudioFileReader {
     static func checkPlayable(format f: AudioStreamBasicDescription, fileType: FourCharCode, path: String) throws(SessionError) {
         let pcm = f.formatID == AudioFormatID.linearPCM || f.formatID == AudioFormatID.uLaw || f.formatID == AudioFormatID.aLaw
         guard pcm else {
-            throw SessionError(.unsupportedAudio, file: path, "'\(f.formatID)' audio is compressed in a way aqsync does not decode (it plays PCM, MP3, AAC and Apple Lossless)")
+            throw SessionError(.unsupportedAudio, file: path, "'\(f.formatID)' audio is compressed in a way aqsync does not decode (it plays PCM, MP3, AAC, Apple Lossless and FLAC)")
         }
         guard f.channelsPerFrame >= 1 else { throw SessionError(.unsupportedAudio, file: path, "the file has no channels") }
         guard f.channelsPerFrame <= 8 else {
@@ -174,6 +185,17 @@ public final class AudioFileReader {
     }
 
     private func readChunk(path: String) throws(SessionError) {
+        if let header = replacementHeader {
+            replacementHeader = nil
+            guard lseek(fd, off_t(header.count), SEEK_SET) >= 0 else {
+                throw SessionError(.unreadableFile, file: path, "seek error: \(String(cString: strerror(errno)))")
+            }
+            let result: Result<Void, AudioFileStreamError> = header.withUnsafeBytes { raw in
+                do throws(AudioFileStreamError) { try stream.parse(raw); return .success(()) } catch { return .failure(error) }
+            }
+            if case .failure(let error) = result { throw SessionError(.unsupportedAudio, file: path, "\(error)") }
+            return
+        }
         let got = Glibc.read(fd, chunk, Self.chunkBytes)
         if got < 0 {
             if errno == EINTR { return }
@@ -226,7 +248,7 @@ public final class AudioFileReader {
     /// - Throws: ``SessionError`` naming the file: missing, unreadable, not audio, or a format
     ///   aqsync cannot play (compressed, more than 8 channels, ...).
     public static func probe(_ url: URL) throws(SessionError) -> AudioFileInfo {
-        // MP3, ADTS AAC and CAF with ALAC/AAC are read by CompressedFileReader (issue 6).
+        // MP3, ADTS AAC, CAF with ALAC/AAC and FLAC are read by CompressedFileReader (issues 6, 14).
         if let info = try? CompressedFileReader.probe(url) { return info }
         return try AudioFileReader(url: url, frames: 0, maximumRequestFrames: 1).info
     }

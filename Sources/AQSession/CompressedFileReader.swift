@@ -6,34 +6,41 @@ import Foundation
 import Glibc
 #endif
 
-/// Reads a compressed audio file (MP3, ADTS AAC, CAF with ALAC or AAC) through the file-stream
-/// parser, 64 KiB at a time, and fills queue buffers with whole packets and their packet
+/// Reads a compressed audio file (MP3, ADTS AAC, CAF with ALAC or AAC, FLAC, MP4/M4A with AAC,
+/// ALAC, FLAC or Opus, Ogg with FLAC, Opus or Vorbis) through the file-stream parser, 64 KiB at
+/// a time, and fills queue buffers with whole packets and their packet
 /// descriptions. Memory holds at most one chunk plus one buffer's worth of packets.
 ///
 /// CAF files whose packet table (`pakt`) comes after the audio data (as ffmpeg writes them)
 /// are fed to the parser with the chunks after `data` moved before it (read with `pread`, the
 /// file is not changed), since a push parser must know the packet sizes before the packets.
+/// MP4 files whose `moov` follows `mdat` are fed `moov` first, then their samples from the
+/// offset the parser's seek to packet 0 gives.
 ///
 /// Thread safety: not thread-safe; one thread at a time (it may move between threads when
 /// the calls are serialised).
 public final class CompressedFileReader {
     /// The file.
     public let url: URL
-    /// The container (`MPG3`, `adts`, `caff`).
+    /// The container (`MPG3`, `adts`, `caff`, `flac`, `mp4f`, `m4af`, `ogg `).
     public private(set) var fileType: FourCharCode = FourCharCode(rawValue: 0)
     /// The stream's format.
     public private(set) var format: AudioStreamBasicDescription
-    /// The magic cookie (AAC, ALAC), or empty.
+    /// The magic cookie (AAC, ALAC, FLAC, Opus, Vorbis), or empty.
     public private(set) var magicCookie: [UInt8] = []
-    /// Gapless information (MP3 LAME tag, CAF `pakt`), if the file has it.
+    /// Gapless information (MP3 LAME tag, CAF `pakt`, FLAC STREAMINFO's sample count, MP4
+    /// `iTunSMPB` or edit list, Opus pre-skip), if the file has it.
     public private(set) var packetTableInfo: AudioFilePacketTableInfo?
 
-    private let fd: Int32
+    let fd: Int32
     private var stream: AudioFileStream!
     /// (file offset, length) pieces fed to the parser in order.
     private var segments: [(offset: Int64, length: Int64)] = []
     private var segment = 0
     private var segmentDone: Int64 = 0
+    private var resumeAtFirstPacket = false
+    private var fileSize: Int64 = 0
+    private var discontinuityNext = false
     private let chunk: UnsafeMutableRawPointer
     private var endOfFile = false
     // Parsed packets not yet handed out.
@@ -49,6 +56,7 @@ public final class CompressedFileReader {
     /// True for the formats this reader handles.
     static func isCompressed(_ f: AudioStreamBasicDescription) -> Bool {
         f.formatID == AudioFormatID.mpegLayer3 || f.formatID == AudioFormatID.mpeg4AAC || f.formatID == AudioFormatID.appleLossless
+            || f.formatID == AudioFormatID.flac || f.formatID == AudioFormatID.opus || f.formatID == AudioFormatID.vorbis
     }
 
     /// Opens `url` and parses its header.
@@ -62,7 +70,10 @@ public final class CompressedFileReader {
         }
         chunk = .allocate(byteCount: AudioFileReader.chunkBytes, alignment: 16)
         format = .linearPCM(sampleRate: 48000, channels: 1, bits: 16)
-        segments = Self.plan(fd)
+        let plan = Self.plan(fd)
+        segments = plan.segments
+        resumeAtFirstPacket = plan.resume
+        fileSize = plan.size
         do {
             stream = try AudioFileStream(
                 propertyListener: { _, p, flags in if p == .magicCookieData { flags.insert(.cacheProperty) } },
@@ -85,33 +96,31 @@ public final class CompressedFileReader {
         chunk.deallocate()
     }
 
-    /// The pieces of the file to feed: the whole file, or for a CAF with chunks after `data`,
-    /// the header, every other chunk in order, then `data`.
-    static func plan(_ fd: Int32) -> [(offset: Int64, length: Int64)] {
+    /// The pieces of the file to feed (``AudioFileReadingOrder``): the whole file, or for a
+    /// CAF with chunks after `data`, the header, every other chunk in order, then `data`.
+    static func plan(_ fd: Int32) -> (segments: [(offset: Int64, length: Int64)], resume: Bool, size: Int64) {
         var st = stat()
         let size = fstat(fd, &st) == 0 ? Int64(st.st_size) : Int64.max
-        var head = [UInt8](repeating: 0, count: 12)
-        guard pread(fd, &head, 8, 0) == 8, head[0..<4] == [0x63, 0x61, 0x66, 0x66] else { return [(0, size)] }
-        var chunks: [(type: [UInt8], offset: Int64, length: Int64)] = []
-        var at: Int64 = 8
-        while at + 12 <= size, chunks.count < 4096 {
-            guard pread(fd, &head, 12, off_t(at)) == 12 else { break }
-            var n: Int64 = 0
-            for k in 0..<8 { n = n << 8 | Int64(head[4 + k]) }
-            let total = n < 0 ? size - at : min(12 + n, size - at)
-            chunks.append((Array(head[0..<4]), at, total))
-            at += total
+        let order = AudioFileReadingOrder.make(fileSize: size) { offset, count in
+            var b = [UInt8](repeating: 0, count: count)
+            let n = pread(fd, &b, count, off_t(offset))
+            return n > 0 ? Array(b[0..<n]) : []
         }
-        guard let d = chunks.firstIndex(where: { $0.type == [0x64, 0x61, 0x74, 0x61] }), d < chunks.count - 1 else {
-            return [(0, size)]
-        }
-        var out: [(offset: Int64, length: Int64)] = [(0, 8)]
-        for (i, c) in chunks.enumerated() where i != d { out.append((c.offset, c.length)) }
-        out.append((chunks[d].offset, chunks[d].length))
-        return out
+        return (order.segments.map { ($0.offset, $0.length) }, order.resumeAtFirstPacket, size)
     }
 
     private func readChunk() throws(SessionError) {
+        if segment == segments.count, resumeAtFirstPacket, stream.isReadyToProducePackets {
+            // An MP4 read moov first: its samples are where the sample table says.
+            resumeAtFirstPacket = false
+            do {
+                let start = try stream.seek(toPacket: 0).byteOffset
+                segments.append((start, max(0, fileSize - start)))
+                discontinuityNext = true
+            } catch {
+                throw SessionError(.unsupportedAudio, file: url.path, "\(error)")
+            }
+        }
         guard segment < segments.count else { endOfFile = true; return }
         let s = segments[segment]
         let want = Int(min(Int64(AudioFileReader.chunkBytes), s.length - segmentDone))
@@ -128,7 +137,9 @@ public final class CompressedFileReader {
         segmentDone += Int64(got)
         if segmentDone >= s.length { segment += 1; segmentDone = 0 }
         do {
-            try stream.parse(UnsafeRawBufferPointer(start: chunk, count: got))
+            let flags: AudioFileStreamParseFlags = discontinuityNext ? .discontinuity : []
+            discontinuityNext = false
+            try stream.parse(UnsafeRawBufferPointer(start: chunk, count: got), flags: flags)
         } catch {
             throw SessionError(.unsupportedAudio, file: url.path, "\(error)")
         }
@@ -146,8 +157,12 @@ public final class CompressedFileReader {
             let perPacket = stream?.dataFormat?.framesPerPacket ?? format.framesPerPacket
             framesParsed += Int64(d.variableFramesInPacket > 0 ? d.variableFramesInPacket : perPacket)
         }
-        if keepLast, let last = pendingDescs.last {
+        // The last packet is kept apart for the probe (ALAC's last packet states its own
+        // length); it may arrive while the header is still being read, so always.
+        if let last = pendingDescs.last {
             lastPacket = Array(pending[Int(last.startOffset)..<(Int(last.startOffset) + Int(last.dataByteSize))])
+        }
+        if keepLast {
             pending.removeAll(keepingCapacity: true)
             pendingDescs.removeAll(keepingCapacity: true)
         }
@@ -199,23 +214,46 @@ public final class CompressedFileReader {
         return 8192
     }
 
+    /// The granule position of the last Ogg page in the file's last 128 KiB.
+    static func lastGranule(_ fd: Int32) -> Int64? {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return nil }
+        let size = Int64(st.st_size)
+        let n = Int(min(size, 128 << 10))
+        var tail = [UInt8](repeating: 0, count: n)
+        guard pread(fd, &tail, n, off_t(size - Int64(n))) == n else { return nil }
+        return oggLastGranule(tail)
+    }
+
     /// Reads the header and counts the frames a decoder will play: the gapless valid-frame
-    /// count when the file records one (MP3 LAME tag), else every packet's frames (parsing the
-    /// whole file, packets dropped as they stream by); for Apple Lossless, the last packet's
-    /// own frame count (ffmpeg's CAF records whole packets as valid). Nil when the file is
-    /// not compressed.
+    /// count when the file records one (MP3 LAME tag, FLAC STREAMINFO, MP4 `iTunSMPB` or edit
+    /// list and sample durations); for Ogg, the last page's granule position (minus the
+    /// priming: Opus's pre-skip); else every packet's frames (parsing the whole file, packets
+    /// dropped as they stream by); for Apple Lossless in CAF, the last packet's own frame
+    /// count (ffmpeg's CAF records whole packets as valid). Nil when the file is not compressed.
     static func probe(_ url: URL) throws(SessionError) -> AudioFileInfo? {
         let r = try CompressedFileReader(url: url)
         guard isCompressed(r.format) else { return nil }
-        if r.format.formatID == AudioFormatID.mpegLayer3, let pt = r.packetTableInfo, pt.numberValidFrames > 0 {
+        // MP3's LAME tag, FLAC's STREAMINFO and MP4's edit list and sample durations give
+        // the exact length.
+        let exact = r.format.formatID == AudioFormatID.mpegLayer3 || r.format.formatID == AudioFormatID.flac
+            || r.fileType == AudioFileTypeID.mpeg4 || r.fileType == AudioFileTypeID.m4a
+        if exact, let pt = r.packetTableInfo, pt.numberValidFrames > 0 {
             return AudioFileInfo(fileType: r.fileType, format: r.format, frameCount: pt.numberValidFrames)
+        }
+        if r.fileType == AudioFileTypeID.ogg, let granule = lastGranule(r.fd) {
+            // Ogg: the last page's granule position is the stream's end (Opus counts the
+            // pre-skip in it).
+            let priming = Int64(r.packetTableInfo?.primingFrames ?? 0)
+            return AudioFileInfo(fileType: r.fileType, format: r.format, frameCount: max(0, granule - priming))
         }
         r.keepLast = true
         r.pending.removeAll()
         r.pendingDescs.removeAll()
         while !r.endOfFile { try r.readChunk() }
         var frames = r.framesParsed
-        if r.format.formatID == AudioFormatID.appleLossless, let last = alacPartialFrames(r.lastPacket) {
+        if r.format.formatID == AudioFormatID.appleLossless, r.fileType == AudioFileTypeID.caf,
+            let last = r.lastPacket.withUnsafeBytes({ PacketInspection.alacFrames($0) }) {
             frames += Int64(last) - Int64(r.format.framesPerPacket)
         }
         if let pt = r.packetTableInfo {
@@ -223,19 +261,5 @@ public final class CompressedFileReader {
             if pt.numberValidFrames > 0 { frames = min(frames, pt.numberValidFrames) }
         }
         return AudioFileInfo(fileType: r.fileType, format: r.format, frameCount: max(0, frames))
-    }
-
-    /// The frame count an ALAC packet's header states when it is a partial (last) packet:
-    /// 3 bits element, 4 bits instance, 12 unused, 1 bit "has size", 2 bits shift, 1 bit
-    /// uncompressed, then 32 bits of frames.
-    static func alacPartialFrames(_ p: [UInt8]) -> Int? {
-        guard p.count >= 7 else { return nil }
-        var bits: UInt64 = 0
-        for i in 0..<7 { bits = bits << 8 | UInt64(p[i]) }
-        // 56 bits read; bit 0 is the first.
-        func field(_ at: Int, _ n: Int) -> UInt64 { (bits >> UInt64(56 - at - n)) & ((1 << UInt64(n)) - 1) }
-        guard field(19, 1) == 1 else { return nil }
-        let frames = Int(field(23, 32))
-        return frames > 0 ? frames : nil
     }
 }

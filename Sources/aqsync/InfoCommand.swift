@@ -10,7 +10,7 @@ struct InfoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "info", abstract: "Show what the file-stream parser finds in an audio file.")
 
-    @Argument(help: "The audio file (WAVE, AIFF, AIFC, CAF, NeXT/Sun, MP3, ADTS AAC).")
+    @Argument(help: "The audio file (WAVE, RF64, Wave64, AIFF, AIFC, CAF, NeXT/Sun, MP3, ADTS AAC, FLAC, MP4/M4A, Ogg FLAC/Opus/Vorbis).")
     var file: String
 
     @Flag(help: "Print one JSON object instead of text.")
@@ -107,6 +107,7 @@ struct InfoCommand: ParsableCommand {
         var packets: UInt64 = 0
         var payload: UInt64 = 0
         var frames: Int64 = 0
+        var lastALACFrames: Int?
         let stream: AudioFileStream
         do {
             stream = try AudioFileStream(
@@ -120,6 +121,12 @@ struct InfoCommand: ParsableCommand {
                             payload += UInt64(d.dataByteSize)
                             frames += Int64(d.variableFramesInPacket)
                         }
+                        // ALAC's last packet states its own (shorter) length.
+                        if let last = descriptions.last {
+                            let start = Int(last.startOffset)
+                            lastALACFrames = PacketInspection.alacFrames(
+                                UnsafeRawBufferPointer(rebasing: data[start..<(start + Int(last.dataByteSize))]))
+                        }
                     } else {
                         payload += UInt64(data.count)
                     }
@@ -127,19 +134,71 @@ struct InfoCommand: ParsableCommand {
         } catch {
             throw InfoFailure(reason: error.description)
         }
-        while true {
-            let chunk: Data
-            do {
-                chunk = try handle.read(upToCount: 64 << 10) ?? Data()
-            } catch {
-                throw InfoFailure(reason: "read error: \(error.localizedDescription)")
-            }
-            if chunk.isEmpty { break }
-            let result = chunk.withUnsafeBytes { raw -> AudioFileStreamError? in
+        // Files are read in the order a push parser needs (a CAF's pakt before its data).
+        let size = Int64((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? Int64.max)
+        let order = AudioFileReadingOrder.make(fileSize: size) { offset, count in
+            guard (try? handle.seek(toOffset: UInt64(offset))) != nil else { return [] }
+            return [UInt8]((try? handle.read(upToCount: count)) ?? Data())
+        }
+        if let header = order.replacementHeader {
+            // A WAVE past 4 GiB whose data size wrapped around: a corrected copy of its header.
+            let result = header.withUnsafeBytes { raw -> AudioFileStreamError? in
                 do throws(AudioFileStreamError) { try stream.parse(raw) } catch { return error }
                 return nil
             }
             if let error = result { throw InfoFailure(reason: error.description) }
+        }
+        for segment in order.segments {
+            let skip = Int64(order.replacementHeader?.count ?? 0)
+            let offset = max(segment.offset, segment.offset == 0 ? skip : 0)
+            do {
+                try handle.seek(toOffset: UInt64(offset))
+            } catch {
+                throw InfoFailure(reason: "read error: \(error.localizedDescription)")
+            }
+            var left = segment.length - (offset - segment.offset)
+            while left > 0 {
+                let chunk: Data
+                do {
+                    chunk = try handle.read(upToCount: Int(min(left, 64 << 10))) ?? Data()
+                } catch {
+                    throw InfoFailure(reason: "read error: \(error.localizedDescription)")
+                }
+                if chunk.isEmpty { break }
+                left -= Int64(chunk.count)
+                let result = chunk.withUnsafeBytes { raw -> AudioFileStreamError? in
+                    do throws(AudioFileStreamError) { try stream.parse(raw) } catch { return error }
+                    return nil
+                }
+                if let error = result { throw InfoFailure(reason: error.description) }
+            }
+        }
+        if order.resumeAtFirstPacket, stream.isReadyToProducePackets {
+            // An MP4 read moov first: the samples are where its table says.
+            let start: Int64
+            do {
+                start = try stream.seek(toPacket: 0).byteOffset
+                try handle.seek(toOffset: UInt64(start))
+            } catch {
+                throw InfoFailure(reason: "\(error)")
+            }
+            var first = true
+            while true {
+                let chunk: Data
+                do {
+                    chunk = try handle.read(upToCount: 64 << 10) ?? Data()
+                } catch {
+                    throw InfoFailure(reason: "read error: \(error.localizedDescription)")
+                }
+                if chunk.isEmpty { break }
+                let flags: AudioFileStreamParseFlags = first ? .discontinuity : []
+                first = false
+                let result = chunk.withUnsafeBytes { raw -> AudioFileStreamError? in
+                    do throws(AudioFileStreamError) { try stream.parse(raw, flags: flags) } catch { return error }
+                    return nil
+                }
+                if let error = result { throw InfoFailure(reason: error.description) }
+            }
         }
         guard stream.isReadyToProducePackets, let format = stream.dataFormat else {
             if stream.fileType == nil {
@@ -153,7 +212,21 @@ struct InfoCommand: ParsableCommand {
             ? Int64(clamping: packetCount).multipliedReportingOverflow(by: Int64(format.framesPerPacket)).partialValue : frames
         let priming = Int64(table?.primingFrames ?? 0)
         let remainder = Int64(table?.remainderFrames ?? 0)
-        let frameCount = table.map { $0.numberValidFrames } ?? max(0, totalFrames - priming - remainder)
+        var frameCount = table.map { $0.numberValidFrames } ?? max(0, totalFrames - priming - remainder)
+        if format.formatID == AudioFormatID.appleLossless, let last = lastALACFrames, format.framesPerPacket > 0 {
+            // ffmpeg's CAF counts the short last packet as whole: its own header says how long it is.
+            frameCount = min(frameCount, max(0, totalFrames - Int64(format.framesPerPacket) + Int64(last) - priming))
+        }
+        if stream.fileType == AudioFileTypeID.ogg {
+            // Ogg: the last page's granule position is where the stream ends.
+            let tailStart = max(0, size - (128 << 10))
+            if (try? handle.seek(toOffset: UInt64(tailStart))) != nil,
+                let tail = try? handle.read(upToCount: Int(size - tailStart)),
+                let granule = oggLastGranule([UInt8](tail))
+            {
+                frameCount = max(0, granule - priming)
+            }
+        }
         var bitRate: UInt32 = 0
         if case .uint32(let b)? = try? stream.value(of: .bitRate) { bitRate = b }
         return Summary(

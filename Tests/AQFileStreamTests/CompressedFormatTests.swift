@@ -290,7 +290,7 @@ func cafVarint(_ v: UInt32) -> [UInt8] {
         verifySplits(file)
 
         // With the pakt after the data it can't be streamed: documented error.
-        #expect(parse(buildCAF(chunks)).error == AudioFileStreamError.unsupportedDataFormat)
+        #expect(parse(buildCAF(chunks)).error == AudioFileStreamError.notOptimized)
     }
 
     /// AAC packets (from ffmpeg's ADTS) in a CAF with a packet table and unknown data size.

@@ -181,3 +181,33 @@ extension FuzzRegressionTests {
         }
     }
 }
+
+extension FuzzRegressionTests {
+    /// An RF64 whose ds64 table gives a chunk a size of 2^64 − 1: skipping it must not overflow.
+    @Test func rf64TableSizeNearUInt64Max() throws {
+        let input = try #require(Data(base64Encoded:
+            "HFJGNjT/////V0FWRWRzNjQoAAAAAAABP//wCAAAAET///////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////////9hTGYAAAAAAEABAAAAAAAAUAEcAAABAAABGlVOSwoAAAAAAAAASlVOS/////8HBwcHBwdnFXNcJ+rPJlDnNZd0x+10p1Q0LJMQZ3d90dzJX2NVmzM5tLhl42rvY2l5zWo6UhiIRFea0r2KfL7MftEWcvwBjOITSjnfVXZ2dnZ2dnZ2dnZ2dnZ2dnZ2dqT0+UorBYZfEGqft/XignmDZKZ7hBIBHOvIyZKbVdE="))
+        let bytes = [UInt8](input.dropFirst())
+        let whole = parse(bytes)
+        #expect(whole.error == nil)
+        for split in [Split.chunks(7), .bytewise] {
+            #expect(parse(bytes, split: split).packetCount == whole.packetCount)
+        }
+    }
+}
+
+extension FuzzRegressionTests {
+    /// ".snd" followed by "ftyp": the magic at byte 0 wins however the input is split (the
+    /// MP4 check at byte 4 once ran first only when 8 bytes had arrived).
+    @Test func nextHeaderThatLooksLikeMP4() throws {
+        let input = try #require(Data(base64Encoded:
+            "GC5zbmRmdHlwAAAAKv8ABkAAAAACEAAfQAAAAAJQcm9jZXNzZWQgYnmfn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fnyBTb1gAAAAAqJ+fn5+fn5+fn5+fn5+fn5+fnwLhl/lYl3XEeLg8vQxYFGbswGAsjJvkmPyLT5m+yeMgWdqHSbWHhktQL1EQz2wcEw=="))
+        let bytes = [UInt8](input.dropFirst())
+        let whole = parse(bytes)
+        #expect(whole.uint32(.fileFormat) == AudioFileTypeID.next.rawValue)
+        for split in [Split.chunks(6), .bytewise, .random(5)] {
+            let other = parse(bytes, split: split)
+            #expect(other.error == whole.error && other.packetCount == whole.packetCount && other.data == whole.data, "\(split)")
+        }
+    }
+}

@@ -60,4 +60,66 @@ import Testing
             #expect(r.err.contains(path))
         }
     }
+
+    /// Length of ffmpeg's own decode of a file, in frames.
+    func ffmpegFrames(_ f: Fixtures, _ file: String, channels: Int) throws -> Int {
+        let out = f.path("decode-\(UUID().uuidString).f32")
+        try f.ffmpeg(["-i", file, "-f", "f32le", out])
+        return try f.read(out).count / 4 / channels
+    }
+
+    func json(_ r: (status: Int32, out: String, err: String)) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any])
+    }
+
+    /// ffmpeg's ALAC CAF (pakt after the data) is read with its packet table first, and the
+    /// frame count is the decoded length: the short last packet counted as its own header says,
+    /// also for a mono file ending in silence whose data arrives with the header.
+    @Test(arguments: [(2, "sine=f=440:d=0.7", ""), (1, "sine=f=440:d=0.5", "apad=pad_dur=0.5")])
+    func alacCAFWithPacketTableAfterData(channels: Int, source: String, filter: String) throws {
+        let f = try Fixtures()
+        try f.ffmpeg(["-f", "lavfi", "-i", source + ":sample_rate=44100"] + (filter.isEmpty ? [] : ["-af", filter])
+            + ["-ac", "\(channels)", "-c:a", "alac", "-sample_fmt", "s16p", f.path("t.caf")])
+        let r = try run(["info", f.path("t.caf"), "--json"], in: f)
+        #expect(r.status == 0, "\(r.err)")
+        let obj = try json(r)
+        #expect(obj["format_id"] as? String == "alac")
+        #expect(obj["frame_count"] as? Int == (try ffmpegFrames(f, f.path("t.caf"), channels: channels)))
+    }
+
+    /// RF64, Wave64, FLAC and M4A files: container, format and exact frame counts (gapless:
+    /// the AAC's priming and padding are not counted).
+    @Test(arguments: [
+        ("t.wav", ["-c:a", "pcm_s24le", "-rf64", "always"], "RF64", "lpcm"),
+        ("t.w64", ["-c:a", "pcm_s16le"], "W64f", "lpcm"),
+        ("t.flac", ["-c:a", "flac"], "flac", "flac"),
+        ("t.m4a", ["-c:a", "aac"], "m4af", "aac "),  // moov after mdat: read moov first
+        ("a.m4a", ["-c:a", "alac"], "m4af", "alac"),
+        ("t.opus", ["-c:a", "libopus"], "ogg ", "opus"),  // length: last granule − pre-skip
+        ("t.oga", ["-c:a", "flac"], "ogg ", "flac"),  // ffmpeg's STREAMINFO has no length: the granule
+        ("t.ogg", ["-c:a", "libvorbis"], "ogg ", "vorb"),
+    ])
+    func newContainers(name: String, codec: [String], fileFormat: String, formatID: String) throws {
+        let f = try Fixtures()
+        try f.ffmpeg(["-f", "lavfi", "-i", "sine=f=440:d=0.3:sample_rate=48000"] + codec + [f.path(name)])
+        let r = try run(["info", f.path(name), "--json"], in: f)
+        #expect(r.status == 0, "\(r.err)")
+        let obj = try json(r)
+        #expect(obj["file_format"] as? String == fileFormat)
+        #expect(obj["format_id"] as? String == formatID)
+        #expect(obj["frame_count"] as? Int == 14400)
+    }
+
+    /// A format aqsync does not read is named in the one-line refusal.
+    @Test func refusalNamesTheFormat() throws {
+        let f = try Fixtures()
+        try f.ffmpeg(["-f", "lavfi", "-i", "sine=d=0.2", "-c:a", "wavpack", f.path("t.wv")])
+        let r = try run(["info", f.path("t.wv")], in: f)
+        #expect(r.status == 1)
+        #expect(r.err.contains("WavPack") && r.err.contains("'typ?'"), "\(r.err)")
+        try f.ffmpeg(["-f", "lavfi", "-i", "sine=d=0.2", "-ar", "16000", "-c:a", "libspeex", "-f", "ogg", f.path("t.spx")])
+        let v = try run(["info", f.path("t.spx")], in: f)
+        #expect(v.status == 1)
+        #expect(v.err.contains("Speex") && v.err.contains("'fmt?'"), "\(v.err)")
+    }
 }
