@@ -931,3 +931,12 @@ public final class AudioQueue: @unchecked Sendable {
     /// (late buffers) — skipped so that the queue stays on its timeline.
     public var lateFrames: Int64 { engine.locked { lateFramesTotal } }
 }
+
+extension AudioQueue {
+    /// Runs `body` holding the lock that guards this queue's state (tests only).
+    func withStateLockForTesting(_ body: () -> Void) {
+        engine.lock.lock()
+        defer { engine.lock.unlock() }
+        body()
+    }
+}

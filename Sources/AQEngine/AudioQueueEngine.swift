@@ -37,6 +37,9 @@ public final class AudioQueueEngine: @unchecked Sendable {
     /// can still read it.
     private var coreFreed = false
 
+    /// Held while events are handled (callbacks and listeners run under it), by the events
+    /// thread or by ``deliverPendingEvents()`` on the caller's thread. Recursive.
+    let consumer = NSRecursiveLock()
     private let stopEvents = Atomic<Bool>(false)
     private let eventsDone = DispatchSemaphore(value: 0)
 
@@ -299,13 +302,28 @@ public final class AudioQueueEngine: @unchecked Sendable {
             ts.tv_nsec += 20_000_000
             if ts.tv_nsec >= 1_000_000_000 { ts.tv_sec += 1; ts.tv_nsec -= 1_000_000_000 }
             _ = sem_timedwait(wake, &ts)
+            consumer.lock()
             drainEvents()
+            consumer.unlock()
         }
+        consumer.lock()
         drainEvents()
+        consumer.unlock()
         eventsDone.signal()
     }
 
-    /// Handles everything the render thread reported. Events thread only.
+    /// Delivers every event the render thread has reported so far on the calling thread:
+    /// output callbacks and listeners run before it returns. Events the events thread is
+    /// handling at the moment are finished first (it waits for them). Any control thread,
+    /// including callbacks; blocks while another thread delivers events. Tests on the
+    /// hand-driven device call it after ``ManualDevice/render(frames:cycle:)``.
+    public func deliverPendingEvents() {
+        consumer.lock()
+        defer { consumer.unlock() }
+        drainEvents()
+    }
+
+    /// Handles everything the render thread reported. Consumer lock held.
     func drainEvents() {
         while let e = core.pointee.events.pop() {
             handle(e)

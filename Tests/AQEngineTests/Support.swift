@@ -49,3 +49,27 @@ final class Counter: Sendable {
     var value: Int { a.load(ordering: .relaxed) }
 }
 
+
+/// Runs `body` on a new thread and reports whether it returned within `seconds`. For tests
+/// whose failure is a hang: the wait detects the failure, it does not synchronise anything
+/// (a passing run returns as soon as `body` does).
+func finishes(within seconds: Double = 10, _ body: @escaping @Sendable () -> Void) -> Bool {
+    let done = DispatchSemaphore(value: 0)
+    let t = Thread {
+        body()
+        done.signal()
+    }
+    t.start()
+    return done.wait(timeout: .now() + seconds) == .success
+}
+
+/// A one-shot gate a callback can wait on until the test opens it.
+final class Gate: @unchecked Sendable {
+    private let entered = DispatchSemaphore(value: 0)
+    private let opened = DispatchSemaphore(value: 0)
+    /// Called by the blocked side: says it arrived, then waits until ``open()``.
+    func arriveAndWait() { entered.signal(); opened.wait() }
+    /// Waits until the blocked side arrived.
+    func waitForArrival() { entered.wait() }
+    func open() { opened.signal() }
+}
