@@ -52,6 +52,9 @@ public struct SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
     /// Free slots as the producer sees them. Producer thread only.
     public var freeCount: Int { index.freeCount }
 
+    /// Values pushed since the ring was made (wrapping). Any thread.
+    public var produced: Int { index.produced }
+
     /// Values waiting (a snapshot). Any thread.
     public var count: Int { index.count }
 }
@@ -123,4 +126,11 @@ public struct RingIndex: @unchecked Sendable {
     public var count: Int {
         indices.pointee.head.load(ordering: .acquiring) &- indices.pointee.tail.load(ordering: .acquiring)
     }
+
+    /// Values pushed since the ring was made (wrapping). Any thread.
+    public var produced: Int { indices.pointee.head.load(ordering: .acquiring) }
+
+    /// Values consumed since the ring was made (wrapping); the consumer releases a slot only
+    /// after it is done with its value. Any thread.
+    public var consumed: Int { indices.pointee.tail.load(ordering: .acquiring) }
 }

@@ -2,6 +2,7 @@ import AQConvert
 import AQCore
 import AQTypes
 import Foundation
+import Synchronization
 
 /// Identifiers of audio queue properties, with the reference's four-character codes.
 public enum AudioQueuePropertyID: UInt32, Sendable, CaseIterable {
@@ -77,19 +78,49 @@ public final class AudioQueueTimeline: @unchecked Sendable {
 
 /// A playback audio queue (`AudioQueueRef` made by `AudioQueueNewOutput`).
 ///
+/// A handle stays tied to its own queue: once the queue is disposed of, every call through
+/// the handle is refused with `.invalidQueue` (reads give neutral values), never applied to a
+/// queue that later reuses its internal slot.
+///
 /// Thread safety: every method may be called from any thread but the render thread, including
-/// from the output callback and listeners (which run on the engine's events thread).
+/// from the output callback and listeners. Each queue has its own lock: one queue's work (a long
+/// decode at enqueue) never delays another queue. Calls that block are marked so.
 public final class AudioQueue: @unchecked Sendable {
-    /// Called on the events thread with a buffer the queue is done with.
+    /// Called with a buffer the queue is done with: on the events thread (or the thread in
+    /// ``AudioQueueEngine/deliverPendingEvents()``); for buffers handed back by an immediate
+    /// ``stop(immediately:)`` or ``reset()``, on the thread that called it, before it returns.
     public typealias OutputCallback = @Sendable (AudioQueue, AudioQueueBuffer) -> Void
-    /// Called on the events thread when a property changed.
+    /// Called when a property changed, on the thread that changed it (a setter, an immediate
+    /// stop) or the events thread (run-state changes the render thread reports).
     public typealias PropertyListener = @Sendable (AudioQueue, AudioQueuePropertyID) -> Void
 
     /// The format buffers are in.
     public let format: AudioStreamBasicDescription
-    /// The engine the queue plays on.
-    public let engine: AudioQueueEngine
+    /// The engine the queue plays on. The queue does not keep it alive: reading this after the
+    /// engine was released is a programming error and stops the program with a message.
+    /// Any thread; does not block.
+    public var engine: AudioQueueEngine {
+        guard let e = engineRef else {
+            fatalError("AudioQueue.engine: the engine was released (queues do not keep their engine alive)")
+        }
+        return e
+    }
+    weak var engineRef: AudioQueueEngine?
+    /// The engine's shared state (renderer, slot table, command ring), kept alive by the queue.
+    let hub: EngineShared
     let slot: Int32
+    /// Tells this queue from earlier and later queues in the same slot.
+    let generation: UInt32
+    /// Guards the queue's state (the fields below). Order: `callbackLock` → `lock` → the
+    /// engine's lock → the engine's command lock; leaf locks (`flags`) last.
+    let lock = NSLock()
+    /// Held while a callback or listener of this queue runs (recursive, so that callbacks may
+    /// call back); a disposal takes it, so none runs after ``dispose(immediately:)`` returned.
+    let callbackLock = NSRecursiveLock()
+    /// Guards `errorValue` and `listenerTable` (a leaf lock: nothing is taken while held).
+    let flags = NSLock()
+    /// The run state the render thread last reported (atomic: read without the queue lock).
+    let runningFlag = Atomic<Bool>(false)
     let callback: OutputCallback
     /// PCM queues: the converter to planar float. Nil for compressed queues.
     let deinterleaver: PCMDeinterleaver?
@@ -99,16 +130,30 @@ public final class AudioQueue: @unchecked Sendable {
     /// Device frames per queue frame.
     let ratio: Double
 
-    // Guarded by engine.lock:
+    // Guarded by `lock`:
     var buffers: [AudioQueueBuffer?] = []
     var freeTokens: [UInt32] = []
-    var enqueuedCount = 0
+    /// Buffers (and converter tails) handed to the render thread, in enqueue order, with the
+    /// serial of that enqueue: a done event that matches none is stale.
+    var inFlight: [(token: UInt32, serial: UInt32)] = []
+    var enqueuedCount: Int { inFlight.count }
+    var nextSerial: UInt32 = 0
+    /// Timeline number: changes whenever queue time restarts (see RenderEvent.stopped).
+    var epoch: UInt32 = 0
+    /// Run number sent with starts; changed by a synchronous stop so that run-state events
+    /// from before it are ignored.
+    var run: UInt32 = 0
+    /// A start was sent and no stop since.
+    var startRequested = false
+    /// Disposed of (or its engine closed): the handle is stale.
+    var disposed = false
+    /// Volume commands sent (compared with those the renderer applied).
+    var volumeCommandsSent: Int64 = 0
     var nextQueueFrame: Int64 = 0
     var nextDeviceFrame: Int64 = 0
     var streamOpen = false
     var scratch: [Float] = []
     var tails: [TailChunk] = []
-    var isRunningValue = false
     var disposing = false
     var disposeWhenStopped = false
     /// A stop after the enqueued buffers is under way: queue time restarts when it completes.
@@ -117,7 +162,7 @@ public final class AudioQueue: @unchecked Sendable {
     var meteringEnabled = false
     var layout: AudioChannelLayout
     var magicCookieBytes: [UInt8] = []
-    // Compressed queues (guarded by engine.lock):
+    // Compressed queues (guarded by `lock`):
     /// The decoder; nil until the magic cookie is set for formats that need one.
     var decoder: PacketDecoder?
     /// Corrupt packets counted by decoders this queue replaced (a new cookie makes a new one).
@@ -130,15 +175,26 @@ public final class AudioQueue: @unchecked Sendable {
     var decoderStreamOpen = false
     /// Priming/remainder frames to trim from the current stream (``setGaplessInfo(_:)``).
     var gapless: AudioFilePacketTableInfo?
+    // Guarded by `flags`:
     var listenerTable: [(id: AudioQueuePropertyID, token: Int, listener: PropertyListener)] = []
     var nextListenerToken = 0
+    var errorValue: AudioQueueError?
+    // Guarded by `lock`:
     var startFrame: Int64?
     var lateStartFrames: Int64 = 0
     var lateFramesTotal: Int64 = 0
     var framesPlayed: Int64 = 0
     var droppedTailFrames = 0
-    /// Why the queue stopped on its own (the device went away), if it did.
-    var lastError: AudioQueueError?
+    /// Why the queue stopped on its own (the device went away), if it did. Any thread.
+    var lastError: AudioQueueError? {
+        get { flags.lock(); defer { flags.unlock() }; return errorValue }
+        set { flags.lock(); errorValue = newValue; flags.unlock() }
+    }
+    /// The run state (lock-free). Any thread.
+    var isRunningValue: Bool {
+        get { runningFlag.load(ordering: .acquiring) }
+        set { runningFlag.store(newValue, ordering: .releasing) }
+    }
 
     /// Rate-conversion tails: frames the converter still held when a stream was flushed.
     final class TailChunk {
@@ -161,11 +217,14 @@ public final class AudioQueue: @unchecked Sendable {
     static let tailTokenBit: UInt32 = 0x8000_0000
 
     init(
-        engine: AudioQueueEngine, slot: Int32, format: AudioStreamBasicDescription, deinterleaver: PCMDeinterleaver?,
-        decoder: PacketDecoder?, converter: RateConverter?, callback: @escaping OutputCallback
+        engine: AudioQueueEngine, slot: Int32, generation: UInt32, format: AudioStreamBasicDescription,
+        deinterleaver: PCMDeinterleaver?, decoder: PacketDecoder?, converter: RateConverter?,
+        callback: @escaping OutputCallback
     ) {
-        self.engine = engine
+        self.engineRef = engine
+        self.hub = engine.shared
         self.slot = slot
+        self.generation = generation
         self.format = format
         self.deinterleaver = deinterleaver
         self.decoder = decoder
@@ -176,17 +235,26 @@ public final class AudioQueue: @unchecked Sendable {
         let n = Int(format.channelsPerFrame)
         layout = n == 1 ? .mono : n == 2 ? .stereo : .discrete(n)
         if converter != nil || deinterleaver == nil {
-            let tailCapacity = RateConverter.maximumOutputFrames(inputFrames: 8192, inputRate: format.sampleRate, outputRate: engine.device.sampleRate)
+            let tailCapacity = RateConverter.maximumOutputFrames(inputFrames: 8192, inputRate: format.sampleRate, outputRate: hub.device.sampleRate)
             tails = [TailChunk(channels: n, capacity: tailCapacity), TailChunk(channels: n, capacity: tailCapacity)]
         }
     }
 
     var channels: Int { Int(format.channelsPerFrame) }
 
-    /// Throws unless the queue can take commands. Engine lock held.
+    /// Throws unless the queue can take commands. Queue lock held.
     func checkLive() throws(AudioQueueError) {
-        if engine.closed { throw AudioQueueError(.invalidDevice, "the engine is closed") }
+        if hub.closed { throw AudioQueueError(.invalidDevice, "the engine is closed") }
+        if disposed { throw AudioQueueError(.invalidQueue, "the queue was disposed of: the handle is stale") }
         if disposing { throw AudioQueueError(.disposalPending, "the queue is being disposed of") }
+    }
+
+    /// `body`'s value, computed with the queue lock held.
+    @inline(__always)
+    func locked<T>(_ body: () -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body()
     }
     var bytesPerFrame: Int { Int(format.bytesPerFrame) }
 
@@ -213,8 +281,8 @@ public final class AudioQueue: @unchecked Sendable {
         if isCompressed && packetDescriptions == 0 {
             throw AudioQueueError(.invalidParameter, "a \(format.formatID) queue's buffers need packet descriptions (allocateBuffer(capacity:packetDescriptions:))")
         }
-        engine.lock.lock()
-        defer { engine.lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         try checkLive()
         let frames: Int
         if isCompressed {
@@ -224,7 +292,7 @@ public final class AudioQueue: @unchecked Sendable {
             frames = capacity / max(bytesPerFrame, 1)
         }
         let renderFrames = converter == nil ? frames
-            : RateConverter.maximumOutputFrames(inputFrames: frames, inputRate: format.sampleRate, outputRate: engine.device.sampleRate)
+            : RateConverter.maximumOutputFrames(inputFrames: frames, inputRate: format.sampleRate, outputRate: hub.device.sampleRate)
         let token: UInt32
         if let t = freeTokens.popLast() { token = t } else {
             token = UInt32(buffers.count)
@@ -237,10 +305,12 @@ public final class AudioQueue: @unchecked Sendable {
         return b
     }
 
-    /// Frees a buffer (`AudioQueueFreeBuffer`). Refused while it is enqueued.
+    /// Frees a buffer (`AudioQueueFreeBuffer`). Refused while it is enqueued. Any thread but
+    /// the render thread; does not block.
     public func freeBuffer(_ buffer: AudioQueueBuffer) throws(AudioQueueError) {
-        engine.lock.lock()
-        defer { engine.lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
+        if disposed { throw AudioQueueError(.invalidQueue, "the queue was disposed of (its buffers with it)") }
         guard buffer.queue === self, Int(buffer.token) < buffers.count, buffers[Int(buffer.token)] === buffer else {
             throw AudioQueueError(.invalidBuffer, "the buffer does not belong to this queue")
         }
@@ -273,10 +343,10 @@ public final class AudioQueue: @unchecked Sendable {
         _ buffer: AudioQueueBuffer, trimFramesAtStart: Int = 0, trimFramesAtEnd: Int = 0,
         parameterEvents: [AudioQueueParameterEvent] = [], startTime: AudioTimeStamp? = nil
     ) throws(AudioQueueError) -> AudioTimeStamp {
-        engine.lock.lock()
-        defer { engine.lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         try checkLive()
-        try engine.checkUsable()
+        try hub.checkUsableLocking()
         guard buffer.queue === self, Int(buffer.token) < buffers.count, buffers[Int(buffer.token)] === buffer else {
             throw AudioQueueError(.invalidBuffer, "the buffer does not belong to this queue")
         }
@@ -329,22 +399,27 @@ public final class AudioQueue: @unchecked Sendable {
             start = q
             deviceFrames = played
         }
-        return try schedule(buffer, queueFrame: q, played: played, start: start, deviceFrames: deviceFrames, volume: volume)
+        return try schedule(
+            buffer, queueFrame: q, played: played, start: start, deviceFrames: deviceFrames, volume: volume,
+            flexible: startTime == nil)
     }
 
     /// Hands a converted buffer to the render thread: `deviceFrames` frames of its render
     /// storage at queue device frame `start`; queue time moves on by `played` frames from `q`.
     /// Engine lock held.
     private func schedule(
-        _ buffer: AudioQueueBuffer, queueFrame q: Int64, played: Int, start: Int64, deviceFrames: Int, volume: Float
+        _ buffer: AudioQueueBuffer, queueFrame q: Int64, played: Int, start: Int64, deviceFrames: Int, volume: Float,
+        flexible: Bool
     ) throws(AudioQueueError) -> AudioTimeStamp {
-        nextQueueFrame = q + Int64(played)
+        nextSerial &+= 1
         let scheduled = ScheduledBuffer(
             token: buffer.token, data: buffer.render, stride: Int32(buffer.renderCapacity), frames: Int32(deviceFrames),
-            start: start, volume: volume)
-        try engine.send(.enqueue(slot: slot, buffer: scheduled))
+            start: start, volume: volume, serial: nextSerial, epoch: epoch, flexible: flexible)
+        try hub.send(.enqueue(slot: slot, buffer: scheduled))
+        nextQueueFrame = q + Int64(played)
         buffer.isEnqueued = true
-        enqueuedCount += 1
+        buffer.preparedFrames = played
+        inFlight.append((buffer.token, nextSerial))
         return AudioTimeStamp(sampleTime: Double(q))
     }
 
@@ -360,8 +435,8 @@ public final class AudioQueue: @unchecked Sendable {
             guard e.parameter == AudioQueueParameterID.volume.rawValue else {
                 throw AudioQueueError(.invalidParameter, "unknown parameter ID \(e.parameter)")
             }
-            guard e.value.isFinite, e.value >= 0 else {
-                throw AudioQueueError(.invalidParameter, "volume \(e.value) is not a gain of 0 or more")
+            guard e.value.isFinite, e.value >= 0, e.value <= 1 else {
+                throw AudioQueueError(.invalidParameter, "volume \(e.value) is outside 0…1 (kAudioQueueParam_Volume)")
             }
             volume = e.value
         }
@@ -371,10 +446,10 @@ public final class AudioQueue: @unchecked Sendable {
     /// Throws `.capacityExceeded` unless one more buffer (and a converter tail after it) fits
     /// in the queue's schedule and the command ring. Lock held.
     func checkRoomToEnqueue() throws(AudioQueueError) {
-        guard enqueuedCount < engine.capacities.buffersPerQueue - 1 else {
-            throw AudioQueueError(.capacityExceeded, "\(enqueuedCount) buffers are enqueued, the most a queue holds is \(engine.capacities.buffersPerQueue - 1)")
+        guard enqueuedCount < hub.capacities.buffersPerQueue - 1 else {
+            throw AudioQueueError(.capacityExceeded, "\(enqueuedCount) buffers are enqueued, the most a queue holds is \(hub.capacities.buffersPerQueue - 1)")
         }
-        guard engine.core.pointee.commands.freeCount >= 2 else {
+        guard hub.core.pointee.commands.freeCount >= 2 else {
             throw AudioQueueError(.capacityExceeded, "the command ring is full")
         }
     }
@@ -452,7 +527,9 @@ public final class AudioQueue: @unchecked Sendable {
             start = q
             deviceFrames = n
         }
-        return try schedule(buffer, queueFrame: q, played: played, start: start, deviceFrames: deviceFrames, volume: volume)
+        return try schedule(
+            buffer, queueFrame: q, played: played, start: start, deviceFrames: deviceFrames, volume: volume,
+            flexible: startTime == nil)
     }
 
     /// Of `decoded` frames just decoded at stream position `decodedPosition`, the range to
@@ -511,14 +588,7 @@ public final class AudioQueue: @unchecked Sendable {
         }
         nextQueueFrame += Int64(to - from)
         guard n > 0 else { return }
-        let scheduled = ScheduledBuffer(
-            token: AudioQueue.tailTokenBit | UInt32(i), data: tail.storage, stride: Int32(tail.capacity), frames: Int32(n),
-            start: start)
-        if engine.core.pointee.commands.push(.enqueue(slot: slot, buffer: scheduled)) {
-            tail.inFlight = true
-            enqueuedCount += 1
-            if converter != nil { nextDeviceFrame += Int64(n) }
-        }
+        if sendTail(i, frames: n, start: start), converter != nil { nextDeviceFrame += Int64(n) }
     }
 
     /// Ends the stream: the decoder's remaining frames, then the rate converter's. Lock held.
@@ -538,34 +608,38 @@ public final class AudioQueue: @unchecked Sendable {
         let tail = tails[i]
         let n = converter.flush(output: tail.channels, capacity: tail.capacity)
         guard n > 0 else { return }
+        if sendTail(i, frames: n, start: nextDeviceFrame) { nextDeviceFrame += Int64(n) }
+    }
+
+    /// Hands tail `i` (`frames` frames at queue device frame `start`) to the render thread;
+    /// false (and the tail's frames dropped, counted) when the rings are full. Lock held.
+    func sendTail(_ i: Int, frames n: Int, start: Int64) -> Bool {
+        let tail = tails[i]
+        nextSerial &+= 1
         let scheduled = ScheduledBuffer(
             token: AudioQueue.tailTokenBit | UInt32(i), data: tail.storage, stride: Int32(tail.capacity), frames: Int32(n),
-            start: nextDeviceFrame)
-        if engine.core.pointee.commands.push(.enqueue(slot: slot, buffer: scheduled)) {
-            tail.inFlight = true
-            enqueuedCount += 1
-            nextDeviceFrame += Int64(n)
+            start: start, serial: nextSerial, epoch: epoch, flexible: true)
+        do {
+            try hub.send(.enqueue(slot: slot, buffer: scheduled))
+        } catch {
+            droppedTailFrames += n
+            return false
         }
+        tail.inFlight = true
+        inFlight.append((scheduled.token, nextSerial))
+        return true
     }
 
-    /// A buffer came back from the render thread. Lock held. Nil for internal tails.
-    func bufferReturned(token: UInt32, played: Bool, lateFrames: Int64) -> AudioQueueBuffer? {
-        enqueuedCount -= 1
-        lateFramesTotal += lateFrames
-        if token & AudioQueue.tailTokenBit != 0 {
-            let i = Int(token & ~AudioQueue.tailTokenBit)
-            if i < tails.count { tails[i].inFlight = false }
-            return nil
-        }
-        guard Int(token) < buffers.count, let b = buffers[Int(token)] else { return nil }
-        b.isEnqueued = false
-        return b
-    }
-
-    /// Queue time restarts from zero (after a stop or reset). Lock held.
+    /// Queue time restarts from zero (after a stop or reset): a new timeline epoch. Lock held.
     func resetTimeline() {
         nextQueueFrame = 0
         nextDeviceFrame = 0
+        epoch &+= 1
+        endStream()
+    }
+
+    /// Forgets the converter's and decoder's stream. Lock held.
+    func endStream() {
         streamOpen = false
         converter?.reset()
         decoder?.reset()
@@ -574,74 +648,241 @@ public final class AudioQueue: @unchecked Sendable {
         gapless = nil
     }
 
-    /// The queue's slot is free again: drop every buffer. Lock held.
-    func releaseAll() {
+    /// Every buffer in flight is the caller's again (the renderer has let go of them: a
+    /// synchronous stop, reset or dispose was applied). Returns the user's buffers in enqueue
+    /// order; their done events, still on their way, are stale. Lock held.
+    func takeBackAll() -> [AudioQueueBuffer] {
+        var out: [AudioQueueBuffer] = []
+        for (token, _) in inFlight {
+            if token & AudioQueue.tailTokenBit != 0 {
+                let i = Int(token & ~AudioQueue.tailTokenBit)
+                if i < tails.count { tails[i].inFlight = false }
+            } else if Int(token) < buffers.count, let b = buffers[Int(token)] {
+                b.isEnqueued = false
+                out.append(b)
+            }
+        }
+        inFlight.removeAll()
+        return out
+    }
+
+    /// The handle becomes stale and its buffers are released (disposal, or the engine
+    /// closed). Lock held.
+    func goneLocked() {
+        _ = takeBackAll()
+        disposed = true
+        disposing = true
+        startRequested = false
+        isRunningValue = false
         for case let b? in buffers { b.isEnqueued = false }
         buffers.removeAll()
         freeTokens.removeAll()
         tails.removeAll()
-        enqueuedCount = 0
+    }
+
+    /// The engine closed. Any control thread.
+    func markGone() {
+        lock.lock()
+        goneLocked()
+        lock.unlock()
+    }
+
+    // MARK: - Events (events thread, or the thread in deliverPendingEvents)
+
+    /// The render thread is done with a buffer: it goes back to the caller through the
+    /// callback, unless a synchronous call already handed it back (a stale event) or the
+    /// queue is being disposed of.
+    func bufferDone(token: UInt32, serial: UInt32, played: Bool, lateFrames: Int64) {
+        callbackLock.lock()
+        defer { callbackLock.unlock() }
+        lock.lock()
+        guard let k = inFlight.firstIndex(where: { $0.token == token && $0.serial == serial }) else {
+            lock.unlock()
+            return
+        }
+        inFlight.remove(at: k)
+        lateFramesTotal += lateFrames
+        var buffer: AudioQueueBuffer?
+        if token & AudioQueue.tailTokenBit != 0 {
+            let i = Int(token & ~AudioQueue.tailTokenBit)
+            if i < tails.count { tails[i].inFlight = false }
+        } else if Int(token) < buffers.count, let b = buffers[Int(token)] {
+            b.isEnqueued = false
+            buffer = b
+        }
+        let callback = disposing ? nil : callback
+        lock.unlock()
+        if let buffer, let callback { callback(self, buffer) }
+    }
+
+    /// The queue's first frame played.
+    func started(run: UInt32, frame: Int64, lateFrames: Int64) {
+        callbackLock.lock()
+        defer { callbackLock.unlock() }
+        lock.lock()
+        guard run == self.run, !disposing else { lock.unlock(); return }
+        startFrame = frame
+        lateStartFrames = lateFrames
+        let changed = !isRunningValue
+        isRunningValue = true
+        lock.unlock()
+        if changed { notify(.isRunning) }
+    }
+
+    /// The queue stopped by itself (a stop after the enqueued buffers completed).
+    func stopped(run: UInt32, drainEnd: Int64) {
+        callbackLock.lock()
+        defer { callbackLock.unlock() }
+        lock.lock()
+        guard run == self.run, !disposed else { lock.unlock(); return }
+        if drainEnd >= 0 && drainStopPending {
+            // Queue time restarts: buffers enqueued since the drain ended were moved back by
+            // the renderer (same epoch); what is enqueued from now on starts a new epoch.
+            nextDeviceFrame = max(0, nextDeviceFrame - drainEnd)
+            nextQueueFrame = max(0, nextQueueFrame - Int64((Double(drainEnd) / ratio).rounded()))
+            epoch &+= 1
+            endStream()
+        }
+        drainStopPending = false
+        startRequested = false
+        let changed = isRunningValue
+        isRunningValue = false
+        if disposeWhenStopped {
+            disposeWhenStopped = false
+            disposeNowLocked()
+            lock.unlock()
+            return
+        }
+        let quiet = disposing
+        lock.unlock()
+        if changed && !quiet { notify(.isRunning) }
+    }
+
+    /// Calls the listeners of `id` on the calling thread (callback lock held by the caller, or
+    /// taken here). Never with the queue lock held.
+    func notify(_ id: AudioQueuePropertyID) {
+        callbackLock.lock()
+        defer { callbackLock.unlock() }
+        if locked({ disposing }) { return }
+        for l in listeners(for: id) { l(self, id) }
+    }
+
+    /// Disposes of the queue now: the renderer lets go of it (synchronously), the slot is
+    /// free, the handle stale. Queue lock (and callback lock) held.
+    func disposeNowLocked() {
+        if !hub.closed { try? hub.sendNow([.release(slot: slot)]) }
+        goneLocked()
+        hub.freeSlot(self)
     }
 
     // MARK: - Control
 
     /// Starts playing (`AudioQueueStart`) at device time `time`, or as soon as possible when nil.
     /// A paused queue resumes. Buffers enqueued before the start keep their queue times.
+    /// Any thread but the render thread; does not block. `isRunning` turns true (and its
+    /// listeners run, on the events thread) when the first frame plays.
     public func start(at time: AudioTimeStamp? = nil) throws(AudioQueueError) {
-        engine.lock.lock()
-        defer { engine.lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         try checkLive()
-        try engine.checkUsable()
+        try hub.checkUsableLocking()
         var frame: Int64?
         if let time {
-            guard let tb = engine.timebase ?? (time.flags.contains(.sampleTimeValid) ? DeviceTimebase(anchorFrame: 0, anchorHostTime: 0, nominalRate: engine.device.sampleRate, rateScalar: 1) : nil),
+            guard let tb = hub.timebase ?? (time.flags.contains(.sampleTimeValid) ? DeviceTimebase(anchorFrame: 0, anchorHostTime: 0, nominalRate: hub.device.sampleRate, rateScalar: 1) : nil),
                   let full = tb.complete(time)
             else { throw AudioQueueError(.invalidParameter, "a start time needs a sample time or a host time") }
             frame = Int64(full.sampleTime.rounded())
         }
-        try engine.send(.start(slot: slot, frame: frame))
+        try hub.send(.start(slot: slot, frame: frame, run: run))
+        startRequested = true
         lastError = nil
     }
 
     /// Prepares enqueued audio for playback (`AudioQueuePrime`). Linear PCM is converted and
     /// compressed packets are decoded when they are enqueued, on the enqueuing thread, so
     /// everything enqueued is already decoded: this only reports what is ready.
-    /// Any thread but the render thread.
+    /// Any thread but the render thread; does not block.
     /// - Returns: the queue frame up to which audio is enqueued and ready to play (after
     ///   trimming).
     @discardableResult
     public func prime() throws(AudioQueueError) -> Int {
-        engine.lock.lock()
-        defer { engine.lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         try checkLive()
         return Int(nextQueueFrame)
     }
 
-    /// Pauses (`AudioQueuePause`) at the start of the next render cycle; queue time stops with
-    /// it. ``start(at:)`` resumes.
-    public func pause() throws(AudioQueueError) {
-        engine.lock.lock()
-        defer { engine.lock.unlock() }
+    /// `AudioQueuePrime(inAQ, inNumberOfFramesToPrepare, &outNumberOfFramesPrepared)`: every
+    /// enqueued buffer was decoded when it was enqueued, so at least `framesToPrepare` frames
+    /// (0: all) are ready at once. Any thread but the render thread; does not block.
+    /// - Returns: the frames decoded and waiting to play: the queue frames enqueued and not yet
+    ///   handed back, at the queue's rate.
+    /// - Throws: `.invalidParameter` for a negative count, and what ``prime()`` throws.
+    public func prime(framesToPrepare: Int) throws(AudioQueueError) -> Int {
+        guard framesToPrepare >= 0 else { throw AudioQueueError(.invalidParameter, "a negative frame count to prepare") }
+        lock.lock()
+        defer { lock.unlock() }
         try checkLive()
-        try engine.send(.pause(slot: slot))
+        var frames = 0
+        for (token, _) in inFlight where token & AudioQueue.tailTokenBit == 0 {
+            if Int(token) < buffers.count, let b = buffers[Int(token)] { frames += b.preparedFrames }
+        }
+        return frames
     }
 
-    /// Stops (`AudioQueueStop`). Immediately: at the next render cycle, every enqueued buffer
-    /// comes back through the callback unplayed. Otherwise: once every enqueued buffer has
-    /// played. `isRunning` listeners hear it when it has happened. Asynchronous in both cases:
-    /// the render thread is never waited for.
-    public func stop(immediately: Bool) throws(AudioQueueError) {
-        engine.lock.lock()
-        defer { engine.lock.unlock() }
+    /// Pauses (`AudioQueuePause`) at the start of the next render cycle; queue time stops with
+    /// it. ``start(at:)`` resumes. Any thread but the render thread; does not block.
+    public func pause() throws(AudioQueueError) {
+        lock.lock()
+        defer { lock.unlock() }
         try checkLive()
-        if immediately {
-            try engine.send(.stop(slot: slot, immediately: true))
-            resetTimeline()
-        } else {
+        try hub.send(.pause(slot: slot))
+    }
+
+    /// Stops (`AudioQueueStop`).
+    ///
+    /// Immediately (`true`): synchronous, as the reference says. When it returns the queue is
+    /// stopped (`isRunning` false), every enqueued buffer has come back through the output
+    /// callback — called on this thread, before it returns — and may be freed or refilled, and
+    /// queue time restarts at 0. It blocks until the renderer applied the stop: on a device
+    /// rendering on its own thread, its next cycle; on the hand-driven device, or a device that
+    /// stopped or stalled, this thread applies it (docs/architecture.md, "Synchronous calls").
+    /// It also waits for a callback of this queue running on another thread.
+    ///
+    /// Not immediately (`false`): returns at once; the queue stops once every enqueued buffer
+    /// has played, and `isRunning` listeners hear it on the events thread.
+    ///
+    /// Any thread but the render thread, including callbacks.
+    public func stop(immediately: Bool) throws(AudioQueueError) {
+        if !immediately {
+            lock.lock()
+            defer { lock.unlock() }
+            try checkLive()
             flushTail()
-            try engine.send(.stop(slot: slot, immediately: false))
+            try hub.send(.stop(slot: slot, immediately: false))
             drainStopPending = true
+            return
         }
+        callbackLock.lock()
+        defer { callbackLock.unlock() }
+        lock.lock()
+        do throws(AudioQueueError) {
+            try checkLive()
+            try hub.sendNow([.stop(slot: slot, immediately: true)])
+        } catch {
+            lock.unlock()
+            throw error
+        }
+        let returned = takeBackAll()
+        run &+= 1
+        resetTimeline()
+        drainStopPending = false
+        startRequested = false
+        let changed = isRunningValue
+        isRunningValue = false
+        lock.unlock()
+        for b in returned { callback(self, b) }
+        if changed { notify(.isRunning) }
     }
 
     /// Makes sure everything enqueued will play (`AudioQueueFlush`): the decoder is drained
@@ -649,63 +890,106 @@ public final class AudioQueue: @unchecked Sendable {
     /// remaining frames, are scheduled right after the last buffer. It ends the stream: the
     /// decoder is reset and the gapless window (``setGaplessInfo(_:)``) cleared, so the next
     /// buffer starts a new stream. Call it after the last buffer of a stream (a track).
-    /// Any thread but the render thread.
+    /// Any thread but the render thread; does not block.
     public func flush() throws(AudioQueueError) {
-        engine.lock.lock()
-        defer { engine.lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         try checkLive()
         flushTail()
     }
 
-    /// Resets (`AudioQueueReset`): every enqueued buffer comes back through the callback, the
-    /// converter state is cleared, and queue time restarts at zero; the next buffer enqueued
-    /// plays as soon as the render thread sees it.
+    /// Resets (`AudioQueueReset`), synchronously: when it returns every enqueued buffer has
+    /// come back through the output callback (called on this thread), the converter and
+    /// decoder state is cleared, and queue time restarts at zero; the run state is kept, and
+    /// the next buffer enqueued plays as soon as the queue runs. Blocks as an immediate
+    /// ``stop(immediately:)`` does. Any thread but the render thread, including callbacks.
     public func reset() throws(AudioQueueError) {
-        engine.lock.lock()
-        defer { engine.lock.unlock() }
-        try checkLive()
-        try engine.send(.reset(slot: slot))
+        callbackLock.lock()
+        defer { callbackLock.unlock() }
+        lock.lock()
+        do throws(AudioQueueError) {
+            try checkLive()
+            try hub.sendNow([.reset(slot: slot)])
+        } catch {
+            lock.unlock()
+            throw error
+        }
+        let returned = takeBackAll()
         resetTimeline()
+        lock.unlock()
+        for b in returned { callback(self, b) }
     }
 
-    /// Disposes of the queue (`AudioQueueDispose`): immediately, or after the enqueued buffers
-    /// have played. Its buffers are freed once the render thread has let go of them; no output
-    /// callbacks run for buffers returned by the disposal.
+    /// Disposes of the queue (`AudioQueueDispose`) and its buffers.
+    ///
+    /// Immediately (`true`): synchronous. When it returns the renderer has let go of the queue,
+    /// its slot is free for a new queue, and no callback or listener of this queue runs ever
+    /// again (it waits for one running on another thread to return; called from this queue's
+    /// own callback, that callback is the last). Every later call through this handle is
+    /// refused with `.invalidQueue`. Blocks as an immediate ``stop(immediately:)`` does.
+    ///
+    /// Not immediately (`false`): the enqueued buffers play first; from this call on no callback
+    /// or listener of the queue runs (the reference: "the audio queue no longer invokes any
+    /// callbacks"), calls through the handle are refused with `.disposalPending`, and the
+    /// disposal completes on the events thread when the last buffer has played. A queue that
+    /// is not running is disposed of at once.
+    ///
+    /// Any thread but the render thread, including callbacks.
     public func dispose(immediately: Bool) throws(AudioQueueError) {
-        engine.lock.lock()
-        defer { engine.lock.unlock() }
+        callbackLock.lock()
+        defer { callbackLock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
+        if disposed { throw AudioQueueError(.invalidQueue, "the queue was already disposed of") }
         if disposing { throw AudioQueueError(.disposalPending, "the queue is already being disposed of") }
-        if engine.closed { disposing = true; return }
-        if immediately || !isRunningValue {
-            try engine.send(.release(slot: slot))
+        if hub.closed { goneLocked(); return }
+        if immediately || !(isRunningValue || startRequested) || inFlight.isEmpty {
+            try hub.sendNow([.release(slot: slot)])
+            goneLocked()
+            hub.freeSlot(self)
         } else {
             flushTail()
-            try engine.send(.stop(slot: slot, immediately: false))
+            try hub.send(.stop(slot: slot, immediately: false))
             disposeWhenStopped = true
+            drainStopPending = true
+            disposing = true
         }
-        disposing = true
     }
 
     // MARK: - Parameters
 
-    /// A parameter's current value (`AudioQueueGetParameter`).
-    public func parameter(_ id: AudioQueueParameterID) -> Float { engine.locked { volumeValue } }
+    /// A parameter's current value (`AudioQueueGetParameter`): the value in force, whether it
+    /// was set with ``setParameter(_:_:)`` or by a buffer's parameter event; a value just set
+    /// is returned at once. A stale handle reads 0. Any thread but the render thread; does not
+    /// block.
+    public func parameter(_ id: AudioQueueParameterID) -> Float {
+        lock.lock()
+        defer { lock.unlock() }
+        if disposed { return 0 }
+        let rendered = hub.core.pointee.volume(slot: Int(slot))
+        return rendered.commandsApplied >= volumeCommandsSent ? rendered.value : volumeValue
+    }
 
-    /// Sets a parameter now (`AudioQueueSetParameter`). Volume ramps linearly over the engine's
-    /// ``AudioQueueEngine/volumeRampSeconds``, never steps.
+    /// Sets a parameter now (`AudioQueueSetParameter`). Volume is a linear gain from 0 to 1
+    /// (values outside are refused with `.invalidParameter`). On a running queue it ramps
+    /// linearly over the engine's ``AudioQueueEngine/volumeRampSeconds`` (never a step); on a
+    /// stopped or paused queue it applies at once, so the first frame played has it.
+    /// Any thread but the render thread; does not block.
     public func setParameter(_ id: AudioQueueParameterID, _ value: Float) throws(AudioQueueError) {
-        guard value.isFinite, value >= 0 else {
-            throw AudioQueueError(.invalidParameter, "volume \(value) is not a gain of 0 or more")
+        guard value.isFinite, value >= 0, value <= 1 else {
+            throw AudioQueueError(.invalidParameter, "volume \(value) is outside 0…1 (kAudioQueueParam_Volume)")
         }
-        engine.lock.lock()
-        defer { engine.lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         try checkLive()
-        let ramp = Int32((engine.volumeRampSeconds * engine.device.sampleRate).rounded())
-        try engine.send(.setVolume(slot: slot, volume: value, rampFrames: ramp))
+        let ramp = Int32((hub.volumeRampSeconds * hub.device.sampleRate).rounded())
+        try hub.send(.setVolume(slot: slot, volume: value, rampFrames: ramp))
         volumeValue = value
+        volumeCommandsSent += 1
     }
 
     /// Sets a parameter by raw ID; unknown IDs are refused with `.invalidParameter`.
+    /// Any thread but the render thread; does not block.
     public func setParameter(rawID: UInt32, _ value: Float) throws(AudioQueueError) {
         guard let id = AudioQueueParameterID(rawValue: rawID) else {
             throw AudioQueueError(.invalidParameter, "unknown parameter ID \(rawID)")
@@ -715,21 +999,22 @@ public final class AudioQueue: @unchecked Sendable {
 
     // MARK: - Properties
 
-    /// `kAudioQueueProperty_IsRunning`: true from the cycle its first frame plays until it stops.
-    public var isRunning: Bool { engine.locked { isRunningValue } }
+    /// `kAudioQueueProperty_IsRunning`: true from the cycle its first frame plays until it
+    /// stops. False for a stale handle. Any thread; does not block.
+    public var isRunning: Bool { isRunningValue }
 
-    /// Why the queue stopped by itself (its device went away), or nil.
-    public var error: AudioQueueError? { engine.locked { lastError } }
+    /// Why the queue stopped by itself (its device went away), or nil. Any thread.
+    public var error: AudioQueueError? { lastError }
 
     /// `kAudioQueueDeviceProperty_SampleRate`
-    public var deviceSampleRate: Double { engine.device.sampleRate }
+    public var deviceSampleRate: Double { hub.device.sampleRate }
     /// `kAudioQueueDeviceProperty_NumberChannels`
-    public var deviceChannelCount: Int { engine.device.outputChannelCount }
+    public var deviceChannelCount: Int { hub.device.outputChannelCount }
     /// `kAudioQueueProperty_CurrentDevice`: the device's unique identifier.
-    public var currentDevice: String { engine.device.uid }
+    public var currentDevice: String { hub.device.uid }
 
     /// `kAudioQueueProperty_ChannelLayout` (see ``setChannelLayout(_:)``).
-    public var channelLayout: AudioChannelLayout { engine.locked { layout } }
+    public var channelLayout: AudioChannelLayout { locked { layout } }
 
     /// Sets the channel layout. Its channel count must match the format's
     /// (`.invalidPropertySize` otherwise), and the queue must be stopped
@@ -738,10 +1023,14 @@ public final class AudioQueue: @unchecked Sendable {
         guard l.channelCount == channels else {
             throw AudioQueueError(.invalidPropertySize, "a layout of \(l.channelCount) channels for a \(channels)-channel queue")
         }
-        engine.lock.lock()
-        defer { engine.lock.unlock() }
-        if isRunningValue { throw AudioQueueError(.invalidRunState, "the channel layout can only change while the queue is stopped") }
-        layout = l
+        do {
+            lock.lock()
+            defer { lock.unlock() }
+            try checkLive()
+            if isRunningValue { throw AudioQueueError(.invalidRunState, "the channel layout can only change while the queue is stopped") }
+            layout = l
+        }
+        notify(.channelLayout)
     }
 
     /// Routes queue channel `i` to device output `outputs[i]` (0-based; -1: not played).
@@ -750,31 +1039,41 @@ public final class AudioQueue: @unchecked Sendable {
         guard outputs.count == channels else {
             throw AudioQueueError(.invalidPropertySize, "\(outputs.count) outputs for a \(channels)-channel queue")
         }
-        guard outputs.allSatisfy({ $0 >= -1 && $0 < engine.device.outputChannelCount }) else {
-            throw AudioQueueError(.invalidParameter, "outputs \(outputs) exceed the device's \(engine.device.outputChannelCount) channels")
+        guard outputs.allSatisfy({ $0 >= -1 && $0 < hub.device.outputChannelCount }) else {
+            throw AudioQueueError(.invalidParameter, "outputs \(outputs) exceed the device's \(hub.device.outputChannelCount) channels")
         }
-        engine.lock.lock()
-        defer { engine.lock.unlock() }
-        try engine.send(.setChannelMap(slot: slot, map: ChannelMap(outputs)))
+        lock.lock()
+        defer { lock.unlock() }
+        try checkLive()
+        try hub.send(.setChannelMap(slot: slot, map: ChannelMap(outputs)))
     }
 
     /// `kAudioQueueProperty_EnableLevelMetering`.
-    public var isLevelMeteringEnabled: Bool { engine.locked { meteringEnabled } }
+    public var isLevelMeteringEnabled: Bool { locked { meteringEnabled } }
 
     /// Turns level metering on or off.
     public func setLevelMeteringEnabled(_ on: Bool) throws(AudioQueueError) {
-        engine.lock.lock()
-        defer { engine.lock.unlock() }
-        try engine.send(.setMetering(slot: slot, enabled: on))
-        meteringEnabled = on
+        do {
+            lock.lock()
+            defer { lock.unlock() }
+            try checkLive()
+            try hub.send(.setMetering(slot: slot, enabled: on))
+            meteringEnabled = on
+        }
+        notify(.enableLevelMetering)
     }
 
     /// `kAudioQueueProperty_CurrentLevelMeter`: per channel, RMS and peak of the latest
-    /// render cycle, linear. Refused with `.invalidProperty` while metering is off.
+    /// render cycle, linear; 0 for a queue that is not playing. Refused with `.invalidProperty`
+    /// while metering is off, `.invalidQueue` through a stale handle. Any thread but the
+    /// render thread; does not block.
     public func currentLevelMeter() throws(AudioQueueError) -> [AudioQueueLevelMeterState] {
-        guard isLevelMeteringEnabled else { throw AudioQueueError(.invalidProperty, "level metering is off") }
+        lock.lock()
+        defer { lock.unlock() }
+        if disposed { throw AudioQueueError(.invalidQueue, "the queue was disposed of: the handle is stale") }
+        guard meteringEnabled else { throw AudioQueueError(.invalidProperty, "level metering is off") }
         return (0..<min(channels, 8)).map { c in
-            let m = engine.core.pointee.meter(slot: Int(slot), channel: c)
+            let m = hub.core.pointee.meter(slot: Int(slot), channel: c)
             return AudioQueueLevelMeterState(averagePower: m.rms, peakPower: m.peak)
         }
     }
@@ -790,7 +1089,7 @@ public final class AudioQueue: @unchecked Sendable {
 
     /// `kAudioQueueProperty_MagicCookie`, for compressed formats: the bytes last set with
     /// ``setMagicCookie(_:)`` (empty until then). Any thread but the render thread.
-    public var magicCookie: [UInt8] { engine.locked { magicCookieBytes } }
+    public var magicCookie: [UInt8] { locked { magicCookieBytes } }
 
     /// Sets `kAudioQueueProperty_MagicCookie` (`AudioQueueSetProperty`): the format's magic
     /// cookie as the file stream parser gives it (AAC: AudioSpecificConfig or `esds`; ALAC:
@@ -813,13 +1112,16 @@ public final class AudioQueue: @unchecked Sendable {
         } catch {
             throw AudioQueueError(.unsupportedDataFormat, "the magic cookie cannot be used: \(error)")
         }
-        engine.lock.lock()
-        defer { engine.lock.unlock() }
-        try checkLive()
-        corruptPacketsBefore += decoder?.corruptPackets ?? 0
-        decoder = d
-        decoderStreamOpen = false
-        magicCookieBytes = cookie
+        do {
+            lock.lock()
+            defer { lock.unlock() }
+            try checkLive()
+            corruptPacketsBefore += decoder?.corruptPackets ?? 0
+            decoder = d
+            decoderStreamOpen = false
+            magicCookieBytes = cookie
+        }
+        notify(.magicCookie)
     }
 
     /// Sets the current stream's gapless information: `primingFrames` decoded frames at its
@@ -844,8 +1146,8 @@ public final class AudioQueue: @unchecked Sendable {
                 throw AudioQueueError(.invalidParameter, "priming, remainder and valid frames must not be negative")
             }
         }
-        engine.lock.lock()
-        defer { engine.lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         try checkLive()
         gapless = info
         decodedPosition = 0
@@ -853,19 +1155,23 @@ public final class AudioQueue: @unchecked Sendable {
 
     /// The gapless information in force for the current stream (``setGaplessInfo(_:)``).
     /// Any thread but the render thread.
-    public var gaplessInfo: AudioFilePacketTableInfo? { engine.locked { gapless } }
+    public var gaplessInfo: AudioFilePacketTableInfo? { locked { gapless } }
 
     /// Compressed packets that failed to decode since the queue was made. Each was replaced by
     /// silence of its length, so later audio kept its place; the queue went on playing.
     /// Any thread but the render thread.
-    public var corruptPacketCount: Int { engine.locked { corruptPacketsBefore + (decoder?.corruptPackets ?? 0) } }
+    public var corruptPacketCount: Int { locked { corruptPacketsBefore + (decoder?.corruptPackets ?? 0) } }
 
-    /// Adds a listener for a property (`AudioQueueAddPropertyListener`). Listeners run on the
-    /// events thread. Returns a token for ``removePropertyListener(_:)``.
+    /// Adds a listener for a property (`AudioQueueAddPropertyListener`). `isRunning` listeners
+    /// run on the events thread when the render thread reports a change (or on the thread of
+    /// an immediate stop); listeners of properties set through the API (`magicCookie`,
+    /// `channelLayout`, `enableLevelMetering`) run on the setting thread, after the change.
+    /// Returns a token for ``removePropertyListener(_:)``.
+    /// Any thread but the render thread; does not block.
     @discardableResult
     public func addPropertyListener(_ id: AudioQueuePropertyID, _ listener: @escaping PropertyListener) -> Int {
-        engine.lock.lock()
-        defer { engine.lock.unlock() }
+        flags.lock()
+        defer { flags.unlock() }
         nextListenerToken += 1
         listenerTable.append((id, nextListenerToken, listener))
         return nextListenerToken
@@ -873,37 +1179,41 @@ public final class AudioQueue: @unchecked Sendable {
 
     /// Removes a listener (`AudioQueueRemovePropertyListener`).
     public func removePropertyListener(_ token: Int) throws(AudioQueueError) {
-        engine.lock.lock()
-        defer { engine.lock.unlock() }
+        flags.lock()
+        defer { flags.unlock() }
         guard let i = listenerTable.firstIndex(where: { $0.token == token }) else {
             throw AudioQueueError(.invalidProperty, "no listener with token \(token)")
         }
         listenerTable.remove(at: i)
     }
 
+    /// The listeners of `id` now. Any thread (takes the leaf lock).
     func listeners(for id: AudioQueuePropertyID) -> [PropertyListener] {
-        listenerTable.filter { $0.id == id }.map(\.listener)
+        flags.lock()
+        defer { flags.unlock() }
+        return listenerTable.filter { $0.id == id }.map(\.listener)
     }
 
     // MARK: - Time
 
     /// Makes a timeline object (`AudioQueueCreateTimeline`) for discontinuity reports.
     public func createTimeline() -> AudioQueueTimeline {
-        AudioQueueTimeline(epoch: engine.discontinuity.epoch)
+        AudioQueueTimeline(epoch: hub.discontinuity.epoch)
     }
 
     /// The queue's current time (`AudioQueueGetCurrentTime`): queue frames at the queue's rate
     /// since its start, not advancing while paused; 0 while stopped. `discontinuity` is true
     /// once for each new discontinuity since `timeline` last asked.
     public func currentTime(timeline: AudioQueueTimeline? = nil) -> (time: AudioTimeStamp, discontinuity: Bool) {
-        let now = engine.deviceCurrentTime()
-        let p = engine.core.pointee.position(slot: Int(slot))
+        if locked({ disposed }) { return (AudioTimeStamp(sampleTime: 0), false) }
+        let now = hub.deviceCurrentTime()
+        let p = hub.core.pointee.position(slot: Int(slot))
         var deviceFrames = 0.0
         if p.running { deviceFrames = max(0, now.sampleTime - Double(p.origin)) }
         else if p.paused { deviceFrames = max(0, Double(p.pauseFrame - p.origin)) }
         var discontinuity = false
         if let timeline {
-            let e = engine.discontinuity.epoch
+            let e = hub.discontinuity.epoch
             if e != timeline.epoch {
                 timeline.epoch = e
                 discontinuity = true
@@ -916,7 +1226,7 @@ public final class AudioQueue: @unchecked Sendable {
     }
 
     /// The device frame at which the queue's frame 0 played (known once it started).
-    public var startDeviceFrame: Int64? { engine.locked { startFrame } }
+    public var startDeviceFrame: Int64? { locked { startFrame } }
 
     /// Device frames after the queue's origin (the device frame of its queue frame 0) up to
     /// which audio has been handed to the render thread: the end of the last enqueued buffer
@@ -925,18 +1235,18 @@ public final class AudioQueue: @unchecked Sendable {
     /// rate by the frames the converter still holds, until ``flush()`` or a stop schedules them.
     /// 0 after a stop or reset. Read-only; any thread but the render thread. (Added for
     /// offline rendering, which makes sure every track has audio past each cycle's end.)
-    public var enqueuedDeviceFrames: Int64 { engine.locked { converter == nil ? nextQueueFrame : nextDeviceFrame } }
+    public var enqueuedDeviceFrames: Int64 { locked { converter == nil ? nextQueueFrame : nextDeviceFrame } }
 
     /// Frames of this queue that were already past when the render thread first saw them
     /// (late buffers) — skipped so that the queue stays on its timeline.
-    public var lateFrames: Int64 { engine.locked { lateFramesTotal } }
+    public var lateFrames: Int64 { locked { lateFramesTotal } }
 }
 
 extension AudioQueue {
     /// Runs `body` holding the lock that guards this queue's state (tests only).
     func withStateLockForTesting(_ body: () -> Void) {
-        engine.lock.lock()
-        defer { engine.lock.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         body()
     }
 }

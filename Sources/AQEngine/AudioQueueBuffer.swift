@@ -28,8 +28,11 @@ public final class AudioQueueBuffer: @unchecked Sendable {
 
     /// The queue that owns it.
     public private(set) weak var queue: AudioQueue?
-    /// True from enqueue until the output callback hands it back. Guarded by the engine lock.
+    /// True from enqueue until the output callback hands it back (or a synchronous stop,
+    /// reset or dispose took it back). Guarded by its queue's lock.
     public internal(set) var isEnqueued = false
+    /// Queue frames of its latest enqueue (after trimming). Guarded by its queue's lock.
+    var preparedFrames = 0
 
     let token: UInt32
     /// Render-side storage: planar float at the device rate, `renderCapacity` frames a channel.
