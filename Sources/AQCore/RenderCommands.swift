@@ -92,7 +92,9 @@ public enum RenderCommand: Sendable, BitwiseCopyable {
     /// Pauses at the start of the cycle that sees it.
     case pause(slot: Int32)
     /// Stops now (every scheduled buffer is returned, unplayed) or once the schedule is empty.
-    case stop(slot: Int32, immediately: Bool)
+    /// `epoch` is the control side's timeline number when it asked: buffers of that epoch that
+    /// arrive after a stop-after-drain completed are moved back to the next run's timeline.
+    case stop(slot: Int32, immediately: Bool, epoch: UInt32)
     /// Returns every scheduled buffer unplayed and rewinds the queue's time to zero, keeping the
     /// run state; the next buffer enqueued plays as soon as the render thread sees it.
     case reset(slot: Int32)
@@ -140,7 +142,7 @@ extension RenderCommand {
     public var slot: Int32 {
         @_noLocks get {
         switch self {
-        case .activate(let s, _, _, _), .enqueue(let s, _), .start(let s, _, _), .pause(let s), .stop(let s, _),
+        case .activate(let s, _, _, _), .enqueue(let s, _), .start(let s, _, _), .pause(let s), .stop(let s, _, _),
             .reset(let s), .setVolume(let s, _, _), .setMetering(let s, _), .setChannelMap(let s, _),
             .release(let s):
             s

@@ -76,8 +76,10 @@ struct QueueSlot {
     var rebaseActive = false
     var rebaseEpoch: UInt32 = 0
     var rebaseBy: Int64 = 0
-    /// Timeline epoch of the latest buffer finished.
-    var lastEpoch: UInt32 = 0
+    /// The end of everything scheduled on the current timeline (device frames from frame 0).
+    var scheduledEnd: Int64 = 0
+    /// The control side's timeline number when it asked for the pending stop-after-drain.
+    var drainEpoch: UInt32 = 0
     /// Volume commands applied (for the control side's current-value read).
     var volumeSets: Int64 = 0
 
@@ -109,7 +111,8 @@ struct QueueSlot {
         rebaseActive = false
         rebaseEpoch = 0
         rebaseBy = 0
-        lastEpoch = 0
+        scheduledEnd = 0
+        drainEpoch = 0
         volumeSets = 0
     }
 }
@@ -401,13 +404,15 @@ public struct RenderCore: @unchecked Sendable {
         clearMeters(slot: s)
     }
 
-    /// Queue-relative end of what played, and the rebase of later buffers of that timeline.
+    /// A stop-after-drain completes: the end of the timeline (everything scheduled on it), by
+    /// which later buffers of the drain's epoch move back: they belong to the next run.
     @_noLocks
     func drainEnd(slot s: Int) -> Int64 {
-        let end = max(0, slots[s].lastEnd &- slots[s].origin)
+        let end = max(0, slots[s].scheduledEnd)
         slots[s].rebaseActive = true
-        slots[s].rebaseEpoch = slots[s].lastEpoch
+        slots[s].rebaseEpoch = slots[s].drainEpoch
         slots[s].rebaseBy = end
+        slots[s].scheduledEnd = 0
         return end
     }
 
@@ -446,6 +451,7 @@ public struct RenderCore: @unchecked Sendable {
                     slots[s].rebaseActive = false
                 }
             }
+            slots[s].scheduledEnd = max(slots[s].scheduledEnd, buffer.start &+ Int64(buffer.frames))
             if slots[s].originPending {
                 slots[s].originPending = false
                 // Paused: queue time stays at the buffer's start until the queue resumes.
@@ -484,14 +490,19 @@ public struct RenderCore: @unchecked Sendable {
             } else {
                 refund()
             }
-        case .stop(let slot, let immediately):
+        case .stop(let slot, let immediately, let epoch):
             let s = Int(slot)
+            slots[s].drainEpoch = epoch
             if immediately {
                 returnAll(slot: s, reported: &reported)
                 slots[s].rebaseActive = false
+                slots[s].scheduledEnd = 0
                 stopNow(slot: s, at: t, drainEnd: -1, reported: &reported)
             } else if slots[s].count == 0 {
-                stopNow(slot: s, at: t, drainEnd: drainEnd(slot: s), reported: &reported)
+                // Nothing left to play: stops now. Queue time restarts only when a run ends
+                // (a stopped queue keeps its timeline and reports nothing).
+                let end = slots[s].state == .stopped ? -1 : drainEnd(slot: s)
+                stopNow(slot: s, at: t, drainEnd: end, reported: &reported)
             } else {
                 if slots[s].drainCredit { refund() }
                 slots[s].drainCredit = true
@@ -504,6 +515,7 @@ public struct RenderCore: @unchecked Sendable {
             slots[s].pauseFrame = t
             slots[s].originPending = slots[s].state != .stopped
             slots[s].rebaseActive = false
+            slots[s].scheduledEnd = 0
             slots[s].dry = false
         case .setVolume(let slot, let volume, let rampFrames):
             let s = Int(slot)
@@ -722,7 +734,6 @@ public struct RenderCore: @unchecked Sendable {
         slots[s].count -= 1
         slots[s].headPlayed = false
         slots[s].headLate = 0
-        slots[s].lastEpoch = b.epoch
         if slots[s].count == 0 { slots[s].dry = true }
         report(.bufferDone(slot: Int32(s), generation: slots[s].generation, token: b.token, serial: b.serial, played: played, lateFrames: late), &reported)
     }

@@ -145,6 +145,8 @@ public final class AudioQueue: @unchecked Sendable {
     var run: UInt32 = 0
     /// A start was sent and no stop since.
     var startRequested = false
+    /// A pause was sent and no start since.
+    var pauseRequested = false
     /// Disposed of (or its engine closed): the handle is stale.
     var disposed = false
     /// Volume commands sent (compared with those the renderer applied).
@@ -795,6 +797,7 @@ public final class AudioQueue: @unchecked Sendable {
         }
         try hub.send(.start(slot: slot, frame: frame, run: run))
         startRequested = true
+        pauseRequested = false
         lastError = nil
     }
 
@@ -837,6 +840,7 @@ public final class AudioQueue: @unchecked Sendable {
         defer { lock.unlock() }
         try checkLive()
         try hub.send(.pause(slot: slot))
+        pauseRequested = true
     }
 
     /// Stops (`AudioQueueStop`).
@@ -859,7 +863,7 @@ public final class AudioQueue: @unchecked Sendable {
             defer { lock.unlock() }
             try checkLive()
             flushTail()
-            try hub.send(.stop(slot: slot, immediately: false))
+            try hub.send(.stop(slot: slot, immediately: false, epoch: epoch))
             drainStopPending = true
             return
         }
@@ -868,7 +872,7 @@ public final class AudioQueue: @unchecked Sendable {
         lock.lock()
         do throws(AudioQueueError) {
             try checkLive()
-            try hub.sendNow([.stop(slot: slot, immediately: true)])
+            try hub.sendNow([.stop(slot: slot, immediately: true, epoch: epoch)])
         } catch {
             lock.unlock()
             throw error
@@ -943,13 +947,15 @@ public final class AudioQueue: @unchecked Sendable {
         if disposed { throw AudioQueueError(.invalidQueue, "the queue was already disposed of") }
         if disposing { throw AudioQueueError(.disposalPending, "the queue is already being disposed of") }
         if hub.closed { goneLocked(); return }
-        if immediately || !(isRunningValue || startRequested) || inFlight.isEmpty {
+        // A queue that is not playing has nothing to drain (a paused one would wait forever:
+        // its handle refuses start from now on).
+        if immediately || !(isRunningValue || startRequested) || pauseRequested || inFlight.isEmpty {
             try hub.sendNow([.release(slot: slot)])
             goneLocked()
             hub.freeSlot(self)
         } else {
             flushTail()
-            try hub.send(.stop(slot: slot, immediately: false))
+            try hub.send(.stop(slot: slot, immediately: false, epoch: epoch))
             disposeWhenStopped = true
             drainStopPending = true
             disposing = true

@@ -175,7 +175,7 @@ public final class AudioQueueEngine: @unchecked Sendable {
         }
         try shared.checkUsableLocking()
         try shared.sendAll(ordered.map { .start(slot: $0.slot, frame: frame, run: $0.run) })
-        for q in ordered { q.startRequested = true }
+        for q in ordered { q.startRequested = true; q.pauseRequested = false }
         for q in ordered { q.lastError = nil }
         return frame
     }

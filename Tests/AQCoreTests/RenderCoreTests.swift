@@ -134,8 +134,8 @@ func nonZero(_ x: [Float]) -> [Int] { x.indices.filter { x[$0] != 0 } }
         rig.send(.start(slot: 1, frame: 0, run: 0))
         _ = rig.device.render(frames: 150, cycle: 150)
         _ = rig.events()
-        rig.send(.stop(slot: 0, immediately: true))
-        rig.send(.stop(slot: 1, immediately: false))
+        rig.send(.stop(slot: 0, immediately: true, epoch: 0))
+        rig.send(.stop(slot: 1, immediately: false, epoch: 0))
         _ = rig.device.render(frames: 10, cycle: 10)
         var ev = rig.events()
         let unplayed = ev.compactMap { e -> UInt32? in if case .bufferDone(0, _, let t, _, false, _) = e { t } else { nil } }

@@ -300,6 +300,40 @@ import Testing
         #expect(nonZero(out2).map { $0 + 6656 } == [7000], "late by the paused time")
     }
 
+    /// 10, found by the model test: two stop-after-drains in a row, a buffer enqueued between
+    /// the second stop and its completion: the next run plays it at queue time 0 and the
+    /// following buffer right after it, never on top of it.
+    @Test func backToBackDrainStopsKeepOneTimeline() throws {
+        let (engine, device) = try manualEngine(channels: 1)
+        defer { engine.close() }
+        let q = try engine.newOutput(format: int16Mono48k) { _, _ in }
+        let a = try q.allocateBuffer(capacity: 256)
+        let b = try q.allocateBuffer(capacity: 256)
+        let c = try q.allocateBuffer(capacity: 256)
+        try q.start()
+        fillMono16(a, frames: 30, impulses: Array(0..<30))
+        try q.enqueue(a)
+        _ = device.render(frames: 50, cycle: 50)
+        engine.deliverPendingEvents()
+        try q.stop(immediately: false)
+        try q.start()
+        fillMono16(a, frames: 20, impulses: Array(0..<20))
+        try q.enqueue(a)
+        _ = device.render(frames: 23, cycle: 23)
+        engine.deliverPendingEvents()
+        try q.stop(immediately: false)
+        fillMono16(b, frames: 40, impulses: Array(0..<40))
+        try q.enqueue(b)
+        #expect(nonZero(device.render(frames: 54, cycle: 54)[0]).isEmpty)
+        engine.deliverPendingEvents()
+        fillMono16(c, frames: 40, impulses: Array(0..<40))
+        #expect(try q.enqueue(c).sampleTime == 40)
+        try q.start()
+        let out = device.render(frames: 96, cycle: 32)[0]
+        #expect(out.prefix(80).allSatisfy { $0 == 0.5 }, "the two buffers overlapped or left a gap")
+        #expect(out.suffix(16).allSatisfy { $0 == 0 })
+    }
+
     /// 12. One queue's lock held (as during a long decode) does not delay another queue's
     /// buffer return.
     @Test func oneQueueBusyDoesNotDelayAnother() throws {
