@@ -1,5 +1,6 @@
 import AQCore
 import AQTypes
+import Synchronization
 
 /// A buffer of audio owned by one queue (Core Audio's `AudioQueueBuffer`).
 ///
@@ -29,8 +30,12 @@ public final class AudioQueueBuffer: @unchecked Sendable {
     /// The queue that owns it.
     public private(set) weak var queue: AudioQueue?
     /// True from enqueue until the output callback hands it back (or a synchronous stop,
-    /// reset or dispose took it back). Guarded by its queue's lock.
-    public internal(set) var isEnqueued = false
+    /// reset or dispose took it back). Any thread (an atomic); written under its queue's lock.
+    public internal(set) var isEnqueued: Bool {
+        get { enqueuedFlag.load(ordering: .acquiring) }
+        set { enqueuedFlag.store(newValue, ordering: .releasing) }
+    }
+    private let enqueuedFlag = Atomic<Bool>(false)
     /// Queue frames of its latest enqueue (after trimming). Guarded by its queue's lock.
     var preparedFrames = 0
 

@@ -14,11 +14,13 @@ func eventually(_ seconds: Double = 5, _ condition: () -> Bool) -> Bool {
     return condition()
 }
 
-/// A thread-safe list for callbacks to record into.
+/// A thread-safe list for callbacks to record into. (A pthread mutex, not
+/// Synchronization.Mutex: the thread sanitizer on Linux misreports the latter.)
 final class Recorder<T: Sendable>: @unchecked Sendable {
-    private let m = Mutex<[T]>([])
-    func append(_ v: T) { m.withLock { $0.append(v) } }
-    var values: [T] { m.withLock { $0 } }
+    private let lock = NSLock()
+    private var list: [T] = []
+    func append(_ v: T) { lock.lock(); list.append(v); lock.unlock() }
+    var values: [T] { lock.lock(); defer { lock.unlock() }; return list }
 }
 
 let int16Stereo48k = AudioStreamBasicDescription.linearPCM(sampleRate: 48000, channels: 2, bits: 16)
