@@ -147,7 +147,8 @@ public struct RenderCore: @unchecked Sendable {
     let published: UnsafeMutablePointer<Atomic<Int64>>
     /// [0] the gate (0 free, 1 the render thread is in a cycle, 2 a control thread applies
     /// commands), [1] event credits left, [2] cycles skipped, [3] 1 when the render thread
-    /// waits for a control thread holding the gate instead of skipping the cycle.
+    /// waits for a control thread holding the gate instead of skipping the cycle, [4] the
+    /// slot + 1 of the only queue mixed (offline rendering of one queue), 0 for every queue.
     let control: UnsafeMutablePointer<Atomic<Int>>
     static let publishedPerSlot = 5
 
@@ -167,8 +168,8 @@ public struct RenderCore: @unchecked Sendable {
         for i in 0..<3 { (stats + i).initialize(to: Atomic(0)) }
         let published = UnsafeMutablePointer<Atomic<Int64>>.allocate(capacity: q * publishedPerSlot)
         for i in 0..<(q * publishedPerSlot) { (published + i).initialize(to: Atomic(0)) }
-        let control = UnsafeMutablePointer<Atomic<Int>>.allocate(capacity: 4)
-        for i in 0..<4 { (control + i).initialize(to: Atomic(0)) }
+        let control = UnsafeMutablePointer<Atomic<Int>>.allocate(capacity: 5)
+        for i in 0..<5 { (control + i).initialize(to: Atomic(0)) }
         let wake = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
         sem_init(wake, 0, 0)
         // Every buffer produces one done event; a few state events per queue on top.
@@ -207,7 +208,7 @@ public struct RenderCore: @unchecked Sendable {
         c.meterScratch.deallocate()
         c.published.deinitialize(count: q * publishedPerSlot)
         c.published.deallocate()
-        c.control.deinitialize(count: 4)
+        c.control.deinitialize(count: 5)
         c.control.deallocate()
         c.stats.deinitialize(count: 3)
         c.stats.deallocate()
@@ -259,6 +260,13 @@ public struct RenderCore: @unchecked Sendable {
     /// thread, before the device starts.
     public func setWaitsForControl(_ on: Bool) {
         control[3].store(on ? 1 : 0, ordering: .releasing)
+    }
+
+    /// Mixes only `slot` (nil: every queue) from the next cycle on: the others are not mixed
+    /// and their frames in those cycles pass unheard. For offline rendering of one queue.
+    /// Control thread.
+    public func setSolo(_ slot: Int32?) {
+        control[4].store(slot.map { Int($0) + 1 } ?? 0, ordering: .releasing)
     }
 
     /// Applies every pending command on the calling thread, as the render thread would at the
@@ -338,10 +346,11 @@ public struct RenderCore: @unchecked Sendable {
         }
         var reported = false
         applyCommands(at: cycle.frame, reported: &reported)
+        let solo = control[4].load(ordering: .acquiring)
         var i = 0
         while i < liveCount.pointee {
             let s = Int(live[i])
-            if slots[s].state == .running {
+            if slots[s].state == .running && (solo == 0 || solo == s + 1) {
                 mix(slot: s, t: cycle.frame, n: n, outputs: outputs, channels: channels, reported: &reported)
             }
             i += 1

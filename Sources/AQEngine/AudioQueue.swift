@@ -54,20 +54,6 @@ public struct AudioQueueLevelMeterState: Sendable, Equatable {
     public var peakPower: Float
 }
 
-/// A channel layout (`AudioChannelLayout`), by tag. The low 16 bits of most tags give the
-/// channel count, as in Core Audio.
-public struct AudioChannelLayout: Sendable, Equatable {
-    public var tag: UInt32
-    public init(tag: UInt32) { self.tag = tag }
-    /// `kAudioChannelLayoutTag_Mono`
-    public static let mono = AudioChannelLayout(tag: (100 << 16) | 1)
-    /// `kAudioChannelLayoutTag_Stereo`
-    public static let stereo = AudioChannelLayout(tag: (101 << 16) | 2)
-    /// `kAudioChannelLayoutTag_DiscreteInOrder | n`
-    public static func discrete(_ n: Int) -> AudioChannelLayout { AudioChannelLayout(tag: (147 << 16) | UInt32(n)) }
-    public var channelCount: Int { Int(tag & 0xFFFF) }
-}
-
 /// A timeline object (`AudioQueueTimelineRef`): remembers the discontinuity epoch it last saw.
 ///
 /// Thread safety: use one timeline from one thread at a time.
@@ -151,6 +137,9 @@ public final class AudioQueue: @unchecked Sendable {
     var disposed = false
     /// Volume commands sent (compared with those the renderer applied).
     var volumeCommandsSent: Int64 = 0
+    /// Offline rendering (see OfflineRender.swift).
+    var offlineFormat: AudioStreamBasicDescription?
+    var offlineLayout: AudioChannelLayout?
     var nextQueueFrame: Int64 = 0
     var nextDeviceFrame: Int64 = 0
     var streamOpen = false
@@ -1022,9 +1011,13 @@ public final class AudioQueue: @unchecked Sendable {
     /// `kAudioQueueProperty_ChannelLayout` (see ``setChannelLayout(_:)``).
     public var channelLayout: AudioChannelLayout { locked { layout } }
 
-    /// Sets the channel layout. Its channel count must match the format's
-    /// (`.invalidPropertySize` otherwise), and the queue must be stopped
-    /// (`.invalidRunState` otherwise).
+    /// Sets the channel layout (`kAudioQueueProperty_ChannelLayout`): the order of the
+    /// queue's channels. It is applied: each channel plays on the device output of its
+    /// speaker (see ``AudioChannelLayout/channelMap(outputs:)``; outputs in WAVE order: L, R,
+    /// C, LFE, Ls, Rs, Lc, Rc), replacing an earlier ``setOutputChannels(_:)``. Its channel count
+    /// must match the format's (`.invalidPropertySize` otherwise), and the queue must be
+    /// stopped (`.invalidRunState` otherwise). Listeners of `.channelLayout` run on the calling
+    /// thread afterwards. Any thread but the render thread; does not block.
     public func setChannelLayout(_ l: AudioChannelLayout) throws(AudioQueueError) {
         guard l.channelCount == channels else {
             throw AudioQueueError(.invalidPropertySize, "a layout of \(l.channelCount) channels for a \(channels)-channel queue")
@@ -1034,6 +1027,7 @@ public final class AudioQueue: @unchecked Sendable {
             defer { lock.unlock() }
             try checkLive()
             if isRunningValue { throw AudioQueueError(.invalidRunState, "the channel layout can only change while the queue is stopped") }
+            try hub.send(.setChannelMap(slot: slot, map: l.channelMap(outputs: hub.device.outputChannelCount)))
             layout = l
         }
         notify(.channelLayout)
