@@ -125,14 +125,14 @@ struct QueueSlot {
 /// on a control thread once no device calls ``render(_:outputs:channelCount:)``.
 public struct RenderCore: @unchecked Sendable {
     /// The device clock this renderer publishes each cycle's anchor to.
-    public let clock: DeviceClockCore
+    package let clock: DeviceClockCore
     /// Control → render. One producer at a time (the control side holds a lock while pushing).
-    public let commands: SPSCRing<RenderCommand>
+    package let commands: SPSCRing<RenderCommand>
     /// Render → events thread.
-    public let events: SPSCRing<RenderEvent>
-    public let capacities: RenderCapacities
+    package let events: SPSCRing<RenderEvent>
+    package let capacities: RenderCapacities
     /// Posted when events were pushed.
-    public let wake: UnsafeMutablePointer<sem_t>
+    package let wake: UnsafeMutablePointer<sem_t>
 
     let slots: UnsafeMutablePointer<QueueSlot>
     let schedule: UnsafeMutablePointer<ScheduledBuffer>
@@ -152,12 +152,19 @@ public struct RenderCore: @unchecked Sendable {
     let control: UnsafeMutablePointer<Atomic<Int>>
     static let publishedPerSlot = 5
 
-    public static func allocate(sampleRate: Double, capacities: RenderCapacities) -> UnsafeMutablePointer<RenderCore> {
+    package static func allocate(sampleRate: Double, capacities: RenderCapacities) -> UnsafeMutablePointer<RenderCore> {
         let q = capacities.queues
         let slots = UnsafeMutablePointer<QueueSlot>.allocate(capacity: q)
         slots.initialize(repeating: QueueSlot(), count: q)
-        let schedule = UnsafeMutablePointer<ScheduledBuffer>.allocate(capacity: q * capacities.buffersPerQueue)
+        // Everything the render thread touches is written here, on the control side, so that
+        // its pages are mapped before the first cycle (prefaulted: no page fault in a cycle).
+        let scheduleCount = q * capacities.buffersPerQueue
+        let scheduleRaw = UnsafeMutableRawPointer.allocate(
+            byteCount: scheduleCount * MemoryLayout<ScheduledBuffer>.stride, alignment: MemoryLayout<ScheduledBuffer>.alignment)
+        scheduleRaw.initializeMemory(as: UInt8.self, repeating: 0, count: scheduleCount * MemoryLayout<ScheduledBuffer>.stride)
+        let schedule = scheduleRaw.bindMemory(to: ScheduledBuffer.self, capacity: scheduleCount)
         let live = UnsafeMutablePointer<Int32>.allocate(capacity: q)
+        live.initialize(repeating: -1, count: q)
         let liveCount = UnsafeMutablePointer<Int>.allocate(capacity: 1)
         liveCount.initialize(to: 0)
         let meters = UnsafeMutablePointer<Atomic<UInt32>>.allocate(capacity: q * 16)
@@ -190,7 +197,7 @@ public struct RenderCore: @unchecked Sendable {
 
     /// Frees everything `allocate` made, including `pointer` itself. Control thread, once no
     /// device renders.
-    public static func deallocate(_ pointer: UnsafeMutablePointer<RenderCore>) {
+    package static func deallocate(_ pointer: UnsafeMutablePointer<RenderCore>) {
         let c = pointer.pointee
         let q = c.capacities.queues
         c.clock.deallocate()
@@ -217,7 +224,7 @@ public struct RenderCore: @unchecked Sendable {
     }
 
     /// A snapshot of the counters. Any thread.
-    public var statistics: RenderStatistics {
+    package var statistics: RenderStatistics {
         RenderStatistics(
             cycles: stats[0].load(ordering: .relaxed), lateFrames: stats[1].load(ordering: .relaxed),
             droppedEvents: stats[2].load(ordering: .relaxed),
@@ -228,7 +235,7 @@ public struct RenderCore: @unchecked Sendable {
 
     /// Reserves room for `n` events in the event ring; false when the events thread is that
     /// far behind. Control side, before sending a command (``RenderCommand/eventCredits``).
-    public func reserveEvents(_ n: Int) -> Bool {
+    package func reserveEvents(_ n: Int) -> Bool {
         if n == 0 { return true }
         var current = control[1].load(ordering: .acquiring)
         while true {
@@ -242,12 +249,12 @@ public struct RenderCore: @unchecked Sendable {
 
     /// Gives back `n` event credits: the events thread after handling events, the control
     /// side when a command it reserved for was not sent.
-    public func returnEvents(_ n: Int) {
+    package func returnEvents(_ n: Int) {
         control[1].wrappingAdd(n, ordering: .releasing)
     }
 
     /// Event credits left (a snapshot). Any thread.
-    public var eventCreditsLeft: Int { control[1].load(ordering: .acquiring) }
+    package var eventCreditsLeft: Int { control[1].load(ordering: .acquiring) }
 
     /// A credit the render thread will not use (a command that changed nothing).
     @_noLocks
@@ -258,14 +265,14 @@ public struct RenderCore: @unchecked Sendable {
     /// Makes the render thread wait for a control thread that holds the gate instead of
     /// skipping the cycle. For devices that are not realtime (the hand-driven device). Control
     /// thread, before the device starts.
-    public func setWaitsForControl(_ on: Bool) {
+    package func setWaitsForControl(_ on: Bool) {
         control[3].store(on ? 1 : 0, ordering: .releasing)
     }
 
     /// Mixes only `slot` (nil: every queue) from the next cycle on: the others are not mixed
     /// and their frames in those cycles pass unheard. For offline rendering of one queue.
     /// Control thread.
-    public func setSolo(_ slot: Int32?) {
+    package func setSolo(_ slot: Int32?) {
         control[4].store(slot.map { Int($0) + 1 } ?? 0, ordering: .releasing)
     }
 
@@ -273,7 +280,7 @@ public struct RenderCore: @unchecked Sendable {
     /// start of a cycle beginning at device frame `frame`, unless a cycle is under way (then it
     /// returns false and changes nothing). Used by synchronous calls when the render thread is
     /// not running. Control side, one thread at a time (the command producer's lock held).
-    public func applyPendingIfIdle(at frame: Int64) -> Bool {
+    package func applyPendingIfIdle(at frame: Int64) -> Bool {
         guard control[0].compareExchange(expected: 0, desired: 2, ordering: .acquiring).exchanged else { return false }
         var reported = false
         applyCommands(at: frame, reported: &reported)
@@ -283,11 +290,11 @@ public struct RenderCore: @unchecked Sendable {
     }
 
     /// Commands applied so far (the command ring's read position). Any thread.
-    public var commandsApplied: Int { commands.index.consumed }
+    package var commandsApplied: Int { commands.index.consumed }
 
     /// The volume in force for `slot` (the latest of a ``RenderCommand/setVolume(slot:volume:rampFrames:)``
     /// target or a buffer's volume event) and how many volume commands were applied. Any thread.
-    public func volume(slot: Int) -> (value: Float, commandsApplied: Int64) {
+    package func volume(slot: Int) -> (value: Float, commandsApplied: Int64) {
         let p = published + slot * RenderCore.publishedPerSlot
         let sets = p[4].load(ordering: .acquiring)
         return (Float(bitPattern: UInt32(truncatingIfNeeded: p[3].load(ordering: .relaxed))), sets)
@@ -295,7 +302,7 @@ public struct RenderCore: @unchecked Sendable {
 
     /// The level meter of `slot`, channel `channel`, for the latest cycle: (peak, RMS), linear.
     /// Any thread.
-    public func meter(slot: Int, channel: Int) -> (peak: Float, rms: Float) {
+    package func meter(slot: Int, channel: Int) -> (peak: Float, rms: Float) {
         let base = meters + (slot * 16 + channel * 2)
         let peak = Float(bitPattern: base[0].load(ordering: .relaxed))
         let ms = Float(bitPattern: base[1].load(ordering: .relaxed))
@@ -305,7 +312,7 @@ public struct RenderCore: @unchecked Sendable {
     /// What the render thread last published about `slot`: whether it runs or is paused, the
     /// device frame of its frame 0, and the frame it paused at. Any thread; the three values
     /// are read one after the other (a read racing a pause or resume may mix old and new).
-    public func position(slot: Int) -> (running: Bool, paused: Bool, origin: Int64, pauseFrame: Int64) {
+    package func position(slot: Int) -> (running: Bool, paused: Bool, origin: Int64, pauseFrame: Int64) {
         let p = published + slot * RenderCore.publishedPerSlot
         let state = p[0].load(ordering: .acquiring)
         return (
