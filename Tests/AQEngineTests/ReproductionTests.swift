@@ -393,3 +393,41 @@ import Testing
         #expect(calls.value == started, "an asynchronously disposed queue's callback or listener ran")
     }
 }
+
+/// A device that says it runs on a realtime thread of its own but never calls the renderer
+/// (a stalled or vanished server).
+final class StalledDevice: AudioDevice, @unchecked Sendable {
+    let uid = "stalled"
+    let sampleRate = 48000.0
+    let outputChannelCount = 2
+    let framesPerCycle = 256
+    let schedulingLead: Int64 = 256
+    var isRunning: Bool { true }
+    func start(rendering core: UnsafeMutablePointer<RenderCore>) throws(DeviceError) {}
+    func stop() {}
+}
+
+@Suite struct SynchronousCallTests {
+    /// 5 and 13 on a device that claims to render but stalls: an immediate stop, a reset and an
+    /// immediate dispose still return (the control side applies them after a bounded wait), with
+    /// the buffers handed back.
+    @Test func synchronousCallsReturnOnAStalledDevice() throws {
+        let engine = try AudioQueueEngine(device: StalledDevice())
+        defer { engine.close() }
+        let returned = Counter()
+        let q = try engine.newOutput(format: int16Stereo48k) { _, _ in returned.add() }
+        let b = try q.allocateBuffer(capacity: 400)
+        b.audioDataByteSize = 400
+        try q.enqueue(b)
+        try q.start()
+        #expect(finishes { try? q.stop(immediately: true) })
+        #expect(!b.isEnqueued && returned.value == 1)
+        try q.enqueue(b)
+        #expect(finishes { try? q.reset() })
+        #expect(!b.isEnqueued && returned.value == 2)
+        try q.enqueue(b)
+        #expect(finishes { try? q.dispose(immediately: true) })
+        #expect((try? q.start()) == nil)
+        #expect(engine.statistics.droppedEvents == 0)
+    }
+}
