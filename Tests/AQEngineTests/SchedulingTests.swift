@@ -49,7 +49,7 @@ import Testing
         #expect(frame == 1234)
         let out = device.render(frames: 2000, cycle: 128)
         for i in 0..<4 { #expect(nonZero(out[i]) == [1234 - 300 + i * 10]) }
-        #expect(eventually { queues.allSatisfy { $0.startDeviceFrame == 1234 } })
+        #expect(delivered(engine) { queues.allSatisfy { $0.startDeviceFrame == 1234 } })
     }
 
     /// A start time already past when asked is moved to the nearest start time.

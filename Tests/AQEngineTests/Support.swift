@@ -4,13 +4,10 @@ import AQTypes
 import Foundation
 import Synchronization
 
-/// Polls `condition` until it holds or `seconds` pass (events arrive on the events thread).
-func eventually(_ seconds: Double = 5, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if condition() { return true }
-        usleep(1000)
-    }
+/// Delivers the events reported so far on this thread, then evaluates `condition`: no
+/// polling, no sleeping (the hand-driven device rendered before the call).
+func delivered(_ engine: AudioQueueEngine, _ condition: () -> Bool) -> Bool {
+    engine.deliverPendingEvents()
     return condition()
 }
 
