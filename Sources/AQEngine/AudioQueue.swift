@@ -59,15 +59,11 @@ public final class AudioQueue: @unchecked Sendable {
     let ratio: Double
 
     // Guarded by `lock`:
-    var buffers: [AudioQueueBuffer?] = []
-    var freeTokens: [UInt32] = []
-    /// Buffers (and converter tails) handed to the render thread, in enqueue order, with the
-    /// serial of that enqueue: a done event that matches none is stale.
-    var inFlight: [(token: UInt32, serial: UInt32)] = []
-    var enqueuedCount: Int { inFlight.count }
-    var nextSerial: UInt32 = 0
-    /// Timeline number: changes whenever queue time restarts (see RenderEvent.stopped).
-    var epoch: UInt32 = 0
+    /// The buffers and which of them the render thread holds.
+    var ledger = BufferLedger()
+    var enqueuedCount: Int { ledger.count }
+    /// Where the next buffer goes, and the timeline's epoch.
+    var queueTime = QueueTimeline()
     /// Run number sent with starts; changed by a synchronous stop so that run-state events
     /// from before it are ignored.
     var run: UInt32 = 0
@@ -82,9 +78,6 @@ public final class AudioQueue: @unchecked Sendable {
     /// Offline rendering (see OfflineRender.swift).
     var offlineFormat: AudioStreamBasicDescription?
     var offlineLayout: AudioChannelLayout?
-    var nextQueueFrame: Int64 = 0
-    var nextDeviceFrame: Int64 = 0
-    var streamOpen = false
     var scratch: [Float] = []
     var tails: [TailChunk] = []
     var disposing = false
@@ -147,7 +140,7 @@ public final class AudioQueue: @unchecked Sendable {
             channels.deallocate()
         }
     }
-    static let tailTokenBit: UInt32 = 0x8000_0000
+    static let tailTokenBit = BufferLedger.tailBit
 
     init(
         engine: AudioQueueEngine, slot: Int32, generation: UInt32, format: AudioStreamBasicDescription,

@@ -43,16 +43,11 @@ extension AudioQueue {
         }
         let renderFrames = converter == nil ? frames
             : RateConverter.maximumOutputFrames(inputFrames: frames, inputRate: format.sampleRate, outputRate: hub.device.sampleRate)
-        let token: UInt32
-        if let t = freeTokens.popLast() { token = t } else {
-            token = UInt32(buffers.count)
-            buffers.append(nil)
+        return ledger.add { token in
+            AudioQueueBuffer(
+                queue: self, token: token, capacity: capacity, packetDescriptions: packetDescriptions, channels: channels,
+                renderCapacity: max(renderFrames, 1))
         }
-        let b = AudioQueueBuffer(
-            queue: self, token: token, capacity: capacity, packetDescriptions: packetDescriptions, channels: channels,
-            renderCapacity: max(renderFrames, 1))
-        buffers[Int(token)] = b
-        return b
     }
 
     /// Frees a buffer (`AudioQueueFreeBuffer`). Refused while it is enqueued. Any thread but
@@ -61,12 +56,11 @@ extension AudioQueue {
         lock.lock()
         defer { lock.unlock() }
         if disposed { throw AudioQueueError(.invalidQueue, "the queue was disposed of (its buffers with it)") }
-        guard buffer.queue === self, Int(buffer.token) < buffers.count, buffers[Int(buffer.token)] === buffer else {
+        guard buffer.queue === self, ledger.owns(buffer) else {
             throw AudioQueueError(.invalidBuffer, "the buffer does not belong to this queue")
         }
         if buffer.isEnqueued { throw AudioQueueError(.bufferInQueue, "the buffer is enqueued; it can be freed once it comes back") }
-        buffers[Int(buffer.token)] = nil
-        freeTokens.append(buffer.token)
+        ledger.remove(buffer)
     }
 
     /// Enqueues a buffer to play right after the previous one (`AudioQueueEnqueueBuffer`).
@@ -97,7 +91,7 @@ extension AudioQueue {
         defer { lock.unlock() }
         try checkLive()
         try hub.checkUsableLocking()
-        guard buffer.queue === self, Int(buffer.token) < buffers.count, buffers[Int(buffer.token)] === buffer else {
+        guard buffer.queue === self, ledger.owns(buffer) else {
             throw AudioQueueError(.invalidBuffer, "the buffer does not belong to this queue")
         }
         if buffer.isEnqueued { throw AudioQueueError(.invalidBuffer, "the buffer is already enqueued") }
@@ -126,11 +120,11 @@ extension AudioQueue {
         let start: Int64
         let deviceFrames: Int
         if let converter {
-            if q != nextQueueFrame || !streamOpen {
-                if streamOpen { flushTail() }
+            if q != queueTime.nextQueueFrame || !queueTime.streamOpen {
+                if queueTime.streamOpen { flushTail() }
                 converter.reset()
-                nextDeviceFrame = Int64((Double(q) * ratio).rounded())
-                streamOpen = true
+                queueTime.nextDeviceFrame = Int64((Double(q) * ratio).rounded())
+                queueTime.streamOpen = true
             }
             if scratch.count < played * channels { scratch = [Float](repeating: 0, count: played * channels) }
             deviceFrames = scratch.withUnsafeMutableBufferPointer { s in
@@ -142,8 +136,8 @@ extension AudioQueue {
                 deinterleaver.convert(source, frames: played, into: outs, offset: 0)
                 return converter.process(input: ins, frames: played, output: buffer.renderChannels, capacity: buffer.renderCapacity)
             }
-            start = nextDeviceFrame
-            nextDeviceFrame += Int64(deviceFrames)
+            start = queueTime.nextDeviceFrame
+            queueTime.nextDeviceFrame += Int64(deviceFrames)
         } else {
             deinterleaver.convert(source, frames: played, into: buffer.renderChannels, offset: 0)
             start = q
@@ -161,15 +155,15 @@ extension AudioQueue {
         _ buffer: AudioQueueBuffer, queueFrame q: Int64, played: Int, start: Int64, deviceFrames: Int, volume: Float,
         flexible: Bool
     ) throws(AudioQueueError) -> AudioTimeStamp {
-        nextSerial &+= 1
+        let serial = ledger.nextSerial()
         let scheduled = ScheduledBuffer(
             token: buffer.token, data: buffer.render, stride: Int32(buffer.renderCapacity), frames: Int32(deviceFrames),
-            start: start, volume: volume, serial: nextSerial, epoch: epoch, flexible: flexible)
+            start: start, volume: volume, serial: serial, epoch: queueTime.epoch, flexible: flexible)
         try hub.send(.enqueue(slot: slot, buffer: scheduled))
-        nextQueueFrame = q + Int64(played)
+        queueTime.nextQueueFrame = q + Int64(played)
         buffer.isEnqueued = true
         buffer.preparedFrames = played
-        inFlight.append((buffer.token, nextSerial))
+        ledger.sent(buffer.token, serial: serial)
         return AudioTimeStamp(sampleTime: Double(q))
     }
 
@@ -207,13 +201,13 @@ extension AudioQueue {
     /// The queue frame a buffer starts at: `startTime`'s sample time, or right after the
     /// previous buffer. Lock held.
     func startQueueFrame(_ startTime: AudioTimeStamp?) throws(AudioQueueError) -> Int64 {
-        guard let st = startTime else { return nextQueueFrame }
+        guard let st = startTime else { return queueTime.nextQueueFrame }
         guard st.flags.contains(.sampleTimeValid), st.sampleTime.isFinite else {
             throw AudioQueueError(.invalidParameter, "a buffer's start time needs a sample time (queue frames)")
         }
         let want = Int64(st.sampleTime.rounded())
-        guard want >= nextQueueFrame else {
-            throw AudioQueueError(.invalidParameter, "start time \(want) is before the end of the previous buffer (\(nextQueueFrame)): start times must ascend")
+        guard want >= queueTime.nextQueueFrame else {
+            throw AudioQueueError(.invalidParameter, "start time \(want) is before the end of the previous buffer (\(queueTime.nextQueueFrame)): start times must ascend")
         }
         return want
     }
@@ -262,15 +256,15 @@ extension AudioQueue {
         let start: Int64
         let deviceFrames: Int
         if let converter {
-            if q != nextQueueFrame || !streamOpen {
-                if streamOpen { flushRateTail() }
+            if q != queueTime.nextQueueFrame || !queueTime.streamOpen {
+                if queueTime.streamOpen { flushRateTail() }
                 converter.reset()
-                nextDeviceFrame = Int64((Double(q) * ratio).rounded())
-                streamOpen = true
+                queueTime.nextDeviceFrame = Int64((Double(q) * ratio).rounded())
+                queueTime.streamOpen = true
             }
             deviceFrames = played == 0 ? 0 : process(converter, scratch, from: from, frames: played, into: buffer.renderChannels, capacity: buffer.renderCapacity)
-            start = nextDeviceFrame
-            nextDeviceFrame += Int64(deviceFrames)
+            start = queueTime.nextDeviceFrame
+            queueTime.nextDeviceFrame += Int64(deviceFrames)
         } else {
             let n = min(played, buffer.renderCapacity)
             for c in 0..<channels where n > 0 { buffer.renderChannels[c].update(from: scratch.channels[c] + from, count: n) }
@@ -328,17 +322,17 @@ extension AudioQueue {
         var n = 0
         let start: Int64
         if let converter {
-            if !streamOpen { converter.reset(); nextDeviceFrame = Int64((Double(nextQueueFrame) * ratio).rounded()); streamOpen = true }
+            if !queueTime.streamOpen { converter.reset(); queueTime.nextDeviceFrame = Int64((Double(queueTime.nextQueueFrame) * ratio).rounded()); queueTime.streamOpen = true }
             n = process(converter, scratch, from: from, frames: min(to - from, 8192), into: tail.channels, capacity: tail.capacity)
-            start = nextDeviceFrame
+            start = queueTime.nextDeviceFrame
         } else {
             n = min(to - from, tail.capacity)
             for c in 0..<channels { tail.channels[c].update(from: scratch.channels[c] + from, count: n) }
-            start = nextQueueFrame
+            start = queueTime.nextQueueFrame
         }
-        nextQueueFrame += Int64(to - from)
+        queueTime.nextQueueFrame += Int64(to - from)
         guard n > 0 else { return }
-        if sendTail(i, frames: n, start: start), converter != nil { nextDeviceFrame += Int64(n) }
+        if sendTail(i, frames: n, start: start), converter != nil { queueTime.nextDeviceFrame += Int64(n) }
     }
 
     /// Ends the stream: the decoder's remaining frames, then the rate converter's. Lock held.
@@ -349,8 +343,8 @@ extension AudioQueue {
 
     /// Schedules what the rate converter still holds, right after the stream so far. Lock held.
     func flushRateTail() {
-        guard let converter, streamOpen else { return }
-        streamOpen = false
+        guard let converter, queueTime.streamOpen else { return }
+        queueTime.streamOpen = false
         guard let i = tails.firstIndex(where: { !$0.inFlight }) else {
             droppedTailFrames += 1
             return
@@ -358,17 +352,17 @@ extension AudioQueue {
         let tail = tails[i]
         let n = converter.flush(output: tail.channels, capacity: tail.capacity)
         guard n > 0 else { return }
-        if sendTail(i, frames: n, start: nextDeviceFrame) { nextDeviceFrame += Int64(n) }
+        if sendTail(i, frames: n, start: queueTime.nextDeviceFrame) { queueTime.nextDeviceFrame += Int64(n) }
     }
 
     /// Hands tail `i` (`frames` frames at queue device frame `start`) to the render thread;
     /// false (and the tail's frames dropped, counted) when the rings are full. Lock held.
     func sendTail(_ i: Int, frames n: Int, start: Int64) -> Bool {
         let tail = tails[i]
-        nextSerial &+= 1
+        let serial = ledger.nextSerial()
         let scheduled = ScheduledBuffer(
             token: AudioQueue.tailTokenBit | UInt32(i), data: tail.storage, stride: Int32(tail.capacity), frames: Int32(n),
-            start: start, serial: nextSerial, epoch: epoch, flexible: true)
+            start: start, serial: serial, epoch: queueTime.epoch, flexible: true)
         do {
             try hub.send(.enqueue(slot: slot, buffer: scheduled))
         } catch {
@@ -376,7 +370,7 @@ extension AudioQueue {
             return false
         }
         tail.inFlight = true
-        inFlight.append((scheduled.token, nextSerial))
+        ledger.sent(scheduled.token, serial: serial)
         return true
     }
 }

@@ -41,7 +41,7 @@ extension AudioQueue {
         lock.lock()
         defer { lock.unlock() }
         try checkLive()
-        return Int(nextQueueFrame)
+        return Int(queueTime.nextQueueFrame)
     }
 
     /// `AudioQueuePrime(inAQ, inNumberOfFramesToPrepare, &outNumberOfFramesPrepared)`: every
@@ -56,8 +56,8 @@ extension AudioQueue {
         defer { lock.unlock() }
         try checkLive()
         var frames = 0
-        for (token, _) in inFlight where token & AudioQueue.tailTokenBit == 0 {
-            if Int(token) < buffers.count, let b = buffers[Int(token)] { frames += b.preparedFrames }
+        for token in ledger.tokensInFlight {
+            if let b = ledger.buffer(token) { frames += b.preparedFrames }
         }
         return frames
     }
@@ -92,7 +92,7 @@ extension AudioQueue {
             defer { lock.unlock() }
             try checkLive()
             flushTail()
-            try hub.send(.stop(slot: slot, immediately: false, epoch: epoch))
+            try hub.send(.stop(slot: slot, immediately: false, epoch: queueTime.epoch))
             drainStopPending = true
             return
         }
@@ -101,7 +101,7 @@ extension AudioQueue {
         lock.lock()
         do throws(AudioQueueError) {
             try checkLive()
-            try hub.sendNow([.stop(slot: slot, immediately: true, epoch: epoch)])
+            try hub.sendNow([.stop(slot: slot, immediately: true, epoch: queueTime.epoch)])
         } catch {
             lock.unlock()
             throw error
@@ -178,13 +178,13 @@ extension AudioQueue {
         if hub.closed { goneLocked(); return }
         // A queue that is not playing has nothing to drain (a paused one would wait forever:
         // its handle refuses start from now on).
-        if immediately || !(isRunningValue || startRequested) || pauseRequested || inFlight.isEmpty {
+        if immediately || !(isRunningValue || startRequested) || pauseRequested || ledger.count == 0 {
             try hub.sendNow([.release(slot: slot)])
             goneLocked()
             hub.freeSlot(self)
         } else {
             flushTail()
-            try hub.send(.stop(slot: slot, immediately: false, epoch: epoch))
+            try hub.send(.stop(slot: slot, immediately: false, epoch: queueTime.epoch))
             disposeWhenStopped = true
             drainStopPending = true
             disposing = true

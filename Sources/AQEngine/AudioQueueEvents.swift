@@ -10,15 +10,13 @@ import Synchronization
 extension AudioQueue {
     /// Queue time restarts from zero (after a stop or reset): a new timeline epoch. Lock held.
     func resetTimeline() {
-        nextQueueFrame = 0
-        nextDeviceFrame = 0
-        epoch &+= 1
+        queueTime.restart()
         endStream()
     }
 
     /// Forgets the converter's and decoder's stream. Lock held.
     func endStream() {
-        streamOpen = false
+        queueTime.streamOpen = false
         converter?.reset()
         decoder?.reset()
         decoderStreamOpen = false
@@ -31,17 +29,23 @@ extension AudioQueue {
     /// order; their done events, still on their way, are stale. Lock held.
     func takeBackAll() -> [AudioQueueBuffer] {
         var out: [AudioQueueBuffer] = []
-        for (token, _) in inFlight {
-            if token & AudioQueue.tailTokenBit != 0 {
-                let i = Int(token & ~AudioQueue.tailTokenBit)
-                if i < tails.count { tails[i].inFlight = false }
-            } else if Int(token) < buffers.count, let b = buffers[Int(token)] {
-                b.isEnqueued = false
-                out.append(b)
-            }
+        for token in ledger.takeBackAll() {
+            if let b = returned(token) { out.append(b) }
         }
-        inFlight.removeAll()
         return out
+    }
+
+    /// `token`'s enqueue is over: a tail is free again, a buffer is the caller's (returned).
+    /// Lock held.
+    func returned(_ token: UInt32) -> AudioQueueBuffer? {
+        if token & AudioQueue.tailTokenBit != 0 {
+            let i = Int(token & ~AudioQueue.tailTokenBit)
+            if i < tails.count { tails[i].inFlight = false }
+            return nil
+        }
+        guard let b = ledger.buffer(token) else { return nil }
+        b.isEnqueued = false
+        return b
     }
 
     /// The handle becomes stale and its buffers are released (disposal, or the engine
@@ -52,9 +56,7 @@ extension AudioQueue {
         disposing = true
         startRequested = false
         isRunningValue = false
-        for case let b? in buffers { b.isEnqueued = false }
-        buffers.removeAll()
-        freeTokens.removeAll()
+        for b in ledger.removeAll() { b.isEnqueued = false }
         tails.removeAll()
     }
 
@@ -74,20 +76,12 @@ extension AudioQueue {
         callbackLock.lock()
         defer { callbackLock.unlock() }
         lock.lock()
-        guard let k = inFlight.firstIndex(where: { $0.token == token && $0.serial == serial }) else {
+        guard ledger.done(token, serial: serial) else {
             lock.unlock()
             return
         }
-        inFlight.remove(at: k)
         lateFramesTotal += lateFrames
-        var buffer: AudioQueueBuffer?
-        if token & AudioQueue.tailTokenBit != 0 {
-            let i = Int(token & ~AudioQueue.tailTokenBit)
-            if i < tails.count { tails[i].inFlight = false }
-        } else if Int(token) < buffers.count, let b = buffers[Int(token)] {
-            b.isEnqueued = false
-            buffer = b
-        }
+        let buffer = returned(token)
         let callback = disposing ? nil : callback
         lock.unlock()
         if let buffer, let callback { callback(self, buffer) }
@@ -116,9 +110,7 @@ extension AudioQueue {
         if drainEnd >= 0 && drainStopPending {
             // Queue time restarts: buffers enqueued since the drain ended were moved back by
             // the renderer (same epoch); what is enqueued from now on starts a new epoch.
-            nextDeviceFrame = max(0, nextDeviceFrame - drainEnd)
-            nextQueueFrame = max(0, nextQueueFrame - Int64((Double(drainEnd) / ratio).rounded()))
-            epoch &+= 1
+            queueTime.restart(afterDrainEndingAt: drainEnd, ratio: ratio)
             endStream()
         }
         drainStopPending = false

@@ -467,7 +467,7 @@ extension AudioQueue {
     /// rate by the frames the converter still holds, until ``flush()`` or a stop schedules them.
     /// 0 after a stop or reset. Read-only; any thread but the render thread. (Added for
     /// offline rendering, which makes sure every track has audio past each cycle's end.)
-    public var enqueuedDeviceFrames: Int64 { locked { converter == nil ? nextQueueFrame : nextDeviceFrame } }
+    public var enqueuedDeviceFrames: Int64 { locked { converter == nil ? queueTime.nextQueueFrame : queueTime.nextDeviceFrame } }
 
     /// Frames of this queue that were already past when the render thread first saw them
     /// (late buffers) — skipped so that the queue stays on its timeline.
