@@ -70,7 +70,7 @@ final class Log: @unchecked Sendable {
             device: device,
             capacities: RenderCapacities(queues: outputs, buffersPerQueue: bpq, commands: 64, outputChannels: outputs))
         defer { engine.close() }
-        var rng = SeededGenerator(state: 15)
+        var rng = SeededGenerator(state: UInt64(ProcessInfo.processInfo.environment["AQ_MODEL_SEED"] ?? "") ?? 15)
         let log = Log()
         var models: [Model] = []  // the queues not disposed of yet (some being disposed of)
         var goneIDs: Set<Int> = []
