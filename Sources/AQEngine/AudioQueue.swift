@@ -87,20 +87,8 @@ public final class AudioQueue: @unchecked Sendable {
     var volumeValue: Float = 1
     var meteringEnabled = false
     var layout: AudioChannelLayout
-    var magicCookieBytes: [UInt8] = []
-    // Compressed queues (guarded by `lock`):
-    /// The decoder; nil until the magic cookie is set for formats that need one.
-    var decoder: PacketDecoder?
-    /// Corrupt packets counted by decoders this queue replaced (a new cookie makes a new one).
-    var corruptPacketsBefore = 0
-    /// Decoded planar frames at the queue's rate, before trimming and rate conversion.
-    var decodeScratch: TailChunk?
-    /// Frames decoded since the decoder stream started (the position gapless trimming counts in).
-    var decodedPosition: Int64 = 0
-    /// True once a packet was decoded since the last flush/reset (the decoder holds state).
-    var decoderStreamOpen = false
-    /// Priming/remainder frames to trim from the current stream (``setGaplessInfo(_:)``).
-    var gapless: AudioFilePacketTableInfo?
+    /// Compressed queues: the decoder and its stream.
+    var codec: DecoderStream
     // Guarded by `flags`:
     var listenerTable: [(id: AudioQueuePropertyID, token: Int, listener: PropertyListener)] = []
     var nextListenerToken = 0
@@ -153,7 +141,7 @@ public final class AudioQueue: @unchecked Sendable {
         self.generation = generation
         self.format = format
         self.deinterleaver = deinterleaver
-        self.decoder = decoder
+        self.codec = DecoderStream(decoder: decoder)
         self.isCompressed = deinterleaver == nil
         self.converter = converter
         self.callback = callback

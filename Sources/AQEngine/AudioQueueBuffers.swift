@@ -37,7 +37,7 @@ extension AudioQueue {
         let frames: Int
         if isCompressed {
             frames = packetDescriptions * maximumFramesPerPacket
-            if (decodeScratch?.capacity ?? 0) < frames { decodeScratch = TailChunk(channels: channels, capacity: frames) }
+            _ = codec.scratch(channels: channels, frames: frames)
         } else {
             frames = capacity / max(bytesPerFrame, 1)
         }
@@ -169,7 +169,7 @@ extension AudioQueue {
 
     /// The most frames a packet of this queue's format decodes to.
     var maximumFramesPerPacket: Int {
-        max(decoder?.maximumFramesPerPacket ?? 0, PacketDecoder.maximumFramesPerPacket(format))
+        max(codec.decoder?.maximumFramesPerPacket ?? 0, PacketDecoder.maximumFramesPerPacket(format))
     }
 
     /// Checks parameter events; returns the volume event's value or NaN. Lock held.
@@ -219,7 +219,7 @@ extension AudioQueue {
         _ buffer: AudioQueueBuffer, trimFramesAtStart: Int, trimFramesAtEnd: Int,
         parameterEvents: [AudioQueueParameterEvent], startTime: AudioTimeStamp?
     ) throws(AudioQueueError) -> AudioTimeStamp {
-        guard let decoder else {
+        guard let decoder = codec.decoder else {
             throw AudioQueueError(.invalidProperty, "a \(format.formatID) queue needs its magic cookie (setMagicCookie) before the first buffer is enqueued")
         }
         let count = buffer.packetDescriptionCount
@@ -239,8 +239,7 @@ extension AudioQueue {
         let q = try startQueueFrame(startTime)
         try checkRoomToEnqueue()
         let needed = count * maximumFramesPerPacket
-        if (decodeScratch?.capacity ?? 0) < needed { decodeScratch = TailChunk(channels: channels, capacity: needed) }
-        let scratch = decodeScratch!
+        let scratch = codec.scratch(channels: channels, frames: needed)
         // Decode: every packet, in order; corrupt ones become silence of their length.
         var decoded = 0
         for i in 0..<count {
@@ -250,8 +249,8 @@ extension AudioQueue {
             let bytes = UnsafeRawBufferPointer(start: buffer.audioData + Int(d.startOffset), count: Int(d.dataByteSize))
             decoded += decoder.decode(bytes, framesIfCorrupt: expected, into: scratch.channels, offset: decoded, capacity: scratch.capacity)
         }
-        decoderStreamOpen = true
-        let (from, to) = keptRange(decoded: decoded, trimStart: trimFramesAtStart, trimEnd: trimFramesAtEnd)
+        codec.isOpen = true
+        let (from, to) = codec.keptRange(decoded: decoded, trimStart: trimFramesAtStart, trimEnd: trimFramesAtEnd)
         let played = to - from
         let start: Int64
         let deviceFrames: Int
@@ -276,23 +275,6 @@ extension AudioQueue {
             flexible: startTime == nil)
     }
 
-    /// Of `decoded` frames just decoded at stream position `decodedPosition`, the range to
-    /// play: the caller's trims, then the gapless priming/valid window. Advances the position.
-    /// Lock held.
-    func keptRange(decoded: Int, trimStart: Int, trimEnd: Int) -> (Int, Int) {
-        let s = decodedPosition
-        decodedPosition += Int64(decoded)
-        var from = Int64(min(trimStart, decoded))
-        var to = Int64(max(decoded - trimEnd, 0))
-        if let g = gapless {
-            from = max(from, Int64(g.primingFrames) - s)
-            if g.numberValidFrames > 0 { to = min(to, Int64(g.primingFrames) + g.numberValidFrames - s) }
-        }
-        from = min(max(from, 0), Int64(decoded))
-        to = max(min(to, Int64(decoded)), from)
-        return (Int(from), Int(to))
-    }
-
     /// Runs `frames` planar frames of `src` from `from` through the rate converter.
     func process(
         _ converter: RateConverter, _ src: TailChunk, from: Int, frames: Int,
@@ -307,16 +289,11 @@ extension AudioQueue {
     /// Ends the decoder's stream: drains it, schedules what it still held (after trimming)
     /// right after the last buffer, and resets it and the gapless window. Lock held.
     func flushDecoder() {
-        guard let decoder, decoderStreamOpen else { return }
-        decoderStreamOpen = false
-        defer {
-            decoder.reset()
-            decodedPosition = 0
-            gapless = nil
-        }
-        guard let scratch = decodeScratch else { return }
+        guard let decoder = codec.decoder, codec.isOpen else { return }
+        defer { codec.end() }
+        guard let scratch = codec.scratch else { return }
         let drained = decoder.drain(into: scratch.channels, offset: 0, capacity: scratch.capacity)
-        let (from, to) = keptRange(decoded: drained, trimStart: 0, trimEnd: 0)
+        let (from, to) = codec.keptRange(decoded: drained, trimStart: 0, trimEnd: 0)
         guard to > from, let i = tails.firstIndex(where: { !$0.inFlight }) else { return }
         let tail = tails[i]
         var n = 0

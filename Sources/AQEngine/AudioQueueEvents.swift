@@ -18,10 +18,7 @@ extension AudioQueue {
     func endStream() {
         queueTime.streamOpen = false
         converter?.reset()
-        decoder?.reset()
-        decoderStreamOpen = false
-        decodedPosition = 0
-        gapless = nil
+        codec.end()
     }
 
     /// Every buffer in flight is the caller's again (the renderer has let go of them: a

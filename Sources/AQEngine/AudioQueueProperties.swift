@@ -321,7 +321,7 @@ extension AudioQueue {
 
     /// `kAudioQueueProperty_MagicCookie`, for compressed formats: the bytes last set with
     /// ``setMagicCookie(_:)`` (empty until then). Any thread but the render thread.
-    public var magicCookie: [UInt8] { locked { magicCookieBytes } }
+    public var magicCookie: [UInt8] { locked { codec.cookie } }
 
     /// Sets `kAudioQueueProperty_MagicCookie` (`AudioQueueSetProperty`): the format's magic
     /// cookie as the file stream parser gives it (AAC: AudioSpecificConfig or `esds`; ALAC:
@@ -348,10 +348,7 @@ extension AudioQueue {
             lock.lock()
             defer { lock.unlock() }
             try checkLive()
-            corruptPacketsBefore += decoder?.corruptPackets ?? 0
-            decoder = d
-            decoderStreamOpen = false
-            magicCookieBytes = cookie
+            codec.replace(with: d, cookie: cookie)
         }
         notify(.magicCookie)
     }
@@ -381,18 +378,17 @@ extension AudioQueue {
         lock.lock()
         defer { lock.unlock() }
         try checkLive()
-        gapless = info
-        decodedPosition = 0
+        codec.setGapless(info)
     }
 
     /// The gapless information in force for the current stream (``setGaplessInfo(_:)``).
     /// Any thread but the render thread.
-    public var gaplessInfo: AudioFilePacketTableInfo? { locked { gapless } }
+    public var gaplessInfo: AudioFilePacketTableInfo? { locked { codec.gapless } }
 
     /// Compressed packets that failed to decode since the queue was made. Each was replaced by
     /// silence of its length, so later audio kept its place; the queue went on playing.
     /// Any thread but the render thread.
-    public var corruptPacketCount: Int { locked { corruptPacketsBefore + (decoder?.corruptPackets ?? 0) } }
+    public var corruptPacketCount: Int { locked { codec.corruptPackets } }
 
     /// Adds a listener for a property (`AudioQueueAddPropertyListener`). `isRunning` listeners
     /// run on the events thread when the render thread reports a change (or on the thread of
