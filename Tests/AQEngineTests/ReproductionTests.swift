@@ -226,7 +226,10 @@ import Testing
             }
             engine = nil
             #expect(engine == nil)
-            #expect(!device.render(frames: 256, into: UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: 1)))
+            // The engine closed itself: the device no longer renders.
+            let planes = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: 1)
+            defer { planes.deallocate() }
+            #expect(!device.render(frames: 256, into: planes))
         }
     }
 
