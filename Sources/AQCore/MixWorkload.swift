@@ -72,12 +72,12 @@ public final class MixWorkload {
         let c = core.pointee
         for q in 0..<queues {
             let slot = Int32(q)
-            _ = c.commands.push(.activate(slot: slot, channels: 2, map: .standard(channels: 2)))
+            _ = c.commands.push(.activate(slot: slot, channels: 2, map: .standard(channels: 2), generation: 1))
             _ = c.commands.push(.setVolume(slot: slot, volume: gains[q], rampFrames: 0))
             for b in 0..<buffersPerQueue {
                 _ = c.commands.push(.enqueue(slot: slot, buffer: scheduled(queue: q, buffer: b, start: Int64(b * bufferFrames))))
             }
-            _ = c.commands.push(.start(slot: slot, frame: 0))
+            _ = c.commands.push(.start(slot: slot, frame: 0, run: 1))
         }
         try? device.start(rendering: core)
     }
@@ -113,7 +113,7 @@ public final class MixWorkload {
         var any = false
         while let e = c.events.pop() {
             any = true
-            if case .bufferDone(let slot, let token, _, _) = e {
+            if case .bufferDone(let slot, _, let token, _, _, _) = e {
                 let q = Int(slot)
                 let b = Int(token) - q * buffersPerQueue
                 _ = c.commands.push(.enqueue(slot: slot, buffer: scheduled(queue: q, buffer: b, start: nextStart[q])))

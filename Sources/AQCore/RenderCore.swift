@@ -30,8 +30,13 @@ public struct RenderStatistics: Sendable, Equatable {
     public var cycles: UInt64
     /// Frames of buffers and starts that had already passed when the render thread saw them.
     public var lateFrames: UInt64
-    /// Events the render thread could not report because the event ring was full.
+    /// Events the render thread could not report because the event ring was full. Every
+    /// event is paid for before its command is sent, so this stays 0; it is kept as a check.
     public var droppedEvents: UInt64
+    /// Cycles rendered silent because a control thread was applying commands at that moment
+    /// (a synchronous stop, reset or dispose while the device was stalled; see
+    /// docs/architecture.md, "Synchronous calls").
+    public var skippedCycles: UInt64
 }
 
 enum SlotState: UInt8 { case free = 0, stopped, running, paused }
@@ -59,10 +64,28 @@ struct QueueSlot {
     var headLate: Int32 = 0
     /// Device frame just after the last frame played (for stop-after-drain reports).
     var lastEnd: Int64 = 0
+    /// The queue's generation and latest start's run number, echoed in events.
+    var generation: UInt32 = 0
+    var run: UInt32 = 0
+    /// Event credits held for a `started` report not made yet, and for a stop-after-drain.
+    var startCredit = false
+    var drainCredit = false
+    /// The schedule ran out while running: a flexible buffer whose place has passed plays at once.
+    var dry = false
+    /// After a stop-after-drain: buffers of timeline `rebaseEpoch` move back by `rebaseBy`.
+    var rebaseActive = false
+    var rebaseEpoch: UInt32 = 0
+    var rebaseBy: Int64 = 0
+    /// The end of everything scheduled on the current timeline (device frames from frame 0).
+    var scheduledEnd: Int64 = 0
+    /// The control side's timeline number when it asked for the pending stop-after-drain.
+    var drainEpoch: UInt32 = 0
+    /// Volume commands applied (for the control side's current-value read).
+    var volumeSets: Int64 = 0
 
     /// Makes the slot a stopped queue of `channels` channels. Render thread.
     @_noLocks
-    mutating func activate(channels: Int32, map: ChannelMap) {
+    mutating func activate(channels: Int32, map: ChannelMap, generation: UInt32) {
         state = .stopped
         startReported = false
         stopWhenDrained = false
@@ -80,6 +103,17 @@ struct QueueSlot {
         count = 0
         headLate = 0
         lastEnd = 0
+        self.generation = generation
+        run = 0
+        startCredit = false
+        drainCredit = false
+        dry = false
+        rebaseActive = false
+        rebaseEpoch = 0
+        rebaseBy = 0
+        scheduledEnd = 0
+        drainEpoch = 0
+        volumeSets = 0
     }
 }
 
@@ -91,14 +125,14 @@ struct QueueSlot {
 /// on a control thread once no device calls ``render(_:outputs:channelCount:)``.
 public struct RenderCore: @unchecked Sendable {
     /// The device clock this renderer publishes each cycle's anchor to.
-    public let clock: DeviceClockCore
+    package let clock: DeviceClockCore
     /// Control → render. One producer at a time (the control side holds a lock while pushing).
-    public let commands: SPSCRing<RenderCommand>
+    package let commands: SPSCRing<RenderCommand>
     /// Render → events thread.
-    public let events: SPSCRing<RenderEvent>
-    public let capacities: RenderCapacities
+    package let events: SPSCRing<RenderEvent>
+    package let capacities: RenderCapacities
     /// Posted when events were pushed.
-    public let wake: UnsafeMutablePointer<sem_t>
+    package let wake: UnsafeMutablePointer<sem_t>
 
     let slots: UnsafeMutablePointer<QueueSlot>
     let schedule: UnsafeMutablePointer<ScheduledBuffer>
@@ -108,15 +142,29 @@ public struct RenderCore: @unchecked Sendable {
     let meters: UnsafeMutablePointer<Atomic<UInt32>>
     let meterScratch: UnsafeMutablePointer<Float>
     let stats: UnsafeMutablePointer<Atomic<UInt64>>  // cycles, lateFrames, droppedEvents
-    /// Per slot: state, origin, pause frame — for control-side queue time.
+    /// Per slot: state, origin, pause frame, volume (Float bits), volume commands applied —
+    /// for control-side reads.
     let published: UnsafeMutablePointer<Atomic<Int64>>
+    /// [0] the gate (0 free, 1 the render thread is in a cycle, 2 a control thread applies
+    /// commands), [1] event credits left, [2] cycles skipped, [3] 1 when the render thread
+    /// waits for a control thread holding the gate instead of skipping the cycle, [4] the
+    /// slot + 1 of the only queue mixed (offline rendering of one queue), 0 for every queue.
+    let control: UnsafeMutablePointer<Atomic<Int>>
+    static let publishedPerSlot = 5
 
-    public static func allocate(sampleRate: Double, capacities: RenderCapacities) -> UnsafeMutablePointer<RenderCore> {
+    package static func allocate(sampleRate: Double, capacities: RenderCapacities) -> UnsafeMutablePointer<RenderCore> {
         let q = capacities.queues
         let slots = UnsafeMutablePointer<QueueSlot>.allocate(capacity: q)
         slots.initialize(repeating: QueueSlot(), count: q)
-        let schedule = UnsafeMutablePointer<ScheduledBuffer>.allocate(capacity: q * capacities.buffersPerQueue)
+        // Everything the render thread touches is written here, on the control side, so that
+        // its pages are mapped before the first cycle (prefaulted: no page fault in a cycle).
+        let scheduleCount = q * capacities.buffersPerQueue
+        let scheduleRaw = UnsafeMutableRawPointer.allocate(
+            byteCount: scheduleCount * MemoryLayout<ScheduledBuffer>.stride, alignment: MemoryLayout<ScheduledBuffer>.alignment)
+        scheduleRaw.initializeMemory(as: UInt8.self, repeating: 0, count: scheduleCount * MemoryLayout<ScheduledBuffer>.stride)
+        let schedule = scheduleRaw.bindMemory(to: ScheduledBuffer.self, capacity: scheduleCount)
         let live = UnsafeMutablePointer<Int32>.allocate(capacity: q)
+        live.initialize(repeating: -1, count: q)
         let liveCount = UnsafeMutablePointer<Int>.allocate(capacity: 1)
         liveCount.initialize(to: 0)
         let meters = UnsafeMutablePointer<Atomic<UInt32>>.allocate(capacity: q * 16)
@@ -125,18 +173,23 @@ public struct RenderCore: @unchecked Sendable {
         scratch.initialize(repeating: 0, count: 16)
         let stats = UnsafeMutablePointer<Atomic<UInt64>>.allocate(capacity: 3)
         for i in 0..<3 { (stats + i).initialize(to: Atomic(0)) }
-        let published = UnsafeMutablePointer<Atomic<Int64>>.allocate(capacity: q * 3)
-        for i in 0..<(q * 3) { (published + i).initialize(to: Atomic(0)) }
+        let published = UnsafeMutablePointer<Atomic<Int64>>.allocate(capacity: q * publishedPerSlot)
+        for i in 0..<(q * publishedPerSlot) { (published + i).initialize(to: Atomic(0)) }
+        let control = UnsafeMutablePointer<Atomic<Int>>.allocate(capacity: 5)
+        for i in 0..<5 { (control + i).initialize(to: Atomic(0)) }
         let wake = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
         sem_init(wake, 0, 0)
         // Every buffer produces one done event; a few state events per queue on top.
         let eventCapacity = q * (capacities.buffersPerQueue + 8) + capacities.commands
+        let events = SPSCRing<RenderEvent>.allocate(capacity: eventCapacity)
+        control[1].store(events.capacity, ordering: .releasing)
         let core = RenderCore(
             clock: .allocate(sampleRate: sampleRate),
             commands: .allocate(capacity: capacities.commands),
-            events: .allocate(capacity: eventCapacity),
+            events: events,
             capacities: capacities, wake: wake, slots: slots, schedule: schedule, live: live,
-            liveCount: liveCount, meters: meters, meterScratch: scratch, stats: stats, published: published)
+            liveCount: liveCount, meters: meters, meterScratch: scratch, stats: stats, published: published,
+            control: control)
         let p = UnsafeMutablePointer<RenderCore>.allocate(capacity: 1)
         p.initialize(to: core)
         return p
@@ -144,7 +197,7 @@ public struct RenderCore: @unchecked Sendable {
 
     /// Frees everything `allocate` made, including `pointer` itself. Control thread, once no
     /// device renders.
-    public static func deallocate(_ pointer: UnsafeMutablePointer<RenderCore>) {
+    package static func deallocate(_ pointer: UnsafeMutablePointer<RenderCore>) {
         let c = pointer.pointee
         let q = c.capacities.queues
         c.clock.deallocate()
@@ -160,8 +213,10 @@ public struct RenderCore: @unchecked Sendable {
         c.meters.deinitialize(count: q * 16)
         c.meters.deallocate()
         c.meterScratch.deallocate()
-        c.published.deinitialize(count: q * 3)
+        c.published.deinitialize(count: q * publishedPerSlot)
         c.published.deallocate()
+        c.control.deinitialize(count: 5)
+        c.control.deallocate()
         c.stats.deinitialize(count: 3)
         c.stats.deallocate()
         pointer.deinitialize(count: 1)
@@ -169,15 +224,85 @@ public struct RenderCore: @unchecked Sendable {
     }
 
     /// A snapshot of the counters. Any thread.
-    public var statistics: RenderStatistics {
+    package var statistics: RenderStatistics {
         RenderStatistics(
             cycles: stats[0].load(ordering: .relaxed), lateFrames: stats[1].load(ordering: .relaxed),
-            droppedEvents: stats[2].load(ordering: .relaxed))
+            droppedEvents: stats[2].load(ordering: .relaxed),
+            skippedCycles: UInt64(control[2].load(ordering: .relaxed)))
+    }
+
+    // MARK: - Event credits (back-pressure)
+
+    /// Reserves room for `n` events in the event ring; false when the events thread is that
+    /// far behind. Control side, before sending a command (``RenderCommand/eventCredits``).
+    package func reserveEvents(_ n: Int) -> Bool {
+        if n == 0 { return true }
+        var current = control[1].load(ordering: .acquiring)
+        while true {
+            if current < n { return false }
+            let (done, original) = control[1].compareExchange(
+                expected: current, desired: current - n, ordering: .acquiringAndReleasing)
+            if done { return true }
+            current = original
+        }
+    }
+
+    /// Gives back `n` event credits: the events thread after handling events, the control
+    /// side when a command it reserved for was not sent.
+    package func returnEvents(_ n: Int) {
+        control[1].wrappingAdd(n, ordering: .releasing)
+    }
+
+    /// Event credits left (a snapshot). Any thread.
+    package var eventCreditsLeft: Int { control[1].load(ordering: .acquiring) }
+
+    /// A credit the render thread will not use (a command that changed nothing).
+    @_noLocks
+    func refund() {
+        control[1].wrappingAdd(1, ordering: .releasing)
+    }
+
+    /// Makes the render thread wait for a control thread that holds the gate instead of
+    /// skipping the cycle. For devices that are not realtime (the hand-driven device). Control
+    /// thread, before the device starts.
+    package func setWaitsForControl(_ on: Bool) {
+        control[3].store(on ? 1 : 0, ordering: .releasing)
+    }
+
+    /// Mixes only `slot` (nil: every queue) from the next cycle on: the others are not mixed
+    /// and their frames in those cycles pass unheard. For offline rendering of one queue.
+    /// Control thread.
+    package func setSolo(_ slot: Int32?) {
+        control[4].store(slot.map { Int($0) + 1 } ?? 0, ordering: .releasing)
+    }
+
+    /// Applies every pending command on the calling thread, as the render thread would at the
+    /// start of a cycle beginning at device frame `frame`, unless a cycle is under way (then it
+    /// returns false and changes nothing). Used by synchronous calls when the render thread is
+    /// not running. Control side, one thread at a time (the command producer's lock held).
+    package func applyPendingIfIdle(at frame: Int64) -> Bool {
+        guard control[0].compareExchange(expected: 0, desired: 2, ordering: .acquiring).exchanged else { return false }
+        var reported = false
+        applyCommands(at: frame, reported: &reported)
+        control[0].store(0, ordering: .releasing)
+        if reported { _ = sem_post(wake) }
+        return true
+    }
+
+    /// Commands applied so far (the command ring's read position). Any thread.
+    package var commandsApplied: Int { commands.index.consumed }
+
+    /// The volume in force for `slot` (the latest of a ``RenderCommand/setVolume(slot:volume:rampFrames:)``
+    /// target or a buffer's volume event) and how many volume commands were applied. Any thread.
+    package func volume(slot: Int) -> (value: Float, commandsApplied: Int64) {
+        let p = published + slot * RenderCore.publishedPerSlot
+        let sets = p[4].load(ordering: .acquiring)
+        return (Float(bitPattern: UInt32(truncatingIfNeeded: p[3].load(ordering: .relaxed))), sets)
     }
 
     /// The level meter of `slot`, channel `channel`, for the latest cycle: (peak, RMS), linear.
     /// Any thread.
-    public func meter(slot: Int, channel: Int) -> (peak: Float, rms: Float) {
+    package func meter(slot: Int, channel: Int) -> (peak: Float, rms: Float) {
         let base = meters + (slot * 16 + channel * 2)
         let peak = Float(bitPattern: base[0].load(ordering: .relaxed))
         let ms = Float(bitPattern: base[1].load(ordering: .relaxed))
@@ -187,8 +312,8 @@ public struct RenderCore: @unchecked Sendable {
     /// What the render thread last published about `slot`: whether it runs or is paused, the
     /// device frame of its frame 0, and the frame it paused at. Any thread; the three values
     /// are read one after the other (a read racing a pause or resume may mix old and new).
-    public func position(slot: Int) -> (running: Bool, paused: Bool, origin: Int64, pauseFrame: Int64) {
-        let p = published + slot * 3
+    package func position(slot: Int) -> (running: Bool, paused: Bool, origin: Int64, pauseFrame: Int64) {
+        let p = published + slot * RenderCore.publishedPerSlot
         let state = p[0].load(ordering: .acquiring)
         return (
             state == Int64(SlotState.running.rawValue), state == Int64(SlotState.paused.rawValue),
@@ -198,7 +323,9 @@ public struct RenderCore: @unchecked Sendable {
 
     @_noLocks
     func publishPosition(slot s: Int) {
-        let p = published + s * 3
+        let p = published + s * RenderCore.publishedPerSlot
+        p[3].store(Int64(slots[s].target.bitPattern), ordering: .relaxed)
+        p[4].store(slots[s].volumeSets, ordering: .relaxed)
         p[1].store(slots[s].origin, ordering: .relaxed)
         p[2].store(slots[s].pauseFrame, ordering: .relaxed)
         p[0].store(Int64(unsafeBitCast(slots[s].state, to: UInt8.self)), ordering: .releasing)
@@ -219,27 +346,90 @@ public struct RenderCore: @unchecked Sendable {
         for c in 0..<channelCount {
             outputs[c].update(repeating: 0, count: n)
         }
-        var reported = false
-        while let i = commands.index.readSlot() {
-            let command = commands.storage[i]
-            commands.index.commitRead()
-            apply(command, at: cycle.frame, reported: &reported)
-            publishPosition(slot: Int(command.slot))
+        guard enterCycle() else {
+            // A control thread is applying commands this instant (the cycle stays silent).
+            control[2].wrappingAdd(1, ordering: .relaxed)
+            return
         }
+        var reported = false
+        applyCommands(at: cycle.frame, reported: &reported)
+        let solo = control[4].load(ordering: .acquiring)
         var i = 0
         while i < liveCount.pointee {
             let s = Int(live[i])
-            if slots[s].state == .running {
+            if slots[s].state == .running && (solo == 0 || solo == s + 1) {
                 mix(slot: s, t: cycle.frame, n: n, outputs: outputs, channels: channels, reported: &reported)
             }
             i += 1
         }
         // Only the render thread writes the counters: a load and a store, no locked add.
         stats[0].store(stats[0].load(ordering: .relaxed) &+ 1, ordering: .relaxed)
+        control[0].store(0, ordering: .releasing)
         if reported {
             // sem_post is async-signal-safe: it neither locks nor allocates.
             _unsafePerformance { _ = sem_post(wake) }
         }
+    }
+
+    /// Takes the gate for a cycle: false when a control thread holds it and this device does
+    /// not wait (a realtime device skips the cycle rather than wait).
+    @_noLocks
+    func enterCycle() -> Bool {
+        while true {
+            if control[0].compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged { return true }
+            if control[3].load(ordering: .relaxed) == 0 { return false }
+        }
+    }
+
+    /// Applies every pending command. A command's ring slot is released only after it was
+    /// applied, so ``commandsApplied`` passing a position means the command there took effect.
+    @_noLocks
+    func applyCommands(at t: Int64, reported: inout Bool) {
+        while let i = commands.index.readSlot() {
+            let command = commands.storage[i]
+            apply(command, at: t, reported: &reported)
+            publishPosition(slot: Int(command.slot))
+            commands.index.commitRead()
+        }
+    }
+
+    @_noLocks
+    func clearMeters(slot s: Int) {
+        let m = meters + s * 16
+        var k = 0
+        while k < 16 {
+            m[k].store(0, ordering: .relaxed)
+            k += 1
+        }
+    }
+
+    /// The slot stops now: reported when it was not stopped already (paid by the stop command's
+    /// credit, given back otherwise); credits held for a start or drain report are given back.
+    @_noLocks
+    func stopNow(slot s: Int, at t: Int64, drainEnd: Int64, reported: inout Bool) {
+        if slots[s].state != .stopped {
+            slots[s].state = .stopped
+            report(.stopped(slot: Int32(s), generation: slots[s].generation, run: slots[s].run, frame: t, drainEnd: drainEnd), &reported)
+        } else {
+            refund()
+        }
+        if slots[s].startCredit { slots[s].startCredit = false; refund() }
+        if slots[s].drainCredit { slots[s].drainCredit = false; refund() }
+        slots[s].stopWhenDrained = false
+        slots[s].dry = false
+        clearMeters(slot: s)
+    }
+
+    /// A stop-after-drain completes: the end of the timeline (everything scheduled on it), by
+    /// which later buffers of the drain's epoch move back: they belong to the next run.
+    @_noLocks
+    func drainEnd(slot s: Int) -> Int64 {
+        let end = max(0, slots[s].scheduledEnd)
+        slots[s].rebaseActive = true
+        slots[s].rebaseEpoch = slots[s].drainEpoch
+        slots[s].rebaseBy = end
+        slots[s].scheduledEnd = 0
+        return end
     }
 
     @_noLocks
@@ -256,27 +446,37 @@ public struct RenderCore: @unchecked Sendable {
     @_noLocks
     func apply(_ command: RenderCommand, at t: Int64, reported: inout Bool) {
         switch command {
-        case .activate(let slot, let channels, let map):
+        case .activate(let slot, let channels, let map, let generation):
             let s = Int(slot)
-            slots[s].activate(channels: channels, map: map)
+            slots[s].activate(channels: channels, map: map, generation: generation)
+            clearMeters(slot: s)
             live[liveCount.pointee] = slot
             liveCount.pointee += 1
-        case .enqueue(let slot, let buffer):
+        case .enqueue(let slot, var buffer):
             let s = Int(slot)
             let cap = Int32(capacities.buffersPerQueue)
             if slots[s].count >= cap || slots[s].state == .free {
                 // The control side counts buffers, so this cannot happen; return it unplayed.
-                report(.bufferDone(slot: slot, token: buffer.token, played: false, lateFrames: 0), &reported)
+                report(.bufferDone(slot: slot, generation: slots[s].generation, token: buffer.token, serial: buffer.serial, played: false, lateFrames: 0), &reported)
                 return
             }
+            if slots[s].rebaseActive {
+                if buffer.epoch == slots[s].rebaseEpoch {
+                    buffer.start &-= slots[s].rebaseBy
+                } else {
+                    slots[s].rebaseActive = false
+                }
+            }
+            slots[s].scheduledEnd = max(slots[s].scheduledEnd, buffer.start &+ Int64(buffer.frames))
             if slots[s].originPending {
                 slots[s].originPending = false
-                slots[s].origin = t &- buffer.start
+                // Paused: queue time stays at the buffer's start until the queue resumes.
+                slots[s].origin = (slots[s].state == .paused ? slots[s].pauseFrame : t) &- buffer.start
             }
             let index = Int((slots[s].head + slots[s].count) % cap)
             schedule[s * capacities.buffersPerQueue + index] = buffer
             slots[s].count += 1
-        case .start(let slot, let frame):
+        case .start(let slot, let frame, let run):
             let s = Int(slot)
             let at = max(frame ?? t, Int64.min / 2)
             switch slots[s].state {
@@ -285,27 +485,43 @@ public struct RenderCore: @unchecked Sendable {
                 slots[s].origin = at
                 slots[s].state = .running
                 slots[s].startReported = false
+                slots[s].run = run
+                slots[s].dry = slots[s].count == 0
+                if slots[s].startCredit { refund() }
+                slots[s].startCredit = true
             case .paused:
                 slots[s].origin &+= at &- slots[s].pauseFrame
                 slots[s].state = .running
-            default: break
+                slots[s].run = run
+                refund()
+            default:
+                refund()
             }
         case .pause(let slot):
             let s = Int(slot)
             if slots[s].state == .running {
                 slots[s].state = .paused
                 slots[s].pauseFrame = max(t, slots[s].origin)
-                report(.paused(slot: slot, frame: t), &reported)
-            }
-        case .stop(let slot, let immediately):
-            let s = Int(slot)
-            if immediately || slots[s].count == 0 {
-                returnAll(slot: s, reported: &reported)
-                if slots[s].state != .stopped {
-                    slots[s].state = .stopped
-                    report(.stopped(slot: slot, frame: t), &reported)
-                }
+                report(.paused(slot: slot, generation: slots[s].generation, run: slots[s].run, frame: t), &reported)
             } else {
+                refund()
+            }
+        case .stop(let slot, let immediately, let epoch):
+            let s = Int(slot)
+            slots[s].drainEpoch = epoch
+            if immediately {
+                returnAll(slot: s, reported: &reported)
+                slots[s].rebaseActive = false
+                slots[s].scheduledEnd = 0
+                stopNow(slot: s, at: t, drainEnd: -1, reported: &reported)
+            } else if slots[s].count == 0 {
+                // Nothing left to play: stops now. Queue time restarts only when a run ends
+                // (a stopped queue keeps its timeline and reports nothing).
+                let end = slots[s].state == .stopped ? -1 : drainEnd(slot: s)
+                stopNow(slot: s, at: t, drainEnd: end, reported: &reported)
+            } else {
+                if slots[s].drainCredit { refund() }
+                slots[s].drainCredit = true
                 slots[s].stopWhenDrained = true
             }
         case .reset(let slot):
@@ -314,10 +530,14 @@ public struct RenderCore: @unchecked Sendable {
             slots[s].origin = t
             slots[s].pauseFrame = t
             slots[s].originPending = slots[s].state != .stopped
+            slots[s].rebaseActive = false
+            slots[s].scheduledEnd = 0
+            slots[s].dry = false
         case .setVolume(let slot, let volume, let rampFrames):
             let s = Int(slot)
             slots[s].target = volume
-            if rampFrames <= 0 {
+            slots[s].volumeSets &+= 1
+            if rampFrames <= 0 || slots[s].state != .running {
                 slots[s].gain = volume
                 slots[s].step = 0
             } else {
@@ -330,6 +550,10 @@ public struct RenderCore: @unchecked Sendable {
         case .release(let slot):
             let s = Int(slot)
             returnAll(slot: s, reported: &reported)
+            if slots[s].startCredit { slots[s].startCredit = false; refund() }
+            if slots[s].drainCredit { slots[s].drainCredit = false; refund() }
+            slots[s].stopWhenDrained = false
+            clearMeters(slot: s)
             slots[s].state = .free
             var i = 0
             while i < liveCount.pointee {
@@ -340,7 +564,6 @@ public struct RenderCore: @unchecked Sendable {
                 }
                 i += 1
             }
-            report(.released(slot: slot), &reported)
         }
     }
 
@@ -350,7 +573,7 @@ public struct RenderCore: @unchecked Sendable {
         let cap = Int32(capacities.buffersPerQueue)
         while slots[s].count > 0 {
             let b = schedule[s * capacities.buffersPerQueue + Int(slots[s].head)]
-            report(.bufferDone(slot: Int32(s), token: b.token, played: false, lateFrames: 0), &reported)
+            report(.bufferDone(slot: Int32(s), generation: slots[s].generation, token: b.token, serial: b.serial, played: false, lateFrames: 0), &reported)
             slots[s].head = (slots[s].head + 1) % cap
             slots[s].count -= 1
         }
@@ -373,8 +596,8 @@ public struct RenderCore: @unchecked Sendable {
         reported: inout Bool
     ) {
         let slot = slots + s
-        let qStart = t &- slot.pointee.origin
-        let qEnd = qStart &+ Int64(n)
+        var qStart = t &- slot.pointee.origin
+        var qEnd = qStart &+ Int64(n)
         if qEnd <= 0 { return }  // scheduled to start in a later cycle
         // The steady state, first: a started stereo queue on outputs 0 and 1 at a steady gain,
         // whose head buffer began in an earlier cycle and goes on past this one. Nothing to
@@ -397,7 +620,8 @@ public struct RenderCore: @unchecked Sendable {
             // passed is late by `qStart` frames; those frames are counted with the buffers
             // they belonged to.
             slot.pointee.startReported = true
-            report(.started(slot: Int32(s), frame: slot.pointee.origin, lateFrames: max(0, qStart)), &reported)
+            if slot.pointee.startCredit { slot.pointee.startCredit = false }
+            report(.started(slot: Int32(s), generation: slot.pointee.generation, run: slot.pointee.run, frame: slot.pointee.origin, lateFrames: max(0, qStart)), &reported)
         }
         let cap = Int32(capacities.buffersPerQueue)
         let base = schedule + s * capacities.buffersPerQueue
@@ -411,6 +635,14 @@ public struct RenderCore: @unchecked Sendable {
         var gainOffset = 0
         while slot.pointee.count > 0 {
             let b = base[Int(slot.pointee.head)]
+            if slot.pointee.dry && !slot.pointee.headPlayed && b.flexible && b.start < qStart {
+                // Enqueued with no start time after the queue ran dry: as soon as possible,
+                // whole. The queue's time shifts by the gap, as a pause would.
+                slot.pointee.origin &+= qStart &- b.start
+                qStart = b.start
+                qEnd = qStart &+ Int64(n)
+                publishPosition(slot: s)
+            }
             let bEnd = b.start &+ Int64(b.frames)
             if bEnd <= qStart && !slot.pointee.headPlayed {
                 // Entirely in the past when first seen: late as a whole.
@@ -428,6 +660,7 @@ public struct RenderCore: @unchecked Sendable {
             if b.start >= qEnd { break }
             if !slot.pointee.headPlayed {
                 slot.pointee.headPlayed = true
+                slot.pointee.dry = false
                 if b.start < qStart {
                     let late = qStart &- b.start
                     slot.pointee.headLate = Int32(clamping: late)
@@ -440,6 +673,7 @@ public struct RenderCore: @unchecked Sendable {
                     slot.pointee.target = b.volume
                     slot.pointee.step = 0
                     gainOffset = at
+                    publishPosition(slot: s)
                 }
             }
             let from = max(b.start, qStart)
@@ -499,10 +733,12 @@ public struct RenderCore: @unchecked Sendable {
             }
         }
         if slot.pointee.count == 0 && slot.pointee.stopWhenDrained {
-            slot.pointee.state = .stopped
-            slot.pointee.stopWhenDrained = false
+            let end = drainEnd(slot: s)
+            // The stop command's credit, held as `drainCredit` (set with `stopWhenDrained`),
+            // pays for this report.
+            slot.pointee.drainCredit = false
+            stopNow(slot: s, at: max(slot.pointee.lastEnd, t), drainEnd: end, reported: &reported)
             publishPosition(slot: s)
-            report(.stopped(slot: Int32(s), frame: max(slot.pointee.lastEnd, t)), &reported)
         }
     }
 
@@ -514,7 +750,8 @@ public struct RenderCore: @unchecked Sendable {
         slots[s].count -= 1
         slots[s].headPlayed = false
         slots[s].headLate = 0
-        report(.bufferDone(slot: Int32(s), token: b.token, played: played, lateFrames: late), &reported)
+        if slots[s].count == 0 { slots[s].dry = true }
+        report(.bufferDone(slot: Int32(s), generation: slots[s].generation, token: b.token, serial: b.serial, played: played, lateFrames: late), &reported)
     }
 }
 

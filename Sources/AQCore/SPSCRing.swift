@@ -14,16 +14,22 @@ import Synchronization
 public struct SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
     /// The element storage; slot `i` is used as `storage[i]` after ``RingIndex/writeSlot()`` or
     /// ``RingIndex/readSlot()`` returned `i`.
-    public let storage: UnsafeMutablePointer<Element>
+    package let storage: UnsafeMutablePointer<Element>
     /// The positions, shared by producer and consumer.
-    public let index: RingIndex
+    package let index: RingIndex
     /// Slots in the ring (a power of two).
     public var capacity: Int { index.capacity }
 
     /// Allocates a ring holding at least `capacity` values (rounded up to a power of two).
+    /// The storage is written once here, so that its pages are mapped before a realtime
+    /// thread touches them (no page fault on the render thread).
     public static func allocate(capacity: Int) -> SPSCRing {
         let index = RingIndex.allocate(capacity: capacity)
-        return SPSCRing(storage: .allocate(capacity: index.capacity), index: index)
+        let storage = UnsafeMutablePointer<Element>.allocate(capacity: index.capacity)
+        let raw = UnsafeMutableRawPointer(storage)
+        raw.initializeMemory(as: UInt8.self, repeating: 0, count: index.capacity * MemoryLayout<Element>.stride)
+        // Plain values (BitwiseCopyable): the zeroed bytes are bound back to the element type.
+        return SPSCRing(storage: raw.bindMemory(to: Element.self, capacity: index.capacity), index: index)
     }
 
     /// Frees the ring. No thread may use it afterwards.
@@ -52,6 +58,9 @@ public struct SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
     /// Free slots as the producer sees them. Producer thread only.
     public var freeCount: Int { index.freeCount }
 
+    /// Values pushed since the ring was made (wrapping). Any thread.
+    public var produced: Int { index.produced }
+
     /// Values waiting (a snapshot). Any thread.
     public var count: Int { index.count }
 }
@@ -62,33 +71,41 @@ public struct SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
 ///
 /// Thread safety: ``writeSlot()``/``commitWrite()`` from the producer, ``readSlot()``/
 /// ``commitRead()`` from the consumer.
-public struct RingIndex: @unchecked Sendable {
+package struct RingIndex: @unchecked Sendable {
+    /// The two positions, each on a cache line of its own (128 bytes: two 64-byte lines, for
+    /// adjacent-line prefetch), so that the producer's stores do not evict the consumer's line
+    /// and the reverse.
     struct Indices: ~Copyable {
         /// Next slot the producer writes (only the producer stores it).
         let head = Atomic<Int>(0)
+        let padding: (Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         /// Next slot the consumer reads (only the consumer stores it).
         let tail = Atomic<Int>(0)
     }
+    static let lineSize = 128
     let indices: UnsafeMutablePointer<Indices>
-    public let capacity: Int
+    package let capacity: Int
     let mask: Int
 
     static func allocate(capacity: Int) -> RingIndex {
         var cap = 1
         while cap < max(capacity, 2) { cap <<= 1 }
-        let i = UnsafeMutablePointer<Indices>.allocate(capacity: 1)
+        let bytes = max(MemoryLayout<Indices>.stride, 2 * lineSize)
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: lineSize)
+        let i = raw.bindMemory(to: Indices.self, capacity: 1)
         i.initialize(to: Indices())
         return RingIndex(indices: i, capacity: cap, mask: cap - 1)
     }
 
     func deallocate() {
         indices.deinitialize(count: 1)
-        indices.deallocate()
+        UnsafeMutableRawPointer(indices).deallocate()
     }
 
     /// The slot the next value goes into, or nil when full. Producer only.
     @_noLocks
-    public func writeSlot() -> Int? {
+    package func writeSlot() -> Int? {
         let h = indices.pointee.head.load(ordering: .relaxed)
         let t = indices.pointee.tail.load(ordering: .acquiring)
         return h &- t >= capacity ? nil : h & mask
@@ -96,13 +113,13 @@ public struct RingIndex: @unchecked Sendable {
 
     /// Publishes the value written into ``writeSlot()``. Producer only.
     @_noLocks
-    public func commitWrite() {
+    package func commitWrite() {
         indices.pointee.head.wrappingAdd(1, ordering: .releasing)
     }
 
     /// The slot of the oldest value, or nil when empty. Consumer only.
     @_noLocks
-    public func readSlot() -> Int? {
+    package func readSlot() -> Int? {
         let t = indices.pointee.tail.load(ordering: .relaxed)
         let h = indices.pointee.head.load(ordering: .acquiring)
         return t == h ? nil : t & mask
@@ -110,17 +127,24 @@ public struct RingIndex: @unchecked Sendable {
 
     /// Frees the slot read through ``readSlot()``. Consumer only.
     @_noLocks
-    public func commitRead() {
+    package func commitRead() {
         indices.pointee.tail.wrappingAdd(1, ordering: .releasing)
     }
 
     /// Free slots as the producer sees them.
-    public var freeCount: Int {
+    package var freeCount: Int {
         capacity - (indices.pointee.head.load(ordering: .relaxed) &- indices.pointee.tail.load(ordering: .acquiring))
     }
 
     /// Values waiting (a snapshot). Any thread.
-    public var count: Int {
+    package var count: Int {
         indices.pointee.head.load(ordering: .acquiring) &- indices.pointee.tail.load(ordering: .acquiring)
     }
+
+    /// Values pushed since the ring was made (wrapping). Any thread.
+    package var produced: Int { indices.pointee.head.load(ordering: .acquiring) }
+
+    /// Values consumed since the ring was made (wrapping); the consumer releases a slot only
+    /// after it is done with its value. Any thread.
+    package var consumed: Int { indices.pointee.tail.load(ordering: .acquiring) }
 }

@@ -1,5 +1,6 @@
 import AQCore
 import AQTypes
+import Synchronization
 
 /// A buffer of audio owned by one queue (Core Audio's `AudioQueueBuffer`).
 ///
@@ -28,8 +29,15 @@ public final class AudioQueueBuffer: @unchecked Sendable {
 
     /// The queue that owns it.
     public private(set) weak var queue: AudioQueue?
-    /// True from enqueue until the output callback hands it back. Guarded by the engine lock.
-    public internal(set) var isEnqueued = false
+    /// True from enqueue until the output callback hands it back (or a synchronous stop,
+    /// reset or dispose took it back). Any thread (an atomic); written under its queue's lock.
+    public internal(set) var isEnqueued: Bool {
+        get { enqueuedFlag.load(ordering: .acquiring) }
+        set { enqueuedFlag.store(newValue, ordering: .releasing) }
+    }
+    private let enqueuedFlag = Atomic<Bool>(false)
+    /// Queue frames of its latest enqueue (after trimming). Guarded by its queue's lock.
+    var preparedFrames = 0
 
     let token: UInt32
     /// Render-side storage: planar float at the device rate, `renderCapacity` frames a channel.

@@ -14,39 +14,38 @@ import Glibc
 /// The engine owns the renderer and one events thread, on which output callbacks and property
 /// listeners run. Create it with a device (``JackDevice`` for playback through a JACK server,
 /// ``ManualDevice`` for tests and offline rendering), then make queues with
-/// ``newOutput(format:callback:)``. Call ``close()`` when done.
+/// ``newOutput(format:callback:)``. Call ``close()`` when done; an engine released without it
+/// closes itself (its queues do not keep it alive: keep a reference while you use them).
 ///
 /// Thread safety: every method may be called from any thread except the render thread,
-/// including from output callbacks and listeners on the events thread.
+/// including from output callbacks and listeners. Which calls block is documented per call
+/// (docs/architecture.md has the table).
 public final class AudioQueueEngine: @unchecked Sendable {
     /// The device the engine renders on.
     public let device: any AudioDevice
     /// Capacities fixed at creation.
     public let capacities: RenderCapacities
-    /// How long an immediate volume change takes (a linear ramp, never a step).
+    /// How long an immediate volume change takes on a running queue (a linear ramp, never a step).
     public let volumeRampSeconds: Double
 
-    let core: UnsafeMutablePointer<RenderCore>
-    let lock = NSLock()
-    // Guarded by `lock`:
-    var slots: [AudioQueue?]
-    var freeSlots: [Int32]
-    var deviceLostReason: String?
-    /// Why the device is away while it reconnects (nil while it renders).
-    var awayReason: String?
-    /// Work for the events thread that did not come through the render ring (device status
-    /// changes and the listener calls they cause), run in order after the ring's events.
-    var pendingNotices: [@Sendable () -> Void] = []
-    var statusHandler: (@Sendable (DeviceStatus) -> Void)?
-    var closed = false
-    /// The renderer's memory is freed in deinit (or by a failed init), never while a queue
-    /// can still read it.
-    private var coreFreed = false
+    /// Everything the engine's queues and its events thread share (see ``EngineShared``).
+    let shared: EngineShared
+    var core: UnsafeMutablePointer<RenderCore> { shared.core }
+    var lock: NSLock { shared.lock }
+    var slots: [AudioQueue?] {
+        get { shared.slots }
+        set { shared.slots = newValue }
+    }
+    var deviceLostReason: String? {
+        get { shared.deviceLostReason }
+        set { shared.deviceLostReason = newValue }
+    }
+    var awayReason: String? {
+        get { shared.awayReason }
+        set { shared.awayReason = newValue }
+    }
 
-    private let stopEvents = Atomic<Bool>(false)
-    private let eventsDone = DispatchSemaphore(value: 0)
-
-    /// Makes an engine on `device` and starts the device.
+    /// Makes an engine on `device` and starts the device. Any control thread; starts a thread.
     ///
     /// - Throws: ``AudioQueueError/Code/invalidDevice`` when the device cannot start.
     public init(
@@ -55,57 +54,38 @@ public final class AudioQueueEngine: @unchecked Sendable {
         self.device = device
         self.capacities = capacities
         self.volumeRampSeconds = volumeRampSeconds
-        core = RenderCore.allocate(sampleRate: device.sampleRate, capacities: capacities)
-        slots = Array(repeating: nil, count: capacities.queues)
-        freeSlots = (0..<Int32(capacities.queues)).reversed()
-        let thread = Thread { [unowned self] in self.eventsLoop() }
-        thread.name = "aqsync-events"
-        thread.start()
+        shared = EngineShared(device: device, capacities: capacities, volumeRampSeconds: volumeRampSeconds)
+        shared.startEventsThread()
         // Called on a thread of the device's; the engine moves everything to its events thread.
         device.setStatusHandler { [weak self] status in self?.deviceStatusChanged(status) }
         do {
             try device.start(rendering: core)
         } catch {
-            stopEventsThread()
-            RenderCore.deallocate(core)
-            closed = true  // deinit runs after a throwing init: close() and deinit must not free again
-            coreFreed = true
+            shared.closedFlag.store(true, ordering: .releasing)
+            shared.stopEventsThread(wait: true)
             throw AudioQueueError(.invalidDevice, "cannot start device \(device.uid): \(error.message)")
         }
     }
 
     deinit {
         close()
-        if !coreFreed { RenderCore.deallocate(core) }
     }
 
     /// Stops the device, the events thread, and every queue. Queues of this engine refuse
     /// every command afterwards (`.invalidDevice`); their buffers stay valid while referenced.
-    /// The renderer's memory is freed when the engine itself goes. Calling it twice does
-    /// nothing.
+    /// The renderer's memory is freed once nothing uses it. Calling it twice does nothing.
+    ///
+    /// Any thread but the render thread, including output callbacks and listeners. Blocks until
+    /// the device stopped and the events thread finished — except when called from the events
+    /// thread or from a callback that ``deliverPendingEvents()`` runs: then the events thread
+    /// finishes by itself after the current callback returns (no callback runs after that).
     public func close() {
-        lock.lock()
-        if closed { lock.unlock(); return }
-        closed = true
-        lock.unlock()
-        device.stop()
-        stopEventsThread()
-        lock.lock()
-        let queues = slots.compactMap { $0 }
-        slots = Array(repeating: nil, count: capacities.queues)
-        for q in queues { q.disposing = true }
-        lock.unlock()
-    }
-
-    private func stopEventsThread() {
-        stopEvents.store(true, ordering: .releasing)
-        sem_post(core.pointee.wake)
-        eventsDone.wait()
+        shared.close()
     }
 
     // MARK: - Queues
 
-    /// Makes an output (playback) queue.
+    /// Makes an output (playback) queue. Any control thread; does not block (beyond short locks).
     ///
     /// - Parameters:
     ///   - format: interleaved linear PCM (see docs/conversion.md for what is accepted), or
@@ -113,10 +93,12 @@ public final class AudioQueueEngine: @unchecked Sendable {
     ///     (docs/codecs.md; AAC and ALAC need ``AudioQueue/setMagicCookie(_:)`` before the
     ///     first enqueue); a rate other than the device's is converted before the render
     ///     thread sees it.
-    ///   - callback: called on the engine's events thread each time a buffer has played or was
-    ///     removed (stop, reset), so that it may be refilled and enqueued again.
+    ///   - callback: called each time a buffer has played or was removed (stop, reset), so that
+    ///     it may be refilled and enqueued again: on the engine's events thread (or the thread
+    ///     in ``deliverPendingEvents()``), and for buffers an immediate stop or a reset hands
+    ///     back, on the thread that called it, before it returns.
     /// - Throws: `.unsupportedDataFormat` for a format it cannot play, `.capacityExceeded` when
-    ///   every queue slot is taken.
+    ///   every queue slot is taken, `.invalidDevice` once closed.
     public func newOutput(
         format: AudioStreamBasicDescription, callback: @escaping AudioQueue.OutputCallback
     ) throws(AudioQueueError) -> AudioQueue {
@@ -147,97 +129,75 @@ public final class AudioQueueEngine: @unchecked Sendable {
                 throw AudioQueueError(.unsupportedDataFormat, "cannot convert \(format.sampleRate) Hz to \(device.sampleRate) Hz: \(error)")
             }
         }
-        lock.lock()
-        defer { lock.unlock() }
-        if closed { throw AudioQueueError(.invalidDevice, "the engine is closed") }
-        guard let slot = freeSlots.popLast() else {
+        let hub = shared
+        hub.lock.lock()
+        defer { hub.lock.unlock() }
+        if hub.closed { throw AudioQueueError(.invalidDevice, "the engine is closed") }
+        guard let slot = hub.freeSlots.popLast() else {
             throw AudioQueueError(.capacityExceeded, "all \(capacities.queues) queue slots are in use")
         }
+        hub.nextGeneration &+= 1
+        let generation = hub.nextGeneration
         let channels = Int(format.channelsPerFrame)
-        guard core.pointee.commands.push(.activate(slot: slot, channels: Int32(channels), map: .standard(channels: channels))) else {
-            freeSlots.append(slot)
-            throw AudioQueueError(.capacityExceeded, "the command ring is full")
+        do {
+            try hub.send(.activate(slot: slot, channels: Int32(channels), map: .standard(channels: channels), generation: generation))
+        } catch {
+            hub.freeSlots.append(slot)
+            throw error
         }
         let q = AudioQueue(
-            engine: self, slot: slot, format: format, deinterleaver: deinterleaver, decoder: decoder,
-            converter: converter, callback: callback)
-        slots[Int(slot)] = q
+            engine: self, slot: slot, generation: generation, format: format, deinterleaver: deinterleaver,
+            decoder: decoder, converter: converter, callback: callback)
+        hub.slots[Int(slot)] = q
         return q
     }
 
-    /// Starts every queue of `queues` on one device frame, or none of them.
+    /// Starts every queue of `queues` on one device frame, or none of them. Any control
+    /// thread; does not block.
     ///
     /// - Parameter time: the device time to start at; nil for as soon as possible. A time
     ///   earlier than ``nearestStartTime(_:)`` is moved to it.
     /// - Returns: the device frame at which every queue's frame 0 plays.
+    /// - Throws: `.invalidParameter` (a queue of another engine), `.invalidQueue`,
+    ///   `.disposalPending`, `.capacityExceeded`, `.invalidDevice`, `.cannotStart`.
     public func start(_ queues: [AudioQueue], at time: AudioTimeStamp? = nil) throws(AudioQueueError) -> Int64 {
         let frame = Int64(nearestStartTime(time).sampleTime)
-        lock.lock()
-        defer { lock.unlock() }
-        try checkUsable()
         for q in queues {
-            guard q.engine === self else { throw AudioQueueError(.invalidParameter, "a queue of another engine") }
-            if q.disposing { throw AudioQueueError(.disposalPending, "queue \(q.slot) is being disposed of") }
+            guard q.hub === shared else { throw AudioQueueError(.invalidParameter, "a queue of another engine") }
         }
-        guard core.pointee.commands.freeCount >= queues.count else {
-            throw AudioQueueError(.capacityExceeded, "the command ring is full")
+        // Every queue's lock, in slot order (one order for every caller), then the ring.
+        var ordered: [AudioQueue] = []
+        for q in queues.sorted(by: { $0.slot < $1.slot }) where !ordered.contains(where: { $0 === q }) { ordered.append(q) }
+        var locked: [AudioQueue] = []
+        defer { for q in locked.reversed() { q.lock.unlock() } }
+        for q in ordered {
+            q.lock.lock()
+            locked.append(q)
+            try q.checkLive()
         }
-        for q in queues { core.pointee.commands.push(.start(slot: q.slot, frame: frame)) }
+        try shared.checkUsableLocking()
+        try shared.sendAll(ordered.map { .start(slot: $0.slot, frame: frame, run: $0.run) })
+        for q in ordered { q.startRequested = true; q.pauseRequested = false }
+        for q in ordered { q.lastError = nil }
         return frame
-    }
-
-    /// Throws when the engine or its device can no longer play. Call with `lock` held.
-    func checkUsable() throws(AudioQueueError) {
-        if closed { throw AudioQueueError(.invalidDevice, "the engine is closed") }
-        if let r = deviceLostReason { throw AudioQueueError(.cannotStart, r) }
-    }
-
-    /// `body`'s value, computed with the control lock held. Control threads.
-    @inline(__always)
-    func locked<T>(_ body: () -> T) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return body()
-    }
-
-    /// Sends one command; call with `lock` held.
-    func send(_ command: RenderCommand) throws(AudioQueueError) {
-        if closed { throw AudioQueueError(.invalidDevice, "the engine is closed") }
-        guard core.pointee.commands.push(command) else {
-            throw AudioQueueError(.capacityExceeded, "the command ring is full (\(capacities.commands) commands in flight)")
-        }
     }
 
     // MARK: - Time
 
-    /// The device's timebase at its latest cycle, or nil before the first cycle.
-    public var timebase: DeviceTimebase? {
-        guard let a = core.pointee.clock.anchor() else { return nil }
-        return DeviceTimebase(cycle: a, nominalRate: core.pointee.clock.nominalSampleRate)
-    }
+    /// The device's timebase at its latest cycle, or nil before the first cycle. Any thread
+    /// but the render thread; does not block.
+    public var timebase: DeviceTimebase? { shared.timebase }
 
     /// The device's current time (`AudioQueueDeviceGetCurrentTime`): the host time is always
     /// valid; the sample time once the device has rendered a cycle. For the hand-driven device,
-    /// "now" is the first frame of the next cycle.
-    public func deviceCurrentTime() -> AudioTimeStamp {
-        if let manual = device as? ManualDevice {
-            let f = Double(manual.currentFrame)
-            guard let tb = timebase else {
-                return AudioTimeStamp(sampleTime: f, hostTime: manual.hostTime(ofFrame: manual.currentFrame), rateScalar: 1,
-                                      flags: [.sampleTimeValid, .hostTimeValid, .rateScalarValid])
-            }
-            return tb.timeStamp(forSampleTime: f)
-        }
-        let now = HostClock.now()
-        guard let tb = timebase else { return AudioTimeStamp(hostTime: now) }
-        var ts = tb.timeStamp(forSampleTime: tb.sampleTime(forHostTime: now))
-        ts.hostTime = now
-        return ts
-    }
+    /// "now" is the first frame of the next cycle. Any thread but the render thread; does not
+    /// block.
+    public func deviceCurrentTime() -> AudioTimeStamp { shared.deviceCurrentTime() }
 
     /// The earliest device time a start or buffer scheduled now can still honour, and never
     /// earlier than `requested` (`AudioQueueDeviceGetNearestStartTime`): the first frame of
     /// the next cycle plus the device's scheduling lead. The sample time is a whole frame.
+    /// Any thread but the render thread; does not block.
     public func nearestStartTime(_ requested: AudioTimeStamp? = nil) -> AudioTimeStamp {
         let tb = timebase
         var earliest: Int64 = 0
@@ -264,21 +224,26 @@ public final class AudioQueueEngine: @unchecked Sendable {
 
     /// Fills in the other half of a device time stamp: host time from sample time or the
     /// reverse (`AudioQueueDeviceTranslateTime`). Returns `time` unchanged before the first
-    /// cycle.
+    /// cycle. Any thread but the render thread; does not block.
     public func translateTime(_ time: AudioTimeStamp) -> AudioTimeStamp {
         timebase?.complete(time) ?? time
     }
 
-    /// The current discontinuity epoch and its latest cause.
-    public var discontinuity: (epoch: UInt64, reason: DiscontinuityReason) {
-        let e = core.pointee.clock.epoch
-        return (e.count, e.lastReason)
-    }
+    /// The current discontinuity epoch and its latest cause. Any thread; does not block.
+    public var discontinuity: (epoch: UInt64, reason: DiscontinuityReason) { shared.discontinuity }
 
-    /// Render-thread counters.
+    /// Render-thread counters. Any thread; does not block.
     public var statistics: RenderStatistics { core.pointee.statistics }
 
     // MARK: - Device loss and return
+
+    /// `body`'s value, computed with the slot-table lock held. Control threads.
+    @inline(__always)
+    func locked<T>(_ body: () -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body()
+    }
 
     /// Called with every change of the device's availability, on the engine's events thread
     /// (the thread of output callbacks and property listeners). Set from any control thread.
@@ -289,8 +254,8 @@ public final class AudioQueueEngine: @unchecked Sendable {
     /// `.lost(_, reconnecting: false)` and `.failed`: every running queue has stopped with an
     /// error; its `isRunning` listeners were called just before this handler.
     public var onDeviceStatus: (@Sendable (DeviceStatus) -> Void)? {
-        get { locked { statusHandler } }
-        set { locked { statusHandler = newValue } }
+        get { locked { shared.statusHandler } }
+        set { locked { shared.statusHandler = newValue } }
     }
 
     /// Why the device is away while it tries to reconnect; nil while it renders (or after it
@@ -318,7 +283,7 @@ public final class AudioQueueEngine: @unchecked Sendable {
     /// Runs the user's status handler on the events thread.
     private func postNotice(_ status: DeviceStatus) {
         enqueueNotice { [weak self] in
-            guard let self, let h = self.locked({ self.statusHandler }) else { return }
+            guard let self, let h = self.locked({ self.shared.statusHandler }) else { return }
             h(status)
         }
     }
@@ -326,7 +291,7 @@ public final class AudioQueueEngine: @unchecked Sendable {
     /// Queues `work` for the events thread and wakes it. Any control thread.
     func enqueueNotice(_ work: @escaping @Sendable () -> Void) {
         lock.lock()
-        pendingNotices.append(work)
+        shared.pendingNotices.append(work)
         lock.unlock()
         sem_post(core.pointee.wake)
     }
@@ -358,81 +323,11 @@ public final class AudioQueueEngine: @unchecked Sendable {
 
     // MARK: - Events
 
-    private func eventsLoop() {
-        Thread.current.name = "aqsync-events"
-        setCurrentThreadName("aqsync-events")
-        let wake = core.pointee.wake
-        while !stopEvents.load(ordering: .acquiring) {
-            var ts = timespec()
-            clock_gettime(CLOCK_REALTIME, &ts)
-            ts.tv_nsec += 20_000_000
-            if ts.tv_nsec >= 1_000_000_000 { ts.tv_sec += 1; ts.tv_nsec -= 1_000_000_000 }
-            _ = sem_timedwait(wake, &ts)
-            drainEvents()
-        }
-        drainEvents()
-        eventsDone.signal()
-    }
-
-    /// Handles everything the render thread reported. Events thread only.
-    func drainEvents() {
-        while let e = core.pointee.events.pop() {
-            handle(e)
-        }
-        lock.lock()
-        let notices = pendingNotices
-        pendingNotices.removeAll()
-        lock.unlock()
-        for n in notices { n() }
-    }
-
-    private func handle(_ e: RenderEvent) {
-        switch e {
-        case .bufferDone(let slot, let token, let played, let late):
-            lock.lock()
-            guard let q = slots[Int(slot)] else { lock.unlock(); return }
-            let buffer = q.bufferReturned(token: token, played: played, lateFrames: Int64(late))
-            let callback = q.disposing ? nil : q.callback
-            lock.unlock()
-            if let buffer, let callback { callback(q, buffer) }
-        case .started(let slot, let frame, let late):
-            lock.lock()
-            guard let q = slots[Int(slot)] else { lock.unlock(); return }
-            q.startFrame = frame
-            q.lateStartFrames = late
-            let changed = !q.isRunningValue
-            q.isRunningValue = true
-            let ls = changed ? q.listeners(for: .isRunning) : []
-            lock.unlock()
-            for l in ls { l(q, .isRunning) }
-        case .stopped(let slot, _):
-            lock.lock()
-            guard let q = slots[Int(slot)] else { lock.unlock(); return }
-            let changed = q.isRunningValue
-            q.isRunningValue = false
-            // After a stop-after-drain, queue time restarts now; an immediate stop already
-            // restarted it when it was asked for (and buffers enqueued since must keep their
-            // times).
-            if q.drainStopPending {
-                q.drainStopPending = false
-                q.resetTimeline()
-            }
-            if q.disposeWhenStopped {
-                q.disposeWhenStopped = false
-                _ = try? send(.release(slot: slot))
-            }
-            let ls = changed ? q.listeners(for: .isRunning) : []
-            lock.unlock()
-            for l in ls { l(q, .isRunning) }
-        case .paused:
-            break
-        case .released(let slot):
-            lock.lock()
-            let q = slots[Int(slot)]
-            slots[Int(slot)] = nil
-            freeSlots.append(slot)
-            q?.releaseAll()
-            lock.unlock()
-        }
-    }
+    /// Delivers every event the render thread has reported so far on the calling thread:
+    /// output callbacks and listeners run before it returns. Events the events thread is
+    /// handling at that moment are finished first (it waits for them), so after it returns
+    /// every event reported before the call was handled. Any control thread, including
+    /// callbacks (re-entrant); blocks while another thread delivers events. Tests on the
+    /// hand-driven device call it after ``ManualDevice/render(frames:cycle:)``.
+    public func deliverPendingEvents() { shared.deliverPendingEvents() }
 }

@@ -32,6 +32,10 @@ public struct AudioQueueError: Error, Sendable, Equatable, CustomStringConvertib
         case invalidQueueType = -66677
         /// `kAudioFormatUnsupportedDataFormatError` ('fmt?').
         case unsupportedDataFormat = 1_718_449_215
+        /// `kAudio_ParamError` (-50), what Core Audio answers for an `AudioQueueRef` that is not
+        /// (or no longer) a queue: a call through the handle of a disposed queue. The
+        /// reference names no code for it.
+        case invalidQueue = -50
         /// aqsync: a fixed capacity (queues, buffers per queue, commands in flight) is used up.
         case capacityExceeded = -66600
     }

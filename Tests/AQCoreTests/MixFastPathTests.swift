@@ -19,7 +19,7 @@ import Testing
             return ScheduledBuffer(token: tokens, data: p, stride: Int32(n), frames: Int32(n), start: start, volume: volume)
         }
         for slot: Int32 in 0...1 {
-            rig.send(.activate(slot: slot, channels: 2, map: .standard(channels: 2)))
+            rig.send(.activate(slot: slot, channels: 2, map: .standard(channels: 2), generation: 1))
             rig.send(.setMetering(slot: slot, enabled: metering))
         }
         rig.send(.setVolume(slot: 0, volume: 0.7, rampFrames: 0))
@@ -29,8 +29,8 @@ import Testing
             start += Int64(n)
         }
         rig.send(.enqueue(slot: 1, buffer: stereo(3001, start: 13, seed: 9)))
-        rig.send(.start(slot: 0, frame: 5))
-        rig.send(.start(slot: 1, frame: 0))
+        rig.send(.start(slot: 0, frame: 5, run: 0))
+        rig.send(.start(slot: 1, frame: 0, run: 0))
         var out = rig.device.render(frames: frames * cycles / 2, cycle: frames)
         // A gain ramp in the middle: the general path while it ramps, the fast path after.
         rig.send(.setVolume(slot: 1, volume: 0.2, rampFrames: Int32(frames * 3 + 7)))

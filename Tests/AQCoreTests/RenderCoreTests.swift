@@ -41,48 +41,48 @@ func nonZero(_ x: [Float]) -> [Int] { x.indices.filter { x[$0] != 0 } }
     @Test(arguments: [1, 64, 256, 333])
     func impulsesLandOnTheirFrames(cycle: Int) throws {
         let rig = try Rig()
-        rig.send(.activate(slot: 0, channels: 1, map: .standard(channels: 1)))
+        rig.send(.activate(slot: 0, channels: 1, map: .standard(channels: 1), generation: 1))
         // Buffer A: 1000 frames at queue frame 0, impulses at 0, 255, 256, 511, 997.
         rig.send(.enqueue(slot: 0, buffer: rig.buffer(token: 1, frames: 1000, start: 0, impulses: [0, 255, 256, 511, 997])))
         // Buffer B: starts at queue frame 1009 (a prime, after a gap), impulse at its frame 4.
         rig.send(.enqueue(slot: 0, buffer: rig.buffer(token: 2, frames: 50, start: 1009, impulses: [4])))
-        rig.send(.start(slot: 0, frame: 7919))  // a prime device frame
+        rig.send(.start(slot: 0, frame: 7919, run: 0))  // a prime device frame
         let out = rig.device.render(frames: 12_000, cycle: cycle)
         let expected = [0, 255, 256, 511, 997, 1013].map { 7919 + $0 }
         #expect(nonZero(out[0]) == expected)
         #expect(nonZero(out[1]) == expected, "a mono queue plays on every output")
         let ev = rig.events()
         var done: [UInt32] = []
-        for e in ev { if case .bufferDone(_, let t, let played, let late) = e { done.append(t); #expect(played); #expect(late == 0) } }
+        for e in ev { if case .bufferDone(_, _, let t, _, let played, let late) = e { done.append(t); #expect(played); #expect(late == 0) } }
         #expect(done == [1, 2])
-        #expect(ev.contains { if case .started(0, 7919, 0) = $0 { true } else { false } })
+        #expect(ev.contains { if case .started(0, _, _, 7919, 0) = $0 { true } else { false } })
     }
 
     /// A start whose frame has passed keeps its place: frames before now are skipped and counted.
     @Test func lateStartKeepsTheTimeline() throws {
         let rig = try Rig()
-        rig.send(.activate(slot: 0, channels: 1, map: .standard(channels: 1)))
+        rig.send(.activate(slot: 0, channels: 1, map: .standard(channels: 1), generation: 1))
         rig.send(.enqueue(slot: 0, buffer: rig.buffer(token: 1, frames: 1000, start: 0, impulses: [10, 700])))
         _ = rig.device.render(frames: 512, cycle: 256)  // frames 0..<512 go by
-        rig.send(.start(slot: 0, frame: 100))  // already past
+        rig.send(.start(slot: 0, frame: 100, run: 0))  // already past
         let out = rig.device.render(frames: 1024, cycle: 256)  // frames 512..<1536
         // Frame 700 of the buffer plays at device frame 800, i.e. index 288 of this render.
         #expect(nonZero(out[0]) == [288])
         let ev = rig.events()
-        #expect(ev.contains { if case .bufferDone(_, 1, true, 412) = $0 { true } else { false } })
-        #expect(ev.contains { if case .started(0, 100, 412) = $0 { true } else { false } })
+        #expect(ev.contains { if case .bufferDone(_, _, 1, _, true, 412) = $0 { true } else { false } })
+        #expect(ev.contains { if case .started(0, _, _, 100, 412) = $0 { true } else { false } })
         #expect(rig.core.pointee.statistics.lateFrames == 412)
     }
 
     /// A volume event takes effect on the buffer's first frame, exactly.
     @Test func volumeEventOnFirstFrame() throws {
         let rig = try Rig(channels: 1)
-        rig.send(.activate(slot: 0, channels: 1, map: .standard(channels: 1)))
+        rig.send(.activate(slot: 0, channels: 1, map: .standard(channels: 1), generation: 1))
         let a = rig.buffer(token: 1, frames: 100, start: 0, impulses: Array(0..<100))
         let b = rig.buffer(token: 2, frames: 100, start: 100, impulses: Array(0..<100), volume: 0.25)
         rig.send(.enqueue(slot: 0, buffer: a))
         rig.send(.enqueue(slot: 0, buffer: b))
-        rig.send(.start(slot: 0, frame: 37))
+        rig.send(.start(slot: 0, frame: 37, run: 0))
         let out = rig.device.render(frames: 300, cycle: 64)
         #expect(out[0][136] == 1)
         #expect(out[0][137] == 0.25)
@@ -93,9 +93,9 @@ func nonZero(_ x: [Float]) -> [Int] { x.indices.filter { x[$0] != 0 } }
     /// An immediate volume change ramps: no step larger than 1/ramp per frame.
     @Test func volumeRampsNeverSteps() throws {
         let rig = try Rig(channels: 1)
-        rig.send(.activate(slot: 0, channels: 1, map: .standard(channels: 1)))
+        rig.send(.activate(slot: 0, channels: 1, map: .standard(channels: 1), generation: 1))
         rig.send(.enqueue(slot: 0, buffer: rig.buffer(token: 1, frames: 2000, start: 0, impulses: Array(0..<2000))))
-        rig.send(.start(slot: 0, frame: 0))
+        rig.send(.start(slot: 0, frame: 0, run: 0))
         _ = rig.device.render(frames: 256, cycle: 256)
         rig.send(.setVolume(slot: 0, volume: 0, rampFrames: 240))
         let out = rig.device.render(frames: 512, cycle: 128)[0]
@@ -108,15 +108,15 @@ func nonZero(_ x: [Float]) -> [Int] { x.indices.filter { x[$0] != 0 } }
     /// Paused frames do not advance queue time; resume continues where it stopped.
     @Test func pauseAndResume() throws {
         let rig = try Rig(channels: 1)
-        rig.send(.activate(slot: 0, channels: 1, map: .standard(channels: 1)))
+        rig.send(.activate(slot: 0, channels: 1, map: .standard(channels: 1), generation: 1))
         rig.send(.enqueue(slot: 0, buffer: rig.buffer(token: 1, frames: 1000, start: 0, impulses: [100, 600])))
-        rig.send(.start(slot: 0, frame: 0))
+        rig.send(.start(slot: 0, frame: 0, run: 0))
         var out = rig.device.render(frames: 512, cycle: 256)[0]
         #expect(nonZero(out) == [100])
         rig.send(.pause(slot: 0))  // at device frame 512 = queue frame 512
         out = rig.device.render(frames: 1000, cycle: 250)[0]
         #expect(nonZero(out).isEmpty)
-        rig.send(.start(slot: 0, frame: 1700))  // resume: queue frame 512 at device frame 1700
+        rig.send(.start(slot: 0, frame: 1700, run: 0))  // resume: queue frame 512 at device frame 1700
         out = rig.device.render(frames: 1000, cycle: 100)[0]  // device 1512..<2512
         #expect(nonZero(out) == [1700 + 88 - 1512])
     }
@@ -124,42 +124,42 @@ func nonZero(_ x: [Float]) -> [Int] { x.indices.filter { x[$0] != 0 } }
     /// Stop immediately returns every buffer unplayed; stop after drain waits for them.
     @Test func stopImmediatelyAndAfterDrain() throws {
         let rig = try Rig(channels: 1)
-        rig.send(.activate(slot: 0, channels: 1, map: .standard(channels: 1)))
-        rig.send(.activate(slot: 1, channels: 1, map: .standard(channels: 1)))
+        rig.send(.activate(slot: 0, channels: 1, map: .standard(channels: 1), generation: 1))
+        rig.send(.activate(slot: 1, channels: 1, map: .standard(channels: 1), generation: 1))
         for t in 1...3 as ClosedRange<UInt32> {
             rig.send(.enqueue(slot: 0, buffer: rig.buffer(token: t, frames: 100, start: Int64(t - 1) * 100)))
             rig.send(.enqueue(slot: 1, buffer: rig.buffer(token: t, frames: 100, start: Int64(t - 1) * 100)))
         }
-        rig.send(.start(slot: 0, frame: 0))
-        rig.send(.start(slot: 1, frame: 0))
+        rig.send(.start(slot: 0, frame: 0, run: 0))
+        rig.send(.start(slot: 1, frame: 0, run: 0))
         _ = rig.device.render(frames: 150, cycle: 150)
         _ = rig.events()
-        rig.send(.stop(slot: 0, immediately: true))
-        rig.send(.stop(slot: 1, immediately: false))
+        rig.send(.stop(slot: 0, immediately: true, epoch: 0))
+        rig.send(.stop(slot: 1, immediately: false, epoch: 0))
         _ = rig.device.render(frames: 10, cycle: 10)
         var ev = rig.events()
-        let unplayed = ev.compactMap { e -> UInt32? in if case .bufferDone(0, let t, false, _) = e { t } else { nil } }
+        let unplayed = ev.compactMap { e -> UInt32? in if case .bufferDone(0, _, let t, _, false, _) = e { t } else { nil } }
         #expect(unplayed == [2, 3])
-        #expect(ev.contains { if case .stopped(0, 150) = $0 { true } else { false } })
-        #expect(!ev.contains { if case .stopped(1, _) = $0 { true } else { false } })
+        #expect(ev.contains { if case .stopped(0, _, _, 150, _) = $0 { true } else { false } })
+        #expect(!ev.contains { if case .stopped(1, _, _, _, _) = $0 { true } else { false } })
         _ = rig.device.render(frames: 200, cycle: 50)
         ev = rig.events()
-        let played = ev.compactMap { e -> UInt32? in if case .bufferDone(1, let t, true, _) = e { t } else { nil } }
+        let played = ev.compactMap { e -> UInt32? in if case .bufferDone(1, _, let t, _, true, _) = e { t } else { nil } }
         #expect(played == [2, 3])
-        #expect(ev.contains { if case .stopped(1, 300) = $0 { true } else { false } })
+        #expect(ev.contains { if case .stopped(1, _, _, 300, _) = $0 { true } else { false } })
     }
 
     /// A stereo queue mapped to outputs 3 and 1 plays there and nowhere else.
     @Test func channelMap() throws {
         let rig = try Rig(channels: 4)
-        rig.send(.activate(slot: 0, channels: 2, map: ChannelMap([3, 1])))
+        rig.send(.activate(slot: 0, channels: 2, map: ChannelMap([3, 1]), generation: 1))
         let p = UnsafeMutablePointer<Float>.allocate(capacity: 20)
         p.initialize(repeating: 0, count: 20)
         p[2] = 0.5  // left, frame 2
         p[10 + 7] = -0.5  // right, frame 7
         rig.storage.append(p)
         rig.send(.enqueue(slot: 0, buffer: ScheduledBuffer(token: 1, data: p, stride: 10, frames: 10, start: 0)))
-        rig.send(.start(slot: 0, frame: 5))
+        rig.send(.start(slot: 0, frame: 5, run: 0))
         let out = rig.device.render(frames: 32, cycle: 16)
         #expect(nonZero(out[3]) == [7])
         #expect(out[3][7] == 0.5)
@@ -170,28 +170,27 @@ func nonZero(_ x: [Float]) -> [Int] { x.indices.filter { x[$0] != 0 } }
     /// Releasing a slot returns its buffers and leaves other queues playing.
     @Test func releaseWhileOthersPlay() throws {
         let rig = try Rig(channels: 1)
-        rig.send(.activate(slot: 0, channels: 1, map: .standard(channels: 1)))
-        rig.send(.activate(slot: 1, channels: 1, map: .standard(channels: 1)))
+        rig.send(.activate(slot: 0, channels: 1, map: .standard(channels: 1), generation: 1))
+        rig.send(.activate(slot: 1, channels: 1, map: .standard(channels: 1), generation: 1))
         rig.send(.enqueue(slot: 0, buffer: rig.buffer(token: 1, frames: 1000, start: 0, impulses: [900])))
         rig.send(.enqueue(slot: 1, buffer: rig.buffer(token: 1, frames: 1000, start: 0, impulses: [901])))
-        rig.send(.start(slot: 0, frame: 0))
-        rig.send(.start(slot: 1, frame: 0))
+        rig.send(.start(slot: 0, frame: 0, run: 0))
+        rig.send(.start(slot: 1, frame: 0, run: 0))
         _ = rig.device.render(frames: 500, cycle: 100)
         rig.send(.release(slot: 1))
         let out = rig.device.render(frames: 500, cycle: 100)[0]
         #expect(nonZero(out) == [400])
         let ev = rig.events()
-        #expect(ev.contains { if case .released(1) = $0 { true } else { false } })
-        #expect(ev.contains { if case .bufferDone(1, 1, false, _) = $0 { true } else { false } })
+        #expect(ev.contains { if case .bufferDone(1, _, 1, _, false, _) = $0 { true } else { false } })
     }
 
     /// Metering reports the peak and RMS of the latest cycle.
     @Test func metering() throws {
         let rig = try Rig(channels: 1)
-        rig.send(.activate(slot: 0, channels: 1, map: .standard(channels: 1)))
+        rig.send(.activate(slot: 0, channels: 1, map: .standard(channels: 1), generation: 1))
         rig.send(.setMetering(slot: 0, enabled: true))
         rig.send(.enqueue(slot: 0, buffer: rig.buffer(token: 1, frames: 100, start: 0, impulses: Array(0..<100), value: 0.5)))
-        rig.send(.start(slot: 0, frame: 0))
+        rig.send(.start(slot: 0, frame: 0, run: 0))
         _ = rig.device.render(frames: 100, cycle: 100)
         let m = rig.core.pointee.meter(slot: 0, channel: 0)
         #expect(m.peak == 0.5)

@@ -6,8 +6,8 @@ import Synchronization
 import Testing
 
 @Suite struct LifecycleTests {
-    /// The output callback runs on the engine's events thread, never on the render thread,
-    /// and each buffer comes back once per enqueue.
+    /// The output callback runs off the render thread (on the events thread or the thread that
+    /// delivers events), and each buffer comes back once per enqueue.
     @Test func callbackOffTheRenderThread() throws {
         let (engine, device) = try manualEngine()
         defer { engine.close() }
@@ -19,11 +19,17 @@ import Testing
             try q.enqueue(b)
         }
         try q.start()
-        let renderThread = UInt(bitPattern: Int(bitPattern: pthread_self()))
-        _ = device.render(frames: 1024, cycle: 128)
-        #expect(eventually { threads.values.count == 3 })
-        #expect(Set(threads.values).count == 1, "one events thread")
-        #expect(!threads.values.contains(renderThread), "never the render thread")
+        let renderThread = Recorder<UInt>()
+        let rendered = DispatchSemaphore(value: 0)
+        Thread {
+            renderThread.append(UInt(bitPattern: Int(bitPattern: pthread_self())))
+            _ = device.render(frames: 1024, cycle: 128)
+            rendered.signal()
+        }.start()
+        rendered.wait()
+        engine.deliverPendingEvents()
+        #expect(threads.values.count == 3)
+        #expect(!threads.values.contains(renderThread.values[0]), "never the render thread")
     }
 
     /// The three-buffer pattern: buffers re-enqueued from the callback keep playing gap-free.
@@ -45,9 +51,9 @@ import Testing
         for _ in 0..<40 {
             let out = device.render(frames: 256, cycle: 256)[0]
             #expect(out.allSatisfy { $0 == 0.5 })
-            // Give the events thread time to refill (a real device's period).
-            #expect(eventually { count.value >= 1 })
-            usleep(2000)
+            // The refills, before the next cycle (a real device's period).
+            engine.deliverPendingEvents()
+            #expect(count.value >= 1)
         }
     }
 
@@ -67,10 +73,10 @@ import Testing
         }
         try q.start()
         _ = device.render(frames: 256, cycle: 256)
-        #expect(eventually { running.values == [true] })
+        #expect(delivered(engine) { running.values == [true] })
         try q.stop(immediately: true)
         _ = device.render(frames: 256, cycle: 256)
-        #expect(eventually { returned.values.count == 3 && running.values == [true, false] })
+        #expect(delivered(engine) { returned.values.count == 3 && running.values == [true, false] })
         #expect(Set(returned.values) == [3996, 3992, 3988])
         #expect(!q.isRunning)
     }
@@ -89,7 +95,7 @@ import Testing
         try q.stop(immediately: false)
         let out = device.render(frames: 2048, cycle: 256)[0]
         #expect(nonZero(out) == [1009])
-        #expect(eventually { running.values == [true, false] })
+        #expect(delivered(engine) { running.values == [true, false] })
     }
 
     /// Queue time: in queue frames, relative to the start, not advancing while paused.
@@ -156,7 +162,7 @@ import Testing
         _ = device.render(frames: 512, cycle: 256)
         try q.reset()
         _ = device.render(frames: 256, cycle: 256)
-        #expect(eventually { returned.values.count == 1 })
+        #expect(delivered(engine) { returned.values.count == 1 })
         fillMono16(b, frames: 100, impulses: [3])
         try q.enqueue(b)
         let out = device.render(frames: 256, cycle: 256)[0]
@@ -164,10 +170,8 @@ import Testing
         try q.dispose(immediately: false)
         _ = device.render(frames: 256, cycle: 256)
         // The only slot is free again once the disposal completed.
-        #expect(eventually {
-            _ = device.render(frames: 64, cycle: 64)
-            return (try? engine.newOutput(format: int16Mono48k) { _, _ in }) != nil
-        })
+        engine.deliverPendingEvents()
+        #expect((try? engine.newOutput(format: int16Mono48k) { _, _ in }) != nil)
     }
 }
 
@@ -190,7 +194,7 @@ import Testing
         fillMono16(c, frames: 1000, impulses: [9])
         #expect(try q.enqueue(b).sampleTime == 0)
         _ = device.render(frames: 256, cycle: 256)  // the stop happens here
-        #expect(eventually { !q.isRunning })
+        #expect(delivered(engine) { !q.isRunning })
         #expect(try q.enqueue(c).sampleTime == 1000, "queue time must not restart twice")
         try q.start(at: AudioTimeStamp(sampleTime: 1024))
         let out = device.render(frames: 3000, cycle: 256)[0]

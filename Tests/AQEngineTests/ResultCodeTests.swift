@@ -94,11 +94,21 @@ import Testing
         let q = try engine.newOutput(format: int16Stereo48k) { _, _ in }
         let b = try q.allocateBuffer(capacity: 400)
         b.audioDataByteSize = 400
-        try q.dispose(immediately: true)
-        #expect(code { try q.enqueue(b) } == .disposalPending)
+        // Disposal after the enqueued buffers: pending until they played.
+        try q.enqueue(b)
+        try q.start()
+        try q.dispose(immediately: false)
+        let c = try? q.allocateBuffer(capacity: 400)
+        #expect(c == nil)
         #expect(code { try q.start() } == .disposalPending)
         #expect(code { try q.dispose(immediately: true) } == .disposalPending)
         #expect(AudioQueueError.Code.disposalPending.rawValue == -66685)
+        _ = device.render(frames: 256, cycle: 256)
+        engine.deliverPendingEvents()
+        // Disposed of: the handle is stale.
+        #expect(code { try q.enqueue(b) } == .invalidQueue)
+        #expect(code { try q.dispose(immediately: true) } == .invalidQueue)
+        #expect(AudioQueueError.Code.invalidQueue.rawValue == -50)
         let q2 = try engine.newOutput(format: int16Stereo48k) { _, _ in }
         let running = Recorder<Bool>()
         q2.addPropertyListener(.isRunning) { q, _ in running.append(q.isRunning) }
@@ -107,9 +117,9 @@ import Testing
         try q2.enqueue(b2)
         try q2.start()
         _ = device.render(frames: 256, cycle: 256)
-        #expect(eventually { running.values == [true] })
+        #expect(delivered(engine) { running.values == [true] })
         engine.deviceLost("the JACK server went away")
-        #expect(eventually { running.values == [true, false] })
+        #expect(delivered(engine) { running.values == [true, false] })
         #expect(q2.error?.code == .cannotStart)
         #expect(code { try q2.start() } == .cannotStart)
         #expect(AudioQueueError.Code.cannotStart.rawValue == -66681)
@@ -124,7 +134,7 @@ import Testing
         try q.enqueue(b)
         try q.start()
         _ = device.render(frames: 256, cycle: 256)
-        #expect(eventually { q.isRunning })
+        #expect(delivered(engine) { q.isRunning })
         #expect(code { try q.setChannelLayout(.stereo) } == .invalidRunState)
         #expect(AudioQueueError.Code.invalidRunState.rawValue == -66678)
     }

@@ -4,21 +4,20 @@ import AQTypes
 import Foundation
 import Synchronization
 
-/// Polls `condition` until it holds or `seconds` pass (events arrive on the events thread).
-func eventually(_ seconds: Double = 5, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if condition() { return true }
-        usleep(1000)
-    }
+/// Delivers the events reported so far on this thread, then evaluates `condition`: no
+/// polling, no sleeping (the hand-driven device rendered before the call).
+func delivered(_ engine: AudioQueueEngine, _ condition: () -> Bool) -> Bool {
+    engine.deliverPendingEvents()
     return condition()
 }
 
-/// A thread-safe list for callbacks to record into.
+/// A thread-safe list for callbacks to record into. (A pthread mutex, not
+/// Synchronization.Mutex: the thread sanitizer on Linux misreports the latter.)
 final class Recorder<T: Sendable>: @unchecked Sendable {
-    private let m = Mutex<[T]>([])
-    func append(_ v: T) { m.withLock { $0.append(v) } }
-    var values: [T] { m.withLock { $0 } }
+    private let lock = NSLock()
+    private var list: [T] = []
+    func append(_ v: T) { lock.lock(); list.append(v); lock.unlock() }
+    var values: [T] { lock.lock(); defer { lock.unlock() }; return list }
 }
 
 let int16Stereo48k = AudioStreamBasicDescription.linearPCM(sampleRate: 48000, channels: 2, bits: 16)
@@ -49,3 +48,27 @@ final class Counter: Sendable {
     var value: Int { a.load(ordering: .relaxed) }
 }
 
+
+/// Runs `body` on a new thread and reports whether it returned within `seconds`. For tests
+/// whose failure is a hang: the wait detects the failure, it does not synchronise anything
+/// (a passing run returns as soon as `body` does).
+func finishes(within seconds: Double = 10, _ body: @escaping @Sendable () -> Void) -> Bool {
+    let done = DispatchSemaphore(value: 0)
+    let t = Thread {
+        body()
+        done.signal()
+    }
+    t.start()
+    return done.wait(timeout: .now() + seconds) == .success
+}
+
+/// A one-shot gate a callback can wait on until the test opens it.
+final class Gate: @unchecked Sendable {
+    private let entered = DispatchSemaphore(value: 0)
+    private let opened = DispatchSemaphore(value: 0)
+    /// Called by the blocked side: says it arrived, then waits until ``open()``.
+    func arriveAndWait() { entered.signal(); opened.wait() }
+    /// Waits until the blocked side arrived.
+    func waitForArrival() { entered.wait() }
+    func open() { opened.signal() }
+}

@@ -1,0 +1,471 @@
+import AQConvert
+import AQCore
+import AQTypes
+import Foundation
+
+extension AudioChannelLayout {
+    /// `kAudioChannelLayoutTag_Mono`
+    public static let mono = AudioChannelLayout(tag: AudioChannelLayoutTag.mono)
+    /// `kAudioChannelLayoutTag_Stereo`
+    public static let stereo = AudioChannelLayout(tag: AudioChannelLayoutTag.stereo)
+    /// `kAudioChannelLayoutTag_DiscreteInOrder | n`
+    public static func discrete(_ n: Int) -> AudioChannelLayout { AudioChannelLayout(tag: (147 << 16) | UInt32(n)) }
+    /// `kAudioChannelLayoutTag_MPEG_5_1_A`: L R C LFE Ls Rs.
+    public static let mpeg51A = AudioChannelLayout(tag: (121 << 16) | 6)
+    /// `kAudioChannelLayoutTag_MPEG_5_1_B`: L R Ls Rs C LFE.
+    public static let mpeg51B = AudioChannelLayout(tag: (122 << 16) | 6)
+    /// `kAudioChannelLayoutTag_MPEG_5_1_C`: L C R Ls Rs LFE.
+    public static let mpeg51C = AudioChannelLayout(tag: (123 << 16) | 6)
+    /// `kAudioChannelLayoutTag_MPEG_5_1_D`: C L R Ls Rs LFE.
+    public static let mpeg51D = AudioChannelLayout(tag: (124 << 16) | 6)
+
+    /// Channels the layout describes: the tag's low 16 bits; for
+    /// `kAudioChannelLayoutTag_UseChannelDescriptions`, the descriptions; for
+    /// `kAudioChannelLayoutTag_UseChannelBitmap`, the bits set.
+    public var channelCount: Int {
+        switch tag {
+        case AudioChannelLayoutTag.useChannelDescriptions: descriptions.count
+        case AudioChannelLayoutTag.useChannelBitmap: bitmap.nonzeroBitCount
+        default: Int(tag & 0xFFFF)
+        }
+    }
+
+    /// The device output (0-based) of each channel, in WAVE speaker order (L, R, C, LFE, Ls,
+    /// Rs, Lc, Rc, then discrete channels by number); -1 for a speaker the order has no place
+    /// for. Known tags: mono, stereo, discrete in order, MPEG 5.1 A–D; channel descriptions by
+    /// label (`kAudioChannelLabel_Left` 1 … `RightCenter` 8, `Discrete_n` as `1 << 16 | n`);
+    /// channel bitmaps (WAVE's `dwChannelMask`, bit k is output k). Other tags: in order.
+    public var speakerOrder: [Int] {
+        let n = channelCount
+        switch tag {
+        case AudioChannelLayout.mpeg51B.tag: return [0, 1, 4, 5, 2, 3]
+        case AudioChannelLayout.mpeg51C.tag: return [0, 2, 1, 4, 5, 3]
+        case AudioChannelLayout.mpeg51D.tag: return [2, 0, 1, 4, 5, 3]
+        case AudioChannelLayoutTag.useChannelDescriptions:
+            return descriptions.map { d in
+                if d.label >= 1 && d.label <= 8 { return Int(d.label) - 1 }
+                if d.label >> 16 == 1 { return Int(d.label & 0xFFFF) }
+                return -1
+            }
+        case AudioChannelLayoutTag.useChannelBitmap:
+            return (0..<32).filter { bitmap & (1 << UInt32($0)) != 0 }
+        default:
+            return Array(0..<n)
+        }
+    }
+
+    /// The renderer's channel map for this layout on a device of `outputs` channels: speakers
+    /// the device lacks are not played; a mono layout plays on every output.
+    func channelMap(outputs: Int) -> ChannelMap {
+        if tag == AudioChannelLayoutTag.mono { return .standard(channels: 1) }
+        return ChannelMap(speakerOrder.map { $0 < outputs ? $0 : -1 })
+    }
+
+    /// The C struct's bytes: tag, bitmap, description count, then each description.
+    var bytes: [UInt8] {
+        var out: [UInt8] = []
+        func put(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { out.append(contentsOf: $0) } }
+        put(tag)
+        put(bitmap)
+        put(UInt32(descriptions.count))
+        for d in descriptions {
+            put(d.label)
+            put(d.flags)
+            put(d.coordinate0.bitPattern)
+            put(d.coordinate1.bitPattern)
+            put(d.coordinate2.bitPattern)
+        }
+        return out
+    }
+
+    /// Reads the C struct's bytes; nil when they are not one.
+    init?(bytes: [UInt8]) {
+        func get(_ i: Int) -> UInt32 {
+            UInt32(bytes[i]) | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2]) << 16 | UInt32(bytes[i + 3]) << 24
+        }
+        guard bytes.count >= 12 else { return nil }
+        let count = Int(get(8))
+        guard count <= 64, bytes.count == 12 + 20 * count else { return nil }
+        var descriptions: [AudioChannelDescription] = []
+        for k in 0..<count {
+            let o = 12 + 20 * k
+            descriptions.append(AudioChannelDescription(
+                label: get(o), flags: get(o + 4),
+                coordinates: (Float(bitPattern: get(o + 8)), Float(bitPattern: get(o + 12)), Float(bitPattern: get(o + 16)))))
+        }
+        self.init(tag: get(0), bitmap: get(4), descriptions: descriptions)
+    }
+}
+
+extension AudioQueue {
+    // MARK: - Properties by ID (AudioQueueGetPropertySize, AudioQueueGetProperty, AudioQueueSetProperty)
+
+    /// The size in bytes of a property's value (`AudioQueueGetPropertySize`), as the reference
+    /// lays it out: `IsRunning`, `NumberChannels`, `EnableLevelMetering` a `UInt32` (4);
+    /// `SampleRate` a `Float64` (8); `MagicCookie` its bytes; `ChannelLayout` the C
+    /// `AudioChannelLayout` (12 + 20 per channel description); the level meters 8 per channel
+    /// (two `Float32`); `CurrentDevice` its UTF-8 bytes (on Linux there is no `CFStringRef`).
+    /// Any thread but the render thread; does not block.
+    /// - Throws: `.invalidProperty` for an unknown ID, `.invalidQueue` for a stale handle.
+    public func propertySize(_ rawID: UInt32) throws(AudioQueueError) -> Int {
+        try property(rawID).count
+    }
+
+    /// A property's value as bytes (`AudioQueueGetProperty`), laid out as
+    /// ``propertySize(_:)`` says (integers and floats little-endian). The level meters are
+    /// refused with `.invalidProperty` while metering is off.
+    /// Any thread but the render thread; does not block.
+    public func property(_ rawID: UInt32) throws(AudioQueueError) -> [UInt8] {
+        guard let id = AudioQueuePropertyID(rawValue: rawID) else {
+            throw AudioQueueError(.invalidProperty, "unknown property ID \(rawID)")
+        }
+        if locked({ disposed }) { throw AudioQueueError(.invalidQueue, "the queue was disposed of: the handle is stale") }
+        func u32(_ v: UInt32) -> [UInt8] { withUnsafeBytes(of: v.littleEndian) { Array($0) } }
+        switch id {
+        case .isRunning: return u32(isRunning ? 1 : 0)
+        case .deviceSampleRate: return withUnsafeBytes(of: deviceSampleRate.bitPattern.littleEndian) { Array($0) }
+        case .deviceNumberChannels: return u32(UInt32(deviceChannelCount))
+        case .currentDevice: return Array(currentDevice.utf8)
+        case .magicCookie: return magicCookie
+        case .channelLayout: return channelLayout.bytes
+        case .enableLevelMetering: return u32(isLevelMeteringEnabled ? 1 : 0)
+        case .currentLevelMeter, .currentLevelMeterDB:
+            let states = try id == .currentLevelMeter ? currentLevelMeter() : currentLevelMeterDB()
+            return states.flatMap { u32($0.averagePower.bitPattern) + u32($0.peakPower.bitPattern) }
+        }
+    }
+
+    /// Sets a property from bytes (`AudioQueueSetProperty`): `MagicCookie`, `ChannelLayout`,
+    /// `EnableLevelMetering` (a `UInt32`, 0 or not), `CurrentDevice` (UTF-8 bytes). The others
+    /// are read-only (`.invalidProperty`); bytes of the wrong size are `.invalidPropertySize`.
+    /// Any thread but the render thread; does not block.
+    public func setProperty(_ rawID: UInt32, _ value: [UInt8]) throws(AudioQueueError) {
+        guard let id = AudioQueuePropertyID(rawValue: rawID) else {
+            throw AudioQueueError(.invalidProperty, "unknown property ID \(rawID)")
+        }
+        switch id {
+        case .magicCookie:
+            try setMagicCookie(value)
+        case .channelLayout:
+            guard let l = AudioChannelLayout(bytes: value) else {
+                throw AudioQueueError(.invalidPropertySize, "\(value.count) bytes are not an AudioChannelLayout")
+            }
+            try setChannelLayout(l)
+        case .enableLevelMetering:
+            guard value.count == 4 else { throw AudioQueueError(.invalidPropertySize, "EnableLevelMetering is a UInt32 (4 bytes)") }
+            try setLevelMeteringEnabled(value.contains { $0 != 0 })
+        case .currentDevice:
+            guard let uid = String(bytes: value, encoding: .utf8) else {
+                throw AudioQueueError(.invalidPropertySize, "CurrentDevice is a UTF-8 device identifier")
+            }
+            try setCurrentDevice(uid)
+        case .isRunning, .deviceSampleRate, .deviceNumberChannels, .currentLevelMeter, .currentLevelMeterDB:
+            throw AudioQueueError(.invalidProperty, "\(id) is read-only")
+        }
+    }
+
+    /// Sets `kAudioQueueProperty_CurrentDevice`. An engine renders on one device, so the only
+    /// device a queue can be set to is its engine's (its listeners then run on the calling
+    /// thread); another device's identifier is refused with `.invalidDevice` (make an engine on
+    /// that device and a queue on it). Any thread but the render thread; does not block.
+    public func setCurrentDevice(_ uid: String) throws(AudioQueueError) {
+        do {
+            lock.lock()
+            defer { lock.unlock() }
+            try checkLive()
+            guard uid == hub.device.uid else {
+                throw AudioQueueError(.invalidDevice, "device \(uid) is not this engine's (\(hub.device.uid)); an engine renders on one device")
+            }
+        }
+        notify(.currentDevice)
+    }
+}
+
+/// Parameters, properties, listeners and time.
+extension AudioQueue {
+    // MARK: - Parameters
+
+    /// A parameter's current value (`AudioQueueGetParameter`): the value in force, whether it
+    /// was set with ``setParameter(_:_:)`` or by a buffer's parameter event; a value just set
+    /// is returned at once. A stale handle reads 0. Any thread but the render thread; does not
+    /// block.
+    public func parameter(_ id: AudioQueueParameterID) -> Float {
+        lock.lock()
+        defer { lock.unlock() }
+        if disposed { return 0 }
+        let rendered = hub.core.pointee.volume(slot: Int(slot))
+        return rendered.commandsApplied >= volumeCommandsSent ? rendered.value : volumeValue
+    }
+
+    /// Sets a parameter now (`AudioQueueSetParameter`). Volume is a linear gain from 0 to 1
+    /// (values outside are refused with `.invalidParameter`). On a running queue it ramps
+    /// linearly over the engine's ``AudioQueueEngine/volumeRampSeconds`` (never a step); on a
+    /// stopped or paused queue it applies at once, so the first frame played has it.
+    /// Any thread but the render thread; does not block.
+    public func setParameter(_ id: AudioQueueParameterID, _ value: Float) throws(AudioQueueError) {
+        guard value.isFinite, value >= 0, value <= 1 else {
+            throw AudioQueueError(.invalidParameter, "volume \(value) is outside 0…1 (kAudioQueueParam_Volume)")
+        }
+        lock.lock()
+        defer { lock.unlock() }
+        try checkLive()
+        let ramp = Int32((hub.volumeRampSeconds * hub.device.sampleRate).rounded())
+        try hub.send(.setVolume(slot: slot, volume: value, rampFrames: ramp))
+        volumeValue = value
+        volumeCommandsSent += 1
+    }
+
+    /// Sets a parameter by raw ID; unknown IDs are refused with `.invalidParameter`.
+    /// Any thread but the render thread; does not block.
+    public func setParameter(rawID: UInt32, _ value: Float) throws(AudioQueueError) {
+        guard let id = AudioQueueParameterID(rawValue: rawID) else {
+            throw AudioQueueError(.invalidParameter, "unknown parameter ID \(rawID)")
+        }
+        try setParameter(id, value)
+    }
+
+    // MARK: - Properties
+
+    /// `kAudioQueueProperty_IsRunning`: true from the cycle its first frame plays until it
+    /// stops. False for a stale handle. Any thread; does not block.
+    public var isRunning: Bool { isRunningValue }
+
+    /// Why the queue stopped by itself (its device went away), or nil. Any thread.
+    public var error: AudioQueueError? { lastError }
+
+    /// `kAudioQueueDeviceProperty_SampleRate`
+    public var deviceSampleRate: Double { hub.device.sampleRate }
+    /// `kAudioQueueDeviceProperty_NumberChannels`
+    public var deviceChannelCount: Int { hub.device.outputChannelCount }
+    /// `kAudioQueueProperty_CurrentDevice`: the device's unique identifier.
+    public var currentDevice: String { hub.device.uid }
+
+    /// `kAudioQueueProperty_ChannelLayout` (see ``setChannelLayout(_:)``).
+    public var channelLayout: AudioChannelLayout { locked { layout } }
+
+    /// Sets the channel layout (`kAudioQueueProperty_ChannelLayout`): the order of the
+    /// queue's channels. It is applied: each channel plays on the device output of its
+    /// speaker (see ``AudioChannelLayout/channelMap(outputs:)``; outputs in WAVE order: L, R,
+    /// C, LFE, Ls, Rs, Lc, Rc), replacing an earlier ``setOutputChannels(_:)``. Its channel count
+    /// must match the format's (`.invalidPropertySize` otherwise), and the queue must be
+    /// stopped (`.invalidRunState` otherwise). Listeners of `.channelLayout` run on the calling
+    /// thread afterwards. Any thread but the render thread; does not block.
+    public func setChannelLayout(_ l: AudioChannelLayout) throws(AudioQueueError) {
+        guard l.channelCount == channels else {
+            throw AudioQueueError(.invalidPropertySize, "a layout of \(l.channelCount) channels for a \(channels)-channel queue")
+        }
+        do {
+            lock.lock()
+            defer { lock.unlock() }
+            try checkLive()
+            if isRunningValue { throw AudioQueueError(.invalidRunState, "the channel layout can only change while the queue is stopped") }
+            try hub.send(.setChannelMap(slot: slot, map: l.channelMap(outputs: hub.device.outputChannelCount)))
+            layout = l
+        }
+        notify(.channelLayout)
+    }
+
+    /// Routes queue channel `i` to device output `outputs[i]` (0-based; -1: not played).
+    /// The default: a mono queue on every output, an n-channel queue on the first n.
+    public func setOutputChannels(_ outputs: [Int]) throws(AudioQueueError) {
+        guard outputs.count == channels else {
+            throw AudioQueueError(.invalidPropertySize, "\(outputs.count) outputs for a \(channels)-channel queue")
+        }
+        guard outputs.allSatisfy({ $0 >= -1 && $0 < hub.device.outputChannelCount }) else {
+            throw AudioQueueError(.invalidParameter, "outputs \(outputs) exceed the device's \(hub.device.outputChannelCount) channels")
+        }
+        lock.lock()
+        defer { lock.unlock() }
+        try checkLive()
+        try hub.send(.setChannelMap(slot: slot, map: ChannelMap(outputs)))
+    }
+
+    /// `kAudioQueueProperty_EnableLevelMetering`.
+    public var isLevelMeteringEnabled: Bool { locked { meteringEnabled } }
+
+    /// Turns level metering on or off.
+    public func setLevelMeteringEnabled(_ on: Bool) throws(AudioQueueError) {
+        do {
+            lock.lock()
+            defer { lock.unlock() }
+            try checkLive()
+            try hub.send(.setMetering(slot: slot, enabled: on))
+            meteringEnabled = on
+        }
+        notify(.enableLevelMetering)
+    }
+
+    /// `kAudioQueueProperty_CurrentLevelMeter`: per channel, RMS and peak of the latest
+    /// render cycle, linear; 0 for a queue that is not playing. Refused with `.invalidProperty`
+    /// while metering is off, `.invalidQueue` through a stale handle. Any thread but the
+    /// render thread; does not block.
+    public func currentLevelMeter() throws(AudioQueueError) -> [AudioQueueLevelMeterState] {
+        lock.lock()
+        defer { lock.unlock() }
+        if disposed { throw AudioQueueError(.invalidQueue, "the queue was disposed of: the handle is stale") }
+        guard meteringEnabled else { throw AudioQueueError(.invalidProperty, "level metering is off") }
+        return (0..<min(channels, 8)).map { c in
+            let m = hub.core.pointee.meter(slot: Int(slot), channel: c)
+            return AudioQueueLevelMeterState(averagePower: m.rms, peakPower: m.peak)
+        }
+    }
+
+    /// `kAudioQueueProperty_CurrentLevelMeterDB`: the same in decibels (-inf dB as -120).
+    public func currentLevelMeterDB() throws(AudioQueueError) -> [AudioQueueLevelMeterState] {
+        try currentLevelMeter().map {
+            AudioQueueLevelMeterState(averagePower: AudioQueue.decibels($0.averagePower), peakPower: AudioQueue.decibels($0.peakPower))
+        }
+    }
+
+    static func decibels(_ v: Float) -> Float { v > 1e-6 ? 20 * log10(v) : -120 }
+
+    /// `kAudioQueueProperty_MagicCookie`, for compressed formats: the bytes last set with
+    /// ``setMagicCookie(_:)`` (empty until then). Any thread but the render thread.
+    public var magicCookie: [UInt8] { locked { codec.cookie } }
+
+    /// Sets `kAudioQueueProperty_MagicCookie` (`AudioQueueSetProperty`): the format's magic
+    /// cookie as the file stream parser gives it (AAC: AudioSpecificConfig or `esds`; ALAC:
+    /// ALACSpecificConfig, bare or in `frma`/`alac` atoms; MP3 needs none but accepts any).
+    /// AAC and ALAC queues refuse to enqueue until it is set (`.invalidProperty`). Setting it
+    /// opens a new decoder: set it before the first buffer of a stream (the reference: "before
+    /// enqueuing any buffers"); buffers already enqueued keep their decoded audio.
+    ///
+    /// Any thread but the render thread.
+    /// - Throws: `.invalidPropertySize` for an empty cookie, `.unsupportedDataFormat` when the
+    ///   decoder cannot use it, `.invalidProperty` on a linear PCM queue, `.disposalPending`.
+    public func setMagicCookie(_ cookie: [UInt8]) throws(AudioQueueError) {
+        guard isCompressed else {
+            throw AudioQueueError(.invalidProperty, "a linear PCM queue has no magic cookie")
+        }
+        guard !cookie.isEmpty else { throw AudioQueueError(.invalidPropertySize, "the magic cookie is empty") }
+        let d: PacketDecoder
+        do throws(PacketDecoderError) {
+            d = try PacketDecoder(format: format, magicCookie: cookie)
+        } catch {
+            throw AudioQueueError(.unsupportedDataFormat, "the magic cookie cannot be used: \(error)")
+        }
+        do {
+            lock.lock()
+            defer { lock.unlock() }
+            try checkLive()
+            codec.replace(with: d, cookie: cookie)
+        }
+        notify(.magicCookie)
+    }
+
+    /// Sets the current stream's gapless information: `primingFrames` decoded frames at its
+    /// start are not played, and when `numberValidFrames` is more than 0 nothing after
+    /// `primingFrames + numberValidFrames` decoded frames is played (that removes the
+    /// remainder frames), so the first frame played is the source's first real frame and the
+    /// length is the source's. Pass the parser's `packetTableInfo` (MP3 LAME tag, CAF `pakt`).
+    /// Frames are counted from the first frame decoded after the call; call it before a
+    /// stream's first buffer. ``flush()``, ``reset()`` and stopping end the stream and clear it.
+    /// Trims given to ``enqueue(_:trimFramesAtStart:trimFramesAtEnd:parameterEvents:startTime:)``
+    /// still apply on top. Nil clears it.
+    ///
+    /// Any thread but the render thread.
+    /// - Throws: `.invalidParameter` for negative counts, `.invalidProperty` on a linear PCM
+    ///   queue, `.disposalPending`.
+    public func setGaplessInfo(_ info: AudioFilePacketTableInfo?) throws(AudioQueueError) {
+        guard isCompressed else {
+            throw AudioQueueError(.invalidProperty, "gapless information applies to compressed queues")
+        }
+        if let info {
+            guard info.primingFrames >= 0, info.remainderFrames >= 0, info.numberValidFrames >= 0 else {
+                throw AudioQueueError(.invalidParameter, "priming, remainder and valid frames must not be negative")
+            }
+        }
+        lock.lock()
+        defer { lock.unlock() }
+        try checkLive()
+        codec.setGapless(info)
+    }
+
+    /// The gapless information in force for the current stream (``setGaplessInfo(_:)``).
+    /// Any thread but the render thread.
+    public var gaplessInfo: AudioFilePacketTableInfo? { locked { codec.gapless } }
+
+    /// Compressed packets that failed to decode since the queue was made. Each was replaced by
+    /// silence of its length, so later audio kept its place; the queue went on playing.
+    /// Any thread but the render thread.
+    public var corruptPacketCount: Int { locked { codec.corruptPackets } }
+
+    /// Adds a listener for a property (`AudioQueueAddPropertyListener`). `isRunning` listeners
+    /// run on the events thread when the render thread reports a change (or on the thread of
+    /// an immediate stop); listeners of properties set through the API (`magicCookie`,
+    /// `channelLayout`, `enableLevelMetering`) run on the setting thread, after the change.
+    /// Returns a token for ``removePropertyListener(_:)``.
+    /// Any thread but the render thread; does not block.
+    @discardableResult
+    public func addPropertyListener(_ id: AudioQueuePropertyID, _ listener: @escaping PropertyListener) -> Int {
+        flags.lock()
+        defer { flags.unlock() }
+        nextListenerToken += 1
+        listenerTable.append((id, nextListenerToken, listener))
+        return nextListenerToken
+    }
+
+    /// Removes a listener (`AudioQueueRemovePropertyListener`).
+    public func removePropertyListener(_ token: Int) throws(AudioQueueError) {
+        flags.lock()
+        defer { flags.unlock() }
+        guard let i = listenerTable.firstIndex(where: { $0.token == token }) else {
+            throw AudioQueueError(.invalidProperty, "no listener with token \(token)")
+        }
+        listenerTable.remove(at: i)
+    }
+
+    /// The listeners of `id` now. Any thread (takes the leaf lock).
+    func listeners(for id: AudioQueuePropertyID) -> [PropertyListener] {
+        flags.lock()
+        defer { flags.unlock() }
+        return listenerTable.filter { $0.id == id }.map(\.listener)
+    }
+
+    // MARK: - Time
+
+    /// Makes a timeline object (`AudioQueueCreateTimeline`) for discontinuity reports.
+    public func createTimeline() -> AudioQueueTimeline {
+        AudioQueueTimeline(epoch: hub.discontinuity.epoch)
+    }
+
+    /// The queue's current time (`AudioQueueGetCurrentTime`): queue frames at the queue's rate
+    /// since its start, not advancing while paused; 0 while stopped. `discontinuity` is true
+    /// once for each new discontinuity since `timeline` last asked.
+    public func currentTime(timeline: AudioQueueTimeline? = nil) -> (time: AudioTimeStamp, discontinuity: Bool) {
+        if locked({ disposed }) { return (AudioTimeStamp(sampleTime: 0), false) }
+        let now = hub.deviceCurrentTime()
+        let p = hub.core.pointee.position(slot: Int(slot))
+        var deviceFrames = 0.0
+        if p.running { deviceFrames = max(0, now.sampleTime - Double(p.origin)) }
+        else if p.paused { deviceFrames = max(0, Double(p.pauseFrame - p.origin)) }
+        var discontinuity = false
+        if let timeline {
+            let e = hub.discontinuity.epoch
+            if e != timeline.epoch {
+                timeline.epoch = e
+                discontinuity = true
+            }
+        }
+        let ts = AudioTimeStamp(
+            sampleTime: deviceFrames / ratio, hostTime: now.hostTime, rateScalar: now.rateScalar,
+            flags: now.flags.union(.sampleTimeValid))
+        return (ts, discontinuity)
+    }
+
+    /// The device frame at which the queue's frame 0 played (known once it started).
+    public var startDeviceFrame: Int64? { locked { startFrame } }
+
+    /// Device frames after the queue's origin (the device frame of its queue frame 0) up to
+    /// which audio has been handed to the render thread: the end of the last enqueued buffer
+    /// (or rate-converter tail), at the device rate. Without rate conversion this is the queue
+    /// frame up to which audio is enqueued; with it, it lags queue frames × device rate / queue
+    /// rate by the frames the converter still holds, until ``flush()`` or a stop schedules them.
+    /// 0 after a stop or reset. Read-only; any thread but the render thread. (Added for
+    /// offline rendering, which makes sure every track has audio past each cycle's end.)
+    public var enqueuedDeviceFrames: Int64 { locked { converter == nil ? queueTime.nextQueueFrame : queueTime.nextDeviceFrame } }
+
+    /// Frames of this queue that were already past when the render thread first saw them
+    /// (late buffers) — skipped so that the queue stays on its timeline.
+    public var lateFrames: Int64 { locked { lateFramesTotal } }
+}

@@ -1,0 +1,285 @@
+import AQCore
+import AQJack
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The engine's state that its queues and its events thread share: the renderer's memory
+/// (freed when the last holder lets go, after the device stopped), the slot table, the command
+/// producer side with its back-pressure, and the events thread. Queues hold it strongly and
+/// their ``AudioQueueEngine`` only weakly, so that releasing the engine without
+/// ``AudioQueueEngine/close()`` shuts it down instead of keeping it alive or reading a
+/// destroyed object; the events thread holds only this.
+///
+/// Locks, in the order they may be taken: a queue's callback lock → a queue's lock → `lock`
+/// (the slot table) → `commandLock` (the command ring's producer side). Callbacks and
+/// listeners run with none of the last three held.
+final class EngineShared: @unchecked Sendable {
+    let device: any AudioDevice
+    let capacities: RenderCapacities
+    let volumeRampSeconds: Double
+    let core: UnsafeMutablePointer<RenderCore>
+    /// Guards `slots`, `freeSlots`, `deviceLostReason`, `awayReason`, `pendingNotices`,
+    /// `statusHandler`, `nextGeneration`.
+    let lock = NSLock()
+    var slots: [AudioQueue?]
+    var freeSlots: [Int32]
+    var deviceLostReason: String?
+    /// Why the device is away while it reconnects (nil while it renders).
+    var awayReason: String?
+    /// Work for the events thread that did not come through the render ring (device status
+    /// changes and the listener calls they cause), run in order after the ring's events.
+    var pendingNotices: [@Sendable () -> Void] = []
+    /// The user's device-status handler (``AudioQueueEngine/onDeviceStatus``).
+    var statusHandler: (@Sendable (DeviceStatus) -> Void)?
+    var nextGeneration: UInt32 = 0
+    /// Set once by ``close()``.
+    let closedFlag = Atomic<Bool>(false)
+    var closed: Bool { closedFlag.load(ordering: .acquiring) }
+    /// Serialises the command ring's producer side (pushes, and applying commands on a control
+    /// thread for synchronous calls).
+    let commandLock = NSLock()
+    /// Held while events are handled (callbacks and listeners run under it), by the events
+    /// thread or by ``deliverPendingEvents()``. Recursive.
+    let consumer = OwnedRecursiveLock()
+    private let stop = Atomic<Bool>(false)
+    private let done = DispatchSemaphore(value: 0)
+    private let started = Atomic<Bool>(false)
+    /// pthread_self of the events thread.
+    private let threadID = Atomic<UInt>(0)
+
+    init(device: any AudioDevice, capacities: RenderCapacities, volumeRampSeconds: Double) {
+        self.device = device
+        self.capacities = capacities
+        self.volumeRampSeconds = volumeRampSeconds
+        core = RenderCore.allocate(sampleRate: device.sampleRate, capacities: capacities)
+        // The hand-driven device is not realtime: its render waits for a control thread that
+        // applies commands, rather than render a silent cycle.
+        core.pointee.setWaitsForControl(device is ManualDevice)
+        slots = Array(repeating: nil, count: capacities.queues)
+        freeSlots = (0..<Int32(capacities.queues)).reversed()
+    }
+
+    deinit { RenderCore.deallocate(core) }
+
+    /// See ``AudioQueueEngine/close()``.
+    func close() {
+        if closedFlag.exchange(true, ordering: .acquiringAndReleasing) { return }
+        device.stop()
+        stopEventsThread(wait: !isDeliveringOnCurrentThread)
+        lock.lock()
+        let queues = slots.compactMap { $0 }
+        slots = Array(repeating: nil, count: capacities.queues)
+        lock.unlock()
+        for q in queues { q.markGone() }
+    }
+
+    // MARK: - Events thread
+
+    func startEventsThread() {
+        started.store(true, ordering: .releasing)
+        let thread = Thread { [self] in
+            threadID.store(UInt(bitPattern: Int(bitPattern: pthread_self())), ordering: .releasing)
+            setCurrentThreadName("aqsync-events")
+            let wake = core.pointee.wake
+            while !stop.load(ordering: .acquiring) {
+                var ts = timespec()
+                clock_gettime(CLOCK_REALTIME, &ts)
+                ts.tv_nsec += 20_000_000
+                if ts.tv_nsec >= 1_000_000_000 { ts.tv_sec += 1; ts.tv_nsec -= 1_000_000_000 }
+                _ = sem_timedwait(wake, &ts)
+                if stop.load(ordering: .acquiring) { break }
+                deliverPendingEvents()
+            }
+            done.signal()
+        }
+        thread.name = "aqsync-events"
+        thread.start()
+    }
+
+    /// True on the events thread, or in a callback that ``deliverPendingEvents()`` runs on the
+    /// current thread.
+    var isDeliveringOnCurrentThread: Bool {
+        consumer.isHeldByCurrentThread
+            || threadID.load(ordering: .acquiring) == UInt(bitPattern: Int(bitPattern: pthread_self()))
+    }
+
+    /// Tells the events thread to finish; waits for it unless `wait` is false.
+    func stopEventsThread(wait: Bool) {
+        stop.store(true, ordering: .releasing)
+        sem_post(core.pointee.wake)
+        if wait && started.load(ordering: .acquiring) { done.wait() }
+    }
+
+    /// See ``AudioQueueEngine/deliverPendingEvents()``.
+    func deliverPendingEvents() {
+        consumer.lock()
+        defer { consumer.unlock() }
+        let c = core.pointee
+        while let e = c.events.pop() {
+            if !stop.load(ordering: .acquiring) || !closed { handle(e) }
+            c.returnEvents(1)
+        }
+        lock.lock()
+        let notices = pendingNotices
+        pendingNotices.removeAll()
+        lock.unlock()
+        for n in notices { n() }
+    }
+
+    /// The live queue an event is for, or nil for a stale event (its queue is gone).
+    private func queue(_ slot: Int32, _ generation: UInt32) -> AudioQueue? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let q = slots[Int(slot)], q.generation == generation else { return nil }
+        return q
+    }
+
+    private func handle(_ e: RenderEvent) {
+        switch e {
+        case .bufferDone(let slot, let generation, let token, let serial, let played, let late):
+            queue(slot, generation)?.bufferDone(token: token, serial: serial, played: played, lateFrames: Int64(late))
+        case .started(let slot, let generation, let run, let frame, let late):
+            queue(slot, generation)?.started(run: run, frame: frame, lateFrames: late)
+        case .stopped(let slot, let generation, let run, _, let drainEnd):
+            queue(slot, generation)?.stopped(run: run, drainEnd: drainEnd)
+        case .paused:
+            break
+        }
+    }
+
+    /// Frees a disposed queue's slot (the renderer already let go of it). Queue lock held.
+    func freeSlot(_ q: AudioQueue) {
+        lock.lock()
+        defer { lock.unlock() }
+        if slots[Int(q.slot)] === q {
+            slots[Int(q.slot)] = nil
+            freeSlots.append(q.slot)
+        }
+    }
+
+    /// Throws when the engine or its device can no longer play. Call with `lock` held.
+    func checkUsable() throws(AudioQueueError) {
+        if closed { throw AudioQueueError(.invalidDevice, "the engine is closed") }
+        if let r = deviceLostReason { throw AudioQueueError(.cannotStart, r) }
+    }
+
+    /// ``checkUsable()``, taking `lock`.
+    func checkUsableLocking() throws(AudioQueueError) {
+        lock.lock()
+        defer { lock.unlock() }
+        try checkUsable()
+    }
+
+    // MARK: - Commands
+
+    /// Sends one command, its events paid for first (back-pressure: a full ring or too many
+    /// events not yet handled is `.capacityExceeded` here, never a lost event). Does not block.
+    func send(_ command: RenderCommand) throws(AudioQueueError) {
+        try sendAll([command])
+    }
+
+    /// Sends every command or none.
+    func sendAll(_ commands: [RenderCommand]) throws(AudioQueueError) {
+        commandLock.lock()
+        defer { commandLock.unlock() }
+        try pushLocked(commands)
+    }
+
+    private func pushLocked(_ commands: [RenderCommand]) throws(AudioQueueError) {
+        if closed { throw AudioQueueError(.invalidDevice, "the engine is closed") }
+        let ring = core.pointee.commands
+        guard ring.freeCount >= commands.count else {
+            throw AudioQueueError(.capacityExceeded, "the command ring is full (\(capacities.commands) commands in flight)")
+        }
+        let credits = commands.reduce(0) { $0 + $1.eventCredits }
+        guard core.pointee.reserveEvents(credits) else {
+            throw AudioQueueError(.capacityExceeded, "the events thread is \(core.pointee.events.capacity) events behind; try again once it caught up")
+        }
+        for c in commands { ring.push(c) }
+    }
+
+    /// Sends `commands` and returns once the renderer applied them (synchronous calls: an
+    /// immediate stop, a reset, an immediate dispose). While the device renders on its own
+    /// thread, that thread applies them at its next cycle; when it does not (the hand-driven
+    /// device, a stopped or stalled device: no cycle for ten periods or 50 ms), this thread
+    /// applies them itself under the renderer's gate. Never waits for a device that is gone.
+    func sendNow(_ commands: [RenderCommand]) throws(AudioQueueError) {
+        commandLock.lock()
+        defer { commandLock.unlock() }
+        try pushLocked(commands)
+        let target = core.pointee.commands.produced
+        let realtime = !(device is ManualDevice)
+        let period = Double(max(device.framesPerCycle, 64)) / device.sampleRate
+        let deadline = HostClock.now() &+ UInt64(max(0.05, 10 * period) * 1e9)
+        while core.pointee.commandsApplied &- target < 0 {
+            if !realtime || !device.isRunning || HostClock.now() > deadline {
+                if core.pointee.applyPendingIfIdle(at: nextCycleFrame()) { continue }
+                sched_yield()
+            } else {
+                usleep(100)
+            }
+        }
+    }
+
+    /// The first frame of the next render cycle (where commands applied now take effect).
+    func nextCycleFrame() -> Int64 {
+        if let manual = device as? ManualDevice { return manual.currentFrame }
+        if let a = core.pointee.clock.anchor() { return a.frame + Int64(a.frames) }
+        return 0
+    }
+
+    // MARK: - Time
+
+    var timebase: DeviceTimebase? {
+        guard let a = core.pointee.clock.anchor() else { return nil }
+        return DeviceTimebase(cycle: a, nominalRate: core.pointee.clock.nominalSampleRate)
+    }
+
+    func deviceCurrentTime() -> AudioTimeStamp {
+        if let manual = device as? ManualDevice {
+            let f = Double(manual.currentFrame)
+            guard let tb = timebase else {
+                return AudioTimeStamp(sampleTime: f, hostTime: manual.hostTime(ofFrame: manual.currentFrame), rateScalar: 1,
+                                      flags: [.sampleTimeValid, .hostTimeValid, .rateScalarValid])
+            }
+            return tb.timeStamp(forSampleTime: f)
+        }
+        let now = HostClock.now()
+        guard let tb = timebase else { return AudioTimeStamp(hostTime: now) }
+        var ts = tb.timeStamp(forSampleTime: tb.sampleTime(forHostTime: now))
+        ts.hostTime = now
+        return ts
+    }
+
+    var discontinuity: (epoch: UInt64, reason: DiscontinuityReason) {
+        let e = core.pointee.clock.epoch
+        return (e.count, e.lastReason)
+    }
+}
+
+/// A recursive lock that knows its owner (a pthread mutex underneath: TSan understands it).
+final class OwnedRecursiveLock: @unchecked Sendable {
+    private let mutex = NSRecursiveLock()
+    private let owner = Atomic<UInt>(0)
+    private var depth = 0
+
+    func lock() {
+        mutex.lock()
+        depth += 1
+        owner.store(UInt(bitPattern: Int(bitPattern: pthread_self())), ordering: .relaxed)
+    }
+
+    func unlock() {
+        depth -= 1
+        if depth == 0 { owner.store(0, ordering: .relaxed) }
+        mutex.unlock()
+    }
+
+    var isHeldByCurrentThread: Bool {
+        owner.load(ordering: .relaxed) == UInt(bitPattern: Int(bitPattern: pthread_self()))
+    }
+}

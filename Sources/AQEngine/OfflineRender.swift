@@ -1,0 +1,160 @@
+import AQCore
+import AQTypes
+import Foundation
+
+/// Offline rendering (`AudioQueueSetOfflineRenderFormat`, `AudioQueueOfflineRender`): audio
+/// rendered into memory you supply instead of played, on an engine driven by a
+/// ``ManualDevice`` (the calling thread is the render thread while it renders). Output
+/// callbacks for the buffers that finished are delivered before the call returns, so a loop
+/// of "render, refill in the callback" runs on one thread.
+///
+/// Formats: interleaved, packed linear PCM at the device's rate: 32-bit float, or 16- or
+/// 32-bit signed integer (little-endian), with up to the device's channel count (the first
+/// outputs). Integer samples are clipped to full scale.
+extension AudioQueueEngine {
+    /// Renders the engine's mix of `frames` frames from device frame `time.sampleTime` (nil:
+    /// the device's next frame) into `data` (room for `capacity` bytes) in `format`.
+    /// Frames between the device's next frame and `time` are rendered and dropped.
+    /// Any control thread; blocks while it renders and delivers the callbacks.
+    /// - Returns: the bytes written (`frames × format.bytesPerFrame`).
+    /// - Throws: `.invalidDevice` unless the device is a ``ManualDevice``;
+    ///   `.unsupportedDataFormat` for a format it cannot write; `.invalidParameter` for a time
+    ///   already rendered or a negative frame count; `.invalidPropertySize` when `capacity` is
+    ///   too small.
+    @discardableResult
+    public func offlineRender(
+        at time: AudioTimeStamp? = nil, frames: Int, format: AudioStreamBasicDescription,
+        into data: UnsafeMutableRawPointer, capacity: Int
+    ) throws(AudioQueueError) -> Int {
+        try shared.offlineRender(
+            fromDeviceFrame: time.map { Int64($0.sampleTime.rounded()) }, frames: frames, solo: nil, format: format,
+            into: data, capacity: capacity)
+    }
+}
+
+extension AudioQueue {
+    /// Sets the format ``offlineRender(at:into:frames:)`` writes (`AudioQueueSetOfflineRenderFormat`),
+    /// and the channel layout of what it writes (kept for the caller; the first outputs are
+    /// written); nil turns offline rendering off. Any thread but the render thread.
+    /// - Throws: `.invalidDevice` unless the engine's device is a ``ManualDevice``,
+    ///   `.unsupportedDataFormat` for a format ``AudioQueueEngine/offlineRender(at:frames:format:into:capacity:)``
+    ///   cannot write, `.invalidQueue`.
+    public func setOfflineRenderFormat(_ format: AudioStreamBasicDescription?, layout: AudioChannelLayout? = nil) throws(AudioQueueError) {
+        if let format { try hub.checkOfflineFormat(format) }
+        lock.lock()
+        defer { lock.unlock() }
+        try checkLive()
+        offlineFormat = format
+        offlineLayout = layout
+    }
+
+    /// The offline render format (nil: offline rendering is off). Any thread.
+    public var offlineRenderFormat: AudioStreamBasicDescription? { locked { offlineFormat } }
+
+    /// Renders this queue alone (`AudioQueueOfflineRender`): `frames` frames starting at queue
+    /// time `time.sampleTime` (the queue's frame 0 is where it started; a queue not started
+    /// yet is started now, at the device's next frame) into `buffer` in the offline render
+    /// format, setting its `audioDataByteSize`. Other queues of the engine are not mixed in
+    /// and their audio in those frames passes unheard. Callbacks of buffers that finished run
+    /// before it returns. Any control thread; blocks while it renders.
+    /// - Throws: `.invalidRunState` without an offline render format, `.invalidParameter` for
+    ///   a time already rendered, `.invalidPropertySize` when the buffer is too small, and what
+    ///   the engine's offline render throws.
+    public func offlineRender(at time: AudioTimeStamp, into buffer: AudioQueueBuffer, frames: Int) throws(AudioQueueError) {
+        lock.lock()
+        let format = offlineFormat
+        let started = startRequested
+        lock.unlock()
+        guard let format else { throw AudioQueueError(.invalidRunState, "no offline render format (setOfflineRenderFormat)") }
+        guard buffer.queue === self else { throw AudioQueueError(.invalidBuffer, "the buffer does not belong to this queue") }
+        if !started { try start() }
+        // The start reaches the renderer before the origin is read.
+        try hub.sendNow([])
+        let origin = hub.core.pointee.position(slot: Int(slot)).origin
+        let written = try hub.offlineRender(
+            fromDeviceFrame: origin + Int64(time.sampleTime.rounded()), frames: frames, solo: slot, format: format,
+            into: buffer.audioData, capacity: buffer.audioDataBytesCapacity)
+        buffer.audioDataByteSize = written
+    }
+}
+
+extension EngineShared {
+    /// Throws unless offline rendering can write `format` on this engine.
+    func checkOfflineFormat(_ format: AudioStreamBasicDescription) throws(AudioQueueError) {
+        guard device is ManualDevice else {
+            throw AudioQueueError(.invalidDevice, "offline rendering needs an engine on a ManualDevice (\(device.uid) renders live)")
+        }
+        let bits = format.bitsPerChannel
+        let isFloat = format.formatFlags.contains(.isFloat)
+        guard format.isLinearPCM, format.sampleRate == device.sampleRate, !format.formatFlags.contains(.isNonInterleaved),
+              !format.formatFlags.contains(.isBigEndian), format.channelsPerFrame >= 1,
+              Int(format.channelsPerFrame) <= device.outputChannelCount,
+              isFloat ? bits == 32 : (bits == 16 || bits == 32) && format.formatFlags.contains(.isSignedInteger),
+              format.bytesPerFrame == bits / 8 * format.channelsPerFrame
+        else {
+            throw AudioQueueError(.unsupportedDataFormat, "offline rendering writes interleaved 32-bit float or 16/32-bit signed integer PCM at \(device.sampleRate) Hz with at most \(device.outputChannelCount) channels")
+        }
+    }
+
+    /// Renders on the calling thread (the hand-driven device's render thread for the call).
+    func offlineRender(
+        fromDeviceFrame start: Int64?, frames: Int, solo: Int32?, format: AudioStreamBasicDescription,
+        into data: UnsafeMutableRawPointer, capacity: Int
+    ) throws(AudioQueueError) -> Int {
+        try checkOfflineFormat(format)
+        guard let manual = device as? ManualDevice else { throw AudioQueueError(.invalidDevice, "not a ManualDevice") }
+        guard frames >= 0 else { throw AudioQueueError(.invalidParameter, "a negative frame count") }
+        let bytes = frames * Int(format.bytesPerFrame)
+        guard bytes <= capacity else {
+            throw AudioQueueError(.invalidPropertySize, "\(frames) frames need \(bytes) bytes; the buffer holds \(capacity)")
+        }
+        if closed { throw AudioQueueError(.invalidDevice, "the engine is closed") }
+        var next = manual.currentFrame
+        let from = start ?? next
+        guard from >= next else {
+            throw AudioQueueError(.invalidParameter, "device frame \(from) was already rendered (the next is \(next))")
+        }
+        let outputs = device.outputChannelCount
+        let cycle = 1024
+        let planes = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: outputs)
+        let storage = UnsafeMutablePointer<Float>.allocate(capacity: outputs * cycle)
+        defer { planes.deallocate(); storage.deallocate() }
+        for c in 0..<outputs { planes[c] = storage + c * cycle }
+        core.pointee.setSolo(solo)
+        defer { core.pointee.setSolo(nil) }
+        // The gap before `from`: rendered, not kept.
+        while next < from {
+            let n = Int(min(Int64(cycle), from - next))
+            manual.render(frames: n, into: planes)
+            next += Int64(n)
+            deliverPendingEvents()
+        }
+        let channels = Int(format.channelsPerFrame)
+        var done = 0
+        while done < frames {
+            let n = min(cycle, frames - done)
+            guard manual.render(frames: n, into: planes) else { throw AudioQueueError(.invalidDevice, "the device is stopped") }
+            for i in 0..<n {
+                for c in 0..<channels {
+                    let v = planes[c][i]
+                    let k = (done + i) * channels + c
+                    if format.formatFlags.contains(.isFloat) {
+                        data.storeBytes(of: v.bitPattern.littleEndian, toByteOffset: k * 4, as: UInt32.self)
+                    } else if format.bitsPerChannel == 16 {
+                        let x = Int16(max(-32768, min(32767, (v * 32768).rounded())))
+                        data.storeBytes(of: x.littleEndian, toByteOffset: k * 2, as: Int16.self)
+                    } else {
+                        let x = Int32(max(-2_147_483_648, min(2_147_483_647, (Double(v) * 2_147_483_648).rounded())))
+                        data.storeBytes(of: x.littleEndian, toByteOffset: k * 4, as: Int32.self)
+                    }
+                }
+            }
+            done += n
+            // Callbacks of the buffers that finished, before the next cycle (so that a
+            // callback's refill is heard in the same call).
+            deliverPendingEvents()
+        }
+        deliverPendingEvents()
+        return bytes
+    }
+}
