@@ -197,9 +197,17 @@ struct EngineOnJackTests {
         let rig = try EngineRig(reconnect: false)
         defer { withExtendedLifetime(rig) {} }  // its deinit closes the engine, then the server
         let (server, engine) = (rig.server, rig.engine)
+        // The user's own shutdown handler is not the engine's to overwrite (issue 15, item 11).
+        let userHandlerCalls = Atomic<Int>(0)
+        rig.device.onShutdown = { _ in userHandlerCalls.add(1, ordering: .relaxed) }
         let q = try engine.newOutput(format: monoFloat48k) { _, _ in }
         let running = Mutex<[Bool]>([])
-        q.addPropertyListener(.isRunning) { q, _ in running.withLock { $0.append(q.isRunning) } }
+        let threads = Mutex<[String]>([])
+        q.addPropertyListener(.isRunning) { q, _ in
+            running.withLock { $0.append(q.isRunning) }
+            let name = ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "?").trimmingCharacters(in: .whitespacesAndNewlines)
+            threads.withLock { $0.append(name) }
+        }
         try q.enqueue(impulseBuffer(q, frames: 480_000, impulses: [0]))
         try q.start()
         let deadline = Date().addingTimeInterval(5)
@@ -211,6 +219,9 @@ struct EngineOnJackTests {
         #expect(q.error?.code == .cannotStart)
         #expect(q.error?.message.contains("server") == true, "\(String(describing: q.error))")
         #expect(engine.discontinuity.reason == .serverShutdown)
+        // Every listener call on the engine's events thread, server loss included.
+        #expect(threads.withLock { $0 } == ["aqsync-events", "aqsync-events"])
+        #expect(waitUntil(timeout: .seconds(2)) { userHandlerCalls.load(ordering: .relaxed) == 1 })
     }
 
     /// A server killed and restarted under the same name: the device reconnects by itself; a
