@@ -40,9 +40,10 @@ public struct JackDeviceOptions: Sendable {
     /// What the inputs listen to on start.
     public var inputConnections: JackConnections
     /// What the device's sample time does with frames the server lost (an xrun the server
-    /// accounted for, the time a dead server took to come back). Default: keep them, so that
-    /// every queue stays in step with every other client of the graph (docs/timing.md).
-    public var lostTimePolicy: LostTimePolicy
+    /// accounted for, an overrun, the time a dead server took to come back). nil (the
+    /// default): the libjack implementation's own (``JackImplementation/defaultLostTimePolicy``:
+    /// keep every frame on jackd2, follow the wall clock on PipeWire; docs/timing.md).
+    public var lostTimePolicy: LostTimePolicy?
     /// When the server goes away while the device runs, keep trying to reach a server of the
     /// same name and resume rendering when one answers (docs/jack-device.md). Default: true.
     public var reconnect: Bool
@@ -50,7 +51,7 @@ public struct JackDeviceOptions: Sendable {
     public init(
         clientName: String, serverName: String? = nil, outputChannels: Int = 2, inputChannels: Int = 0,
         outputConnections: JackConnections = .physical, inputConnections: JackConnections = .physical,
-        lostTimePolicy: LostTimePolicy = .keepEveryFrame, reconnect: Bool = true
+        lostTimePolicy: LostTimePolicy? = nil, reconnect: Bool = true
     ) {
         self.clientName = clientName
         self.serverName = serverName
@@ -136,7 +137,7 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         self.outputChannelCount = options.outputChannels
         state = .allocate(capacity: 1)
         state.initialize(to: JackCallbackState(outputCount: options.outputChannels))
-        state.pointee.keeper.policy = options.lostTimePolicy
+        state.pointee.keeper.policy = options.lostTimePolicy ?? JackImplementation.current.defaultLostTimePolicy
         try openClient()  // on failure, deinit frees `state`
         // After the client is open: libjack sets up jack_get_time's clock when a client opens;
         // before that the call jumps through a null pointer.
@@ -264,8 +265,9 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
     /// Any thread.
     public var skippedFrames: Int64 { state.pointee.skippedFrames.load(ordering: .relaxed) }
 
-    /// The policy for lost frames (from the options). Any thread.
-    public var lostTimePolicy: LostTimePolicy { options.lostTimePolicy }
+    /// The policy for lost frames in force (the options', else the implementation's default).
+    /// Any thread.
+    public var lostTimePolicy: LostTimePolicy { options.lostTimePolicy ?? JackImplementation.current.defaultLostTimePolicy }
 
     /// Where the device stands with its server. Any control thread.
     public var connectionState: JackConnectionState {
@@ -640,7 +642,7 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         }
         let away = ContinuousClock.now - awaySince
         let seconds = Double(away.components.seconds) + Double(away.components.attoseconds) / 1e18
-        return .restored(seconds: seconds, lostFrames: max(lost, 0), skipped: options.lostTimePolicy == .followWallClock)
+        return .restored(seconds: seconds, lostFrames: max(lost, 0), skipped: lostTimePolicy == .followWallClock)
     }
 
     /// The reconnector is done (resumed, failed or cancelled): tells the engine. Reconnection

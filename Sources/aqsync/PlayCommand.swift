@@ -51,9 +51,12 @@ struct PlayCommand: ParsableCommand {
     var allowLoss = false
 
     @Flag(help: ArgumentHelp(
-        "When the server loses time (an xrun, a server that went away and came back), skip those frames so that every track stays with the wall clock.",
-        discussion: "By default every frame is kept: the tracks stay in step with every other JACK client, and fall behind the wall clock by the frames lost (docs/timing.md)."))
+        "When the server loses time (an xrun or overrun, a server that went away and came back), skip those frames so that every track stays with the wall clock.",
+        discussion: "The default depends on the server: kept on jackd2 (every client still processed every cycle), skipped on PipeWire (its overrun really drops the cycle). docs/timing.md"))
     var followWallClock = false
+
+    @Flag(help: "When the server loses time, keep every frame: the tracks stay in step with the other JACK clients and fall behind the wall clock.")
+    var keepEveryFrame = false
 
     @Flag(help: "When the JACK server goes away, stop instead of waiting for it to come back.")
     var noReconnect = false
@@ -63,6 +66,7 @@ struct PlayCommand: ParsableCommand {
 
     func validate() throws {
         if noConnect && connect != nil { throw ValidationError("--connect and --no-connect exclude each other") }
+        if followWallClock && keepEveryFrame { throw ValidationError("--follow-wall-clock and --keep-every-frame exclude each other") }
         if let clientName, clientName.isEmpty { throw ValidationError("--client-name must not be empty") }
         guard lead >= 0 && lead <= 10 else { throw ValidationError("--lead must be 0 to 10 seconds") }
         guard reconnectTimeout > 0 else { throw ValidationError("--reconnect-timeout must be positive") }
@@ -165,7 +169,7 @@ final class Player: @unchecked Sendable {
                 clientName: command.clientName ?? session.output.clientName, serverName: useServer,
                 outputChannels: channels, inputChannels: command.capture == nil ? 0 : channels,
                 outputConnections: outputs, inputConnections: .none,
-                lostTimePolicy: command.followWallClock ? .followWallClock : .keepEveryFrame,
+                lostTimePolicy: command.followWallClock ? .followWallClock : command.keepEveryFrame ? .keepEveryFrame : nil,
                 reconnect: !command.noReconnect))
         } catch {
             printError(error.message)
@@ -226,7 +230,7 @@ final class Player: @unchecked Sendable {
             _ = capture?.stop()
             return 1
         }
-        log("playing '\(session.name)': \(session.tracks.count) track(s), \(formatSeconds(Double(player.lengthFrames) / rate)) at \(Int(rate)) Hz on \(device.uid), session start at device frame \(sessionStart)")
+        log("playing '\(session.name)': \(session.tracks.count) track(s), \(formatSeconds(Double(player.lengthFrames) / rate)) at \(Int(rate)) Hz on \(device.uid), session start at device frame \(sessionStart); \(JackImplementation.current), lost time: \(device.lostTimePolicy == .followWallClock ? "skipped (--keep-every-frame keeps it)" : "kept (--follow-wall-clock skips it)")")
         for (i, c) in connected.enumerated() {
             log("  \(device.outputPortNames[i]) -> \(c.isEmpty ? "(not connected)" : c.joined(separator: ", "))")
         }
