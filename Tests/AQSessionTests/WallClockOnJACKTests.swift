@@ -264,4 +264,37 @@ struct WallClockOnJACKTests {
         print("xrunsAreCountedAndTracksStayInStep: \(xruns) xruns reported; \(f.a.count) + \(f.b.count) clicks recorded, gaps all \(Self.spacing), offsets all \(Self.offset)")
         return (true, "")
     }
+
+    /// aqsync's own process stopped (SIGSTOP) for 12 ms, more than two periods, eight times
+    /// while it plays, as a slow callback would be: jackd2 reports xruns and moves its counter
+    /// on, but every client still processes every cycle, so by default (jackd2: keep every
+    /// frame) the recording of aqsync's outputs keeps every click exactly `spacing` apart and
+    /// every click of b exactly `offset` after one of a's; the report counts the xruns.
+    @Test(.timeLimit(.minutes(5)))
+    func stalledClientKeepsEveryFrameOnJackd() throws {
+        let dir = try TempDir()
+        let session = try clickSession(dir, seconds: 10)
+        let server = try PrivateJackServer(sampleRate: 48000, period: 256, realtime: true)
+        defer { server.stop() }
+        let (p, log) = try play(session, server: server.name, dir: dir)
+        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) }; p.waitUntilExit() }
+        try waitForPorts(["aqt:out_1", "aqt:out_2"], server: server.name)
+        let rec = try JackRecorder(server: server.name, ports: ["aqt:out_1", "aqt:out_2"])
+        defer { rec.removeFiles() }
+        Thread.sleep(forTimeInterval: 1.5)  // into the session (lead 1 s), not synchronisation
+        for _ in 0..<8 where p.isRunning {
+            kill(p.processIdentifier, SIGSTOP)
+            usleep(12_000)
+            kill(p.processIdentifier, SIGCONT)
+            Thread.sleep(forTimeInterval: 0.6)
+        }
+        finish(p, seconds: 30)
+        rec.stop()
+        let out = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        let f = Self.examine(try rec.read().channels)
+        #expect(out.contains("jackd2's libjack"), "\(out)")
+        #expect(f.a.count >= 20 && f.b.count >= 20, "\(f)")
+        #expect(f.exact, "\(f)\n\(out)")
+        print("stalledClientKeepsEveryFrameOnJackd: \(out.split(separator: "\n").first { $0.hasPrefix("server: ") } ?? "no loss reported"); \(f.a.count) + \(f.b.count) clicks, gaps all \(Self.spacing), offsets all \(Self.offset)")
+    }
 }
