@@ -8,14 +8,15 @@ public enum LostTimePolicy: UInt8, Sendable, BitwiseCopyable, CustomStringConver
     /// queue stays in step, to the frame, with every other client of the server's graph
     /// (recorders, effects, other players), which all processed the same cycles. After lost
     /// time the session is later than the wall clock by the frames lost (they are counted).
-    /// The default (docs/timing.md: measured against jack-record, skipping moved every
-    /// track 64–192 frames early in the recording at each xrun of a dummy jackd2).
+    /// Right for jackd2, where every client still processes every cycle after an xrun
+    /// (docs/timing.md has the measurement); the keeper's default.
     case keepEveryFrame = 0
     /// Skip them: the device's sample time jumps by the frames lost, so that every queue stays
     /// where the wall clock (the server's frame counter, the hardware's timeline) says it
-    /// should be: what Core Audio's sample time does after an overload. For sessions that
-    /// must stay with something outside the graph (video, another machine). The audio
-    /// scheduled for those frames is not heard; the queues count it as late.
+    /// should be: what Core Audio's sample time does after an overload. Right for PipeWire,
+    /// whose overrun really drops the late cycle, and for sessions that must stay with
+    /// something outside the graph (video, another machine). The audio scheduled for those
+    /// frames is not heard; the queues count it as late.
     case followWallClock = 1
 
     public var description: String {
