@@ -47,6 +47,10 @@ final class JackReconnector: @unchecked Sendable {
 
     /// The device is held only during one attempt, so that dropping it stops the retries.
     private func run(lostAt: ContinuousClock.Instant) {
+        // libjack's own thread of the dead client is still winding down when the shutdown is
+        // reported (it called our shutdown callback): closing the client at once crashed
+        // inside jack_client_close now and then. Give it a moment first.
+        _ = wake.wait(timeout: .now() + 0.2)
         JackMessages.whileMuted { device?.closeDeadClient() }
         var pause = 0.05
         var outcome: DeviceStatus?
