@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .library(name: "AQEngine", targets: ["AQEngine"]),
         .library(name: "AQCore", targets: ["AQCore"]),
+        .library(name: "AQJack", targets: ["AQJack"]),
         .library(name: "AQFileStream", targets: ["AQFileStream"]),
         .library(name: "AQConvert", targets: ["AQConvert"]),
         .executable(name: "aqsync", targets: ["aqsync"]),
@@ -39,7 +40,7 @@ let package = Package(
         // The only importer of CJACK: a device driven by JACK's process callback.
         .target(name: "AQJack", dependencies: ["AQCore", "CJACK"], swiftSettings: strict),
         // The public queue API.
-        .target(name: "AQEngine", dependencies: ["AQTypes", "AQCore", "AQConvert", "AQJack"], swiftSettings: strict),
+        .target(name: "AQEngine", dependencies: ["AQTypes", "AQCore", "AQConvert"], swiftSettings: strict),
         // The push parser (Audio File Stream Services); depends on value types only.
         .target(name: "AQFileStream", dependencies: ["AQTypes"], swiftSettings: strict),
         // session.toml: model, loader, the player that feeds queues from the parser, offline render.
@@ -47,7 +48,7 @@ let package = Package(
             "AQEngine", "AQConvert", "AQFileStream", .product(name: "TOMLKit", package: "TOMLKit"),
         ], swiftSettings: strict),
         // Helpers for tests and benchmarks: a private jackd, impulse finders, WAV reading.
-        .target(name: "AQTesting", dependencies: ["AQEngine"], swiftSettings: strict),
+        .target(name: "AQTesting", dependencies: ["AQEngine", "AQJack"], swiftSettings: strict),
         // `aqsync bench`: the live (JACK) and offline (hand-driven) render benchmarks.
         .target(name: "AQBench", dependencies: ["AQTypes", "AQCore", "AQJack", "AQEngine"], swiftSettings: strict),
 
@@ -55,19 +56,19 @@ let package = Package(
         .target(name: "CAllocCounter"),
 
         .executableTarget(name: "aqsync", dependencies: [
-            "AQEngine", "AQFileStream", "AQSession", "AQBench", "CAllocCounter",
+            "AQEngine", "AQJack", "AQFileStream", "AQSession", "AQBench", "CAllocCounter",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: strict),
-        .executableTarget(name: "a440", dependencies: ["AQEngine"], swiftSettings: strict),
-        .executableTarget(name: "stereo-sine", dependencies: ["AQEngine"], swiftSettings: strict),
+        .executableTarget(name: "a440", dependencies: ["AQEngine", "AQJack"], swiftSettings: strict),
+        .executableTarget(name: "stereo-sine", dependencies: ["AQEngine", "AQJack"], swiftSettings: strict),
 
         .testTarget(name: "AQCoreTests", dependencies: ["AQCore"]),
         .testTarget(name: "AQConvertTests", dependencies: ["AQConvert"]),
         .testTarget(name: "AQEngineTests", dependencies: ["AQEngine", "AQTesting"]),
         .testTarget(name: "AQBenchTests", dependencies: ["AQBench"]),
         .testTarget(name: "AQFileStreamTests", dependencies: ["AQFileStream"]),
-        .testTarget(name: "JACKIntegrationTests", dependencies: ["AQEngine", "AQTesting"]),
-        .testTarget(name: "AQSessionTests", dependencies: ["AQSession", "AQTesting"]),
-        .testTarget(name: "AQCodecTests", dependencies: ["AQEngine", "AQConvert", "AQFileStream", "AQSession", "AQTesting"]),
+        .testTarget(name: "JACKIntegrationTests", dependencies: ["AQEngine", "AQJack", "AQTesting"]),
+        .testTarget(name: "AQSessionTests", dependencies: ["AQSession", "AQJack", "AQTesting"]),
+        .testTarget(name: "AQCodecTests", dependencies: ["AQEngine", "AQJack", "AQConvert", "AQFileStream", "AQSession", "AQTesting"]),
     ]
 )

@@ -94,6 +94,23 @@ public protocol AudioDevice: AnyObject, Sendable {
     func setStatusHandler(_ handler: (@Sendable (DeviceStatus) -> Void)?)
 }
 
+/// A device whose cycles its caller renders, one call a cycle, on the calling thread (the
+/// hand-driven ``ManualDevice``): deterministic tests and offline rendering. The engine needs
+/// no more of it than this protocol says.
+///
+/// Thread safety: as ``ManualDevice``: ``render(frames:into:)`` from one thread at a time (it
+/// is the render thread while it runs); everything else from any thread.
+public protocol HandDrivenDevice: AudioDevice {
+    /// The device frame the next cycle starts at.
+    var currentFrame: Int64 { get }
+    /// The (synthetic) host time of device frame `frame`.
+    func hostTime(ofFrame frame: Int64) -> UInt64
+    /// Renders one cycle of `frames` frames into `outputs` (one pointer per output channel);
+    /// false when the device is not started.
+    @discardableResult
+    func render(frames: Int, into outputs: UnsafePointer<UnsafeMutablePointer<Float>>) -> Bool
+}
+
 /// A change of a device's availability, told to the handler set with
 /// ``AudioDevice/setStatusHandler(_:)``.
 public enum DeviceStatus: Sendable, Equatable {

@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// Thread safety: ``render(frames:into:)`` from one thread at a time (it is the render thread
 /// while it runs); everything else from any thread.
-public final class ManualDevice: AudioDevice, @unchecked Sendable {
+public final class ManualDevice: HandDrivenDevice, @unchecked Sendable {
     public let uid: String
     public let sampleRate: Double
     public let outputChannelCount: Int

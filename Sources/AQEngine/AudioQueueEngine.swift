@@ -1,6 +1,5 @@
 import AQConvert
 import AQCore
-import AQJack
 import AQTypes
 import Foundation
 import Synchronization
@@ -208,7 +207,7 @@ public final class AudioQueueEngine: @unchecked Sendable {
                 // wall clock will be by then, not after the last cycle it rendered.
                 earliest = max(earliest, Int64(tb.sampleTime(forHostTime: HostClock.now())) + Int64(a.frames) + device.schedulingLead)
             }
-        } else if let manual = device as? ManualDevice {
+        } else if let manual = device as? any HandDrivenDevice {
             earliest = manual.currentFrame
         }
         var want = earliest

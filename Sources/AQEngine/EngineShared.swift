@@ -1,5 +1,4 @@
 import AQCore
-import AQJack
 import Foundation
 import Synchronization
 
@@ -58,7 +57,7 @@ final class EngineShared: @unchecked Sendable {
         core = RenderCore.allocate(sampleRate: device.sampleRate, capacities: capacities)
         // The hand-driven device is not realtime: its render waits for a control thread that
         // applies commands, rather than render a silent cycle.
-        core.pointee.setWaitsForControl(device is ManualDevice)
+        core.pointee.setWaitsForControl(device is any HandDrivenDevice)
         slots = Array(repeating: nil, count: capacities.queues)
         freeSlots = (0..<Int32(capacities.queues)).reversed()
     }
@@ -212,7 +211,7 @@ final class EngineShared: @unchecked Sendable {
         defer { commandLock.unlock() }
         try pushLocked(commands)
         let target = core.pointee.commands.produced
-        let realtime = !(device is ManualDevice)
+        let realtime = !(device is any HandDrivenDevice)
         let period = Double(max(device.framesPerCycle, 64)) / device.sampleRate
         let deadline = HostClock.now() &+ UInt64(max(0.05, 10 * period) * 1e9)
         while core.pointee.commandsApplied &- target < 0 {
@@ -227,7 +226,7 @@ final class EngineShared: @unchecked Sendable {
 
     /// The first frame of the next render cycle (where commands applied now take effect).
     func nextCycleFrame() -> Int64 {
-        if let manual = device as? ManualDevice { return manual.currentFrame }
+        if let manual = device as? any HandDrivenDevice { return manual.currentFrame }
         if let a = core.pointee.clock.anchor() { return a.frame + Int64(a.frames) }
         return 0
     }
@@ -240,7 +239,7 @@ final class EngineShared: @unchecked Sendable {
     }
 
     func deviceCurrentTime() -> AudioTimeStamp {
-        if let manual = device as? ManualDevice {
+        if let manual = device as? any HandDrivenDevice {
             let f = Double(manual.currentFrame)
             guard let tb = timebase else {
                 return AudioTimeStamp(sampleTime: f, hostTime: manual.hostTime(ofFrame: manual.currentFrame), rateScalar: 1,

@@ -1,4 +1,5 @@
-// Users of the engine import AQEngine alone: formats, time stamps, devices come with it.
+// Users of the engine import AQEngine: formats, time stamps and the device protocol (with the
+// hand-driven device) come with it. The JACK device is a module of its own: `import AQJack`
+// (the engine itself knows no JACK, so an engine used offline never loads libjack).
 @_exported import AQCore
-@_exported import AQJack
 @_exported import AQTypes

@@ -81,8 +81,8 @@ extension AudioQueue {
 extension EngineShared {
     /// Throws unless offline rendering can write `format` on this engine.
     func checkOfflineFormat(_ format: AudioStreamBasicDescription) throws(AudioQueueError) {
-        guard device is ManualDevice else {
-            throw AudioQueueError(.invalidDevice, "offline rendering needs an engine on a ManualDevice (\(device.uid) renders live)")
+        guard device is any HandDrivenDevice else {
+            throw AudioQueueError(.invalidDevice, "offline rendering needs an engine on a hand-driven device such as ManualDevice (\(device.uid) renders live)")
         }
         let bits = format.bitsPerChannel
         let isFloat = format.formatFlags.contains(.isFloat)
@@ -102,7 +102,7 @@ extension EngineShared {
         into data: UnsafeMutableRawPointer, capacity: Int
     ) throws(AudioQueueError) -> Int {
         try checkOfflineFormat(format)
-        guard let manual = device as? ManualDevice else { throw AudioQueueError(.invalidDevice, "not a ManualDevice") }
+        guard let manual = device as? any HandDrivenDevice else { throw AudioQueueError(.invalidDevice, "not a hand-driven device") }
         guard frames >= 0 else { throw AudioQueueError(.invalidParameter, "a negative frame count") }
         let bytes = frames * Int(format.bytesPerFrame)
         guard bytes <= capacity else {

@@ -2,6 +2,7 @@
 // int16 stereo, three half-second buffers primed by calling the callback, stopped
 // asynchronously with an IsRunning listener. Usage: a440 [--seconds N]
 import AQEngine
+import AQJack
 import Foundation
 
 let seconds = CommandLine.arguments.firstIndex(of: "--seconds").flatMap { i in

@@ -1,4 +1,5 @@
 import AQEngine
+import AQJack
 import AQSession
 import ArgumentParser
 import Dispatch

@@ -1,6 +1,7 @@
 // stereo-sine: 150 Hz left, 250 Hz right, 48 kHz int16 stereo, two 1/16-second buffers, as in
 // the tutorial "Getting Started with Audio Queues". Usage: stereo-sine [--seconds N]
 import AQEngine
+import AQJack
 import Foundation
 
 let seconds = CommandLine.arguments.firstIndex(of: "--seconds").flatMap { i in

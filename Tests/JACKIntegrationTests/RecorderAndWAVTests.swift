@@ -1,3 +1,4 @@
+import AQJack
 import AQTesting
 import Foundation
 import Testing
