@@ -559,17 +559,24 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
     /// On the event thread: the server went away. Tells the user's handler and the engine's;
     /// when the device was rendering and may reconnect, starts the reconnection thread.
     private func serverDidShutDown(reason: String, code: UInt32) {
+        var retired: JackEventThread?
         let (handler, status, reconnecting): ((@Sendable (String) -> Void)?, (@Sendable (DeviceStatus) -> Void)?, Bool) = control.withLock { c in
             let wasRunning = c.running
             c.running = false
             c.lastShutdownReason = reason
             var reconnecting = false
             if wasRunning, options.reconnect, c.core != nil, c.reconnector == nil {
+                // The dead client goes first, before anyone in this process can open another:
+                // libjack keeps one set of per-server globals for all its clients, and a new
+                // client opened while a dead one is still open reuses the dead server's
+                // shared memory (it crashed in jack_client_close).
+                retired = JackMessages.whileMuted { closeClient(&c) }
                 c.reconnector = JackReconnector(device: self, lostAt: ContinuousClock.now)
                 reconnecting = true
             }
             return (c.onShutdown, c.statusHandler, reconnecting)
         }
+        retired?.stop(join: false)  // this very thread: it ends after this handler returns
         status?(.lost(reason: "JACK server “\(serverName)” went away: \(reason)", reconnecting: reconnecting))
         handler?(reason)
     }

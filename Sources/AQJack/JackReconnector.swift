@@ -47,18 +47,15 @@ final class JackReconnector: @unchecked Sendable {
 
     /// The device is held only during one attempt, so that dropping it stops the retries.
     private func run(lostAt: ContinuousClock.Instant) {
-        // libjack's own thread of the dead client is still winding down when the shutdown is
-        // reported (it called our shutdown callback): closing the client at once crashed
-        // inside jack_client_close now and then. Give it a moment first.
-        _ = wake.wait(timeout: .now() + 0.2)
+        // The device closed its dead client before starting this thread (see
+        // JackDevice.serverDidShutDown); this only makes sure.
         JackMessages.whileMuted { device?.closeDeadClient() }
         var pause = 0.05
         var outcome: DeviceStatus?
         while !cancelled.load(ordering: .acquiring) {
-            // A server that has just started may still be setting up: libjack crashed in
-            // jack_client_close when our client met a server only just accepting clients. So a
-            // probe first, and the real client a moment after the server first answers.
-            // (A server that is not up yet makes libjack print several lines per try: muted.)
+            // A probe first, and the real client a moment after the server first answers (a
+            // server that has just started may still be setting up). A server that is not up
+            // yet makes libjack print several lines per try: muted.
             let reachable = device.map { d in JackMessages.whileMuted { JackDevice.isServerReachable(d.serverName) } } ?? false
             if reachable { _ = wake.wait(timeout: .now() + 0.25) }
             guard reachable, !cancelled.load(ordering: .acquiring),
