@@ -19,7 +19,7 @@ public final class JackRecorder: @unchecked Sendable {
     public let server: String
     /// Channels recorded.
     public let channelCount: Int
-    private let process: Process
+    private let process: ChildProcess
     private let logURL: URL
 
     /// Starts recording `channels` channels connected by `pattern` (e.g. `"aq:out_%d"`), for
@@ -84,21 +84,17 @@ public final class JackRecorder: @unchecked Sendable {
         FileManager.default.temporaryDirectory.appendingPathComponent("aqrec-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).wav")
     }
 
-    private static func launch(server: String, args: [String], seconds: Double?, url: URL) throws(TestingError) -> (Process, URL) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/jack-record")
-        p.arguments = args + (seconds.map { ["-t", "\($0)"] } ?? []) + [url.path]
+    /// Starts jack-record through ``ChildProcess`` (posix_spawn with every signal unblocked and
+    /// at its default): a child started by Foundation's `Process` from a test thread inherits
+    /// that thread's blocked SIGINT, and jack-record then cannot be asked to finish its file.
+    private static func launch(server: String, args: [String], seconds: Double?, url: URL) throws(TestingError) -> (ChildProcess, URL) {
         var env = ProcessInfo.processInfo.environment
         env["JACK_DEFAULT_SERVER"] = server
-        p.environment = env
         let log = url.appendingPathExtension("log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        guard let fh = try? FileHandle(forWritingTo: log) else { throw TestingError("cannot create \(log.path)") }
-        p.standardOutput = fh
-        p.standardError = fh
-        p.standardInput = FileHandle.nullDevice
-        do { try p.run() } catch { throw TestingError("cannot run jack-record: \(error)") }
-        try? fh.close()
+        let p = try ChildProcess(
+            path: "/usr/bin/jack-record", arguments: args + (seconds.map { ["-t", "\($0)"] } ?? []) + [url.path],
+            environment: env, output: log)
         return (p, log)
     }
 
@@ -132,7 +128,7 @@ public final class JackRecorder: @unchecked Sendable {
         let deadline = clock.now + .seconds(3)
         while process.isRunning && clock.now < deadline { Thread.sleep(forTimeInterval: 0.02) }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        _ = process.wait(timeout: .seconds(5))
     }
 
     /// Reads the recorded file (call after ``wait(timeout:)`` or ``stop()``).
