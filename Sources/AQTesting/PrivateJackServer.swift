@@ -1,4 +1,5 @@
 import AQJack
+import AQJackServer
 import Foundation
 import Synchronization
 
