@@ -39,6 +39,9 @@ let package = Package(
         .target(name: "AQConvert", dependencies: ["AQTypes", "CSoxr", "CAVCodec"], swiftSettings: strict),
         // The only importer of CJACK: a device driven by JACK's process callback.
         .target(name: "AQJack", dependencies: ["AQCore", "CJACK"], swiftSettings: strict),
+        // Starting and stopping a jackd of our own (aqsync's private server, the tests'): kept
+        // out of the device module, which only talks to a server.
+        .target(name: "AQJackServer", dependencies: ["AQJack"], swiftSettings: strict),
         // The public queue API.
         .target(name: "AQEngine", dependencies: ["AQTypes", "AQCore", "AQConvert"], swiftSettings: strict),
         // The push parser (Audio File Stream Services); depends on value types only.
@@ -48,15 +51,15 @@ let package = Package(
             "AQEngine", "AQConvert", "AQFileStream", .product(name: "TOMLKit", package: "TOMLKit"),
         ], swiftSettings: strict),
         // Helpers for tests and benchmarks: a private jackd, impulse finders, WAV reading.
-        .target(name: "AQTesting", dependencies: ["AQEngine", "AQJack"], swiftSettings: strict),
+        .target(name: "AQTesting", dependencies: ["AQEngine", "AQJack", "AQJackServer"], swiftSettings: strict),
         // `aqsync bench`: the live (JACK) and offline (hand-driven) render benchmarks.
-        .target(name: "AQBench", dependencies: ["AQTypes", "AQCore", "AQJack", "AQEngine"], swiftSettings: strict),
+        .target(name: "AQBench", dependencies: ["AQTypes", "AQCore", "AQJack", "AQJackServer", "AQEngine"], swiftSettings: strict),
 
         // Counts render-thread allocations for `aqsync bench` (defines malloc; aqsync only).
         .target(name: "CAllocCounter"),
 
         .executableTarget(name: "aqsync", dependencies: [
-            "AQEngine", "AQJack", "AQFileStream", "AQSession", "AQBench", "CAllocCounter",
+            "AQEngine", "AQJack", "AQJackServer", "AQFileStream", "AQSession", "AQBench", "CAllocCounter",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], swiftSettings: strict),
         .executableTarget(name: "a440", dependencies: ["AQEngine", "AQJack"], swiftSettings: strict),
@@ -67,8 +70,8 @@ let package = Package(
         .testTarget(name: "AQEngineTests", dependencies: ["AQEngine", "AQTesting"]),
         .testTarget(name: "AQBenchTests", dependencies: ["AQBench"]),
         .testTarget(name: "AQFileStreamTests", dependencies: ["AQFileStream"]),
-        .testTarget(name: "JACKIntegrationTests", dependencies: ["AQEngine", "AQJack", "AQTesting"]),
-        .testTarget(name: "AQSessionTests", dependencies: ["AQSession", "AQJack", "AQTesting"]),
-        .testTarget(name: "AQCodecTests", dependencies: ["AQEngine", "AQJack", "AQConvert", "AQFileStream", "AQSession", "AQTesting"]),
+        .testTarget(name: "JACKIntegrationTests", dependencies: ["AQJackServer", "AQEngine", "AQJack", "AQTesting"]),
+        .testTarget(name: "AQSessionTests", dependencies: ["AQJackServer", "AQSession", "AQJack", "AQTesting"]),
+        .testTarget(name: "AQCodecTests", dependencies: ["AQEngine", "AQJack", "AQJackServer", "AQConvert", "AQFileStream", "AQSession", "AQTesting"]),
     ]
 )

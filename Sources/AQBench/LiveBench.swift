@@ -1,6 +1,7 @@
 import AQCore
 import AQEngine
 import AQJack
+import AQJackServer
 import AQTypes
 import Foundation
 import Synchronization

@@ -1,4 +1,5 @@
 import AQJack
+import AQJackServer
 import Foundation
 import Synchronization
 
@@ -10,7 +11,7 @@ public struct TestingError: Error, Sendable, CustomStringConvertible {
 }
 
 /// A private `jackd` with the dummy backend, for tests: `jackd [-R|--no-realtime] -n NAME
-/// -d dummy -r RATE -p PERIOD` (launched by AQJack's ``JackServer``). Each instance has its own
+/// -d dummy -r RATE -p PERIOD` (launched by AQJackServer's ``JackServer``). Each instance has its own
 /// unique server name; clients reach it by passing ``name`` as their server name (e.g.
 /// ``JackDeviceOptions/serverName``, or `JACK_DEFAULT_SERVER` in a child process's
 /// environment), never by changing this process's environment. The server is stopped by

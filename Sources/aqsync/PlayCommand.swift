@@ -1,5 +1,6 @@
 import AQEngine
 import AQJack
+import AQJackServer
 import AQSession
 import ArgumentParser
 import Dispatch

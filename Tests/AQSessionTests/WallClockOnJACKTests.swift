@@ -1,5 +1,6 @@
 import AQCore
 import AQJack
+import AQJackServer
 import AQTesting
 import Foundation
 import Testing

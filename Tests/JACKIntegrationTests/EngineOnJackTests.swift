@@ -1,5 +1,6 @@
 import AQEngine
 import AQJack
+import AQJackServer
 import AQTesting
 import Foundation
 import Synchronization

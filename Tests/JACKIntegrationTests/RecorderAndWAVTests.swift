@@ -1,4 +1,5 @@
 import AQJack
+import AQJackServer
 import AQTesting
 import Foundation
 import Testing

@@ -1,4 +1,5 @@
 import AQCore
+import AQJack
 import Foundation
 import Synchronization
 
