@@ -92,8 +92,10 @@ public final class JackRecorder: @unchecked Sendable {
         env["JACK_DEFAULT_SERVER"] = server
         let log = url.appendingPathExtension("log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        // A ring of 2 s (-b, default 4096 frames): on a loaded machine its disk thread fell
+        // behind the 4096-frame default ("overflow error") and the recording was lost.
         let p = try ChildProcess(
-            path: "/usr/bin/jack-record", arguments: args + (seconds.map { ["-t", "\($0)"] } ?? []) + [url.path],
+            path: "/usr/bin/jack-record", arguments: ["-b", "96000"] + args + (seconds.map { ["-t", "\($0)"] } ?? []) + [url.path],
             environment: env, output: log)
         return (p, log)
     }
