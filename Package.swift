@@ -15,6 +15,8 @@ let package = Package(
         .library(name: "AQCore", targets: ["AQCore"]),
         .library(name: "AQFileStream", targets: ["AQFileStream"]),
         .library(name: "AQConvert", targets: ["AQConvert"]),
+        // Benchmarks only (the Benchmarks/ package links it): not part of the shipped API.
+        .library(name: "AQBench", targets: ["AQBench"]),
         .executable(name: "aqsync", targets: ["aqsync"]),
         .executable(name: "a440", targets: ["a440"]),
         .executable(name: "stereo-sine", targets: ["stereo-sine"]),

@@ -9,7 +9,7 @@
 //   into the render path fails `swift package benchmark thresholds check`.
 // - "Allocations-control-...": a loop that allocates once per iteration; its threshold is the
 //   count it makes, so a malloc counter that is broken (reads 0) fails the check too.
-import AQCore
+import AQBench
 import Benchmark
 
 #if canImport(Glibc)

@@ -1,3 +1,5 @@
+import AQCore
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
