@@ -51,7 +51,9 @@ let package = Package(
         // Helpers for tests and benchmarks: a private jackd, impulse finders, WAV reading.
         .target(name: "AQTesting", dependencies: ["AQEngine"], swiftSettings: strict),
         // `aqsync bench`: the live (JACK) and offline (hand-driven) render benchmarks.
-        .target(name: "AQBench", dependencies: ["AQTypes", "AQCore", "AQJack", "AQEngine"], swiftSettings: strict),
+        .target(name: "AQBench", dependencies: ["AQTypes", "AQCore", "AQJack", "AQEngine", "CMixReference"], swiftSettings: strict),
+        // The plain C mixer the renderer is measured against (benchmarks only, through AQBench).
+        .target(name: "CMixReference"),
 
         // Counts render-thread allocations for `aqsync bench` (defines malloc; aqsync only).
         .target(name: "CAllocCounter"),

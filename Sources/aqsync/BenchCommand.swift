@@ -12,7 +12,7 @@ let allocationCounter: AllocationCounter? = aq_alloc_counter_active() != 0
 /// `aqsync bench`: the render benchmark of issue 5 (docs/benchmarking.md says what each
 /// figure means). Live: N output queues on a JACK server, measured from inside the process
 /// callback. `--offline`: the same workload on the hand-driven device, as fast as possible,
-/// against a plain mixing loop.
+/// against the plain C mixer (`--grid`: over the queues × period grid of issue 13).
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
@@ -20,6 +20,9 @@ struct BenchCommand: AsyncParsableCommand {
 
     @Flag(help: "Run the workload on the hand-driven device as fast as possible (no JACK).")
     var offline = false
+
+    @Flag(help: "With --offline: every point of queues {1, 16, 256, 1024} × frames {32, 64, 256, 1024}, --seconds each (default 1.5); prints a Markdown table, and --plot draws ns per source frame against queues.")
+    var grid = false
 
     @Option(help: "Output queues, stereo float, three 4096-frame buffers each.")
     var queues = 64
@@ -49,6 +52,18 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if grid {
+            guard offline else { throw ValidationError("--grid goes with --offline") }
+            let results = runOfflineGrid(seconds: seconds ?? 1.5, sampleRate: Double(rate), allocations: allocationCounter) { r in
+                if !json { FileHandle.standardError.write(Data("\(r.queues) × \(r.frames): ratio \(r.ratio)\n".utf8)) }
+            }
+            print(json ? encodeGridJSON(results) : describeGrid(results))
+            if let plot {
+                try scalingSVG(results, title: "ns per source frame: engine (solid) and C reference (dashed), per period")
+                    .write(toFile: plot, atomically: true, encoding: .utf8)
+            }
+            return
+        }
         if offline {
             let o = OfflineBenchOptions(queues: queues, frames: frames ?? 256, seconds: seconds ?? 3, sampleRate: Double(rate))
             let (r, samples) = runOfflineBench(o, allocations: allocationCounter)
