@@ -426,8 +426,13 @@ public struct RenderCore: @unchecked Sendable {
     func applyCommands(at t: Int64, reported: inout Bool) {
         while let i = commands.index.readSlot() {
             let command = commands.storage[i]
-            // Any command may change what the queue's steady state assumed.
-            hot[Int(command.slot)].nextFrame = .min
+            // A command may change what the queue's steady state assumed; an enqueue only
+            // appends behind the head buffer (it moves the queue's origin only after a reset,
+            // and a reset leaves no steady state), so it keeps the record.
+            if case .enqueue = command, !slots[Int(command.slot)].originPending {
+            } else {
+                hot[Int(command.slot)].nextFrame = .min
+            }
             apply(command, at: t, reported: &reported)
             publishPosition(slot: Int(command.slot))
             commands.index.commitRead()

@@ -55,7 +55,7 @@ import Testing
 /// jump in device time, and taken up again after the general path: a queue mixed through it
 /// renders bit for bit what the general path renders. Metering keeps a queue on the general
 /// path, so the same scenario with and without metering must match, through a mid-buffer gain
-/// change, a channel swap, a pause and resume, a skipped stretch of device time and a
+/// change, an enqueue while the queue plays, a channel swap, a pause and resume, a skipped stretch of device time and a
 /// solo'd cycle.
 @Suite struct SteadyStateRecordTests {
     func render(metering: Bool, frames: Int) throws -> [[Float]] {
@@ -84,6 +84,8 @@ import Testing
         play(8)
         rig.send(.setVolume(slot: 0, volume: 0.3, rampFrames: 0))  // mid-buffer, no ramp
         play(5)
+        rig.send(.enqueue(slot: 2, buffer: stereo(3000, start: 14026, seed: 20)))  // keeps the record
+        play(3)
         rig.send(.setChannelMap(slot: 1, map: ChannelMap([1, 0])))  // swapped: general path
         play(5)
         rig.send(.setChannelMap(slot: 1, map: .standard(channels: 2)))
