@@ -52,8 +52,9 @@ let package = Package(
         .target(name: "AQTesting", dependencies: ["AQEngine"], swiftSettings: strict),
         // `aqsync bench`: the live (JACK) and offline (hand-driven) render benchmarks.
         .target(name: "AQBench", dependencies: ["AQTypes", "AQCore", "AQJack", "AQEngine", "CMixReference"], swiftSettings: strict),
-        // The plain C mixer the renderer is measured against (benchmarks only, through AQBench).
-        .target(name: "CMixReference"),
+        // The plain C mixer the renderer is measured against, and a plain C JACK client that
+        // runs it (benchmarks only, through AQBench).
+        .target(name: "CMixReference", linkerSettings: [.linkedLibrary("jack")]),
 
         // Counts render-thread allocations for `aqsync bench` (defines malloc; aqsync only).
         .target(name: "CAllocCounter"),

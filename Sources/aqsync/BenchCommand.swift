@@ -24,6 +24,9 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "With --offline: every point of queues {1, 16, 256, 1024} × frames {32, 64, 256, 1024}, --seconds each (default 1.5); prints a Markdown table, and --plot draws ns per source frame against queues.")
     var grid = false
 
+    @Flag(help: "Live: alternate the engine with a plain C JACK client doing the same mix on the same server, and report both callback distributions and their ratio.")
+    var versusC = false
+
     @Option(help: "Output queues, stereo float, three 4096-frame buffers each.")
     var queues = 64
 
@@ -49,6 +52,7 @@ struct BenchCommand: AsyncParsableCommand {
         guard queues > 0 && queues <= 4096 else { throw ValidationError("--queues must be 1…4096") }
         if let frames, frames < 1 || frames > 8192 { throw ValidationError("--frames must be 1…8192") }
         if let seconds, !(seconds >= 0) { throw ValidationError("--seconds must not be negative") }
+        if versusC && offline { throw ValidationError("--versus-c is a live mode (no --offline)") }
     }
 
     func run() async throws {
@@ -75,6 +79,16 @@ struct BenchCommand: AsyncParsableCommand {
             return
         }
         let o = LiveBenchOptions(queues: queues, frames: frames, seconds: seconds ?? 10, server: server, sampleRate: rate)
+        if versusC {
+            let r: LiveComparisonResult
+            do {
+                r = try runLiveComparison(o, allocations: allocationCounter, log: { if !json { print($0) } })
+            } catch {
+                throw ValidationError("\(error)")
+            }
+            print(json ? r.json : describe(r))
+            return
+        }
         let r: LiveBenchResult
         do {
             r = try runLiveBench(o, allocations: allocationCounter, log: { if !json { print($0) } })

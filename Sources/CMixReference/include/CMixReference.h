@@ -18,4 +18,7 @@ void aq_ref_mix_cycle(const float *data, const float *gains, int queues, int buf
 /// dst[i] += src[i] * g for i < count: the reference's inner loop, for tests. Any thread.
 void aq_ref_mix_add(float *dst, const float *src, int count, float g);
 
+// The C JACK client that runs this mix (live comparison).
+#include "CMixReferenceJack.h"
+
 #endif
