@@ -134,6 +134,10 @@ struct HotSlot {
     /// Frames of the head buffer from `nextFrame` on (a cycle of fewer frames stays inside it).
     var remaining: Int32 = 0
     var gain: Float = 1
+    /// The head buffer starts exactly at `nextFrame` and has not been seen yet: the cycle
+    /// that uses the record first does what the general path does on a buffer's first frame
+    /// when it is on time and carries no volume (marks it played).
+    var firstFrame: Bool = false
 }
 
 /// The renderer: everything the render thread owns, reached through plain pointers so that
@@ -391,6 +395,13 @@ public struct RenderCore: @unchecked Sendable {
             {
                 // A queue in its steady state (``HotSlot``): the same sums as the general path,
                 // without its bookkeeping.
+                if h.pointee.firstFrame {
+                    // The general path's first-frame bookkeeping for an on-time buffer
+                    // without a volume event: nothing late, no gain change.
+                    slots[s].headPlayed = true
+                    slots[s].dry = false
+                    h.pointee.firstFrame = false
+                }
                 mixStereo(out0, out1, src, src + Int(h.pointee.stride), n, h.pointee.gain)
                 h.pointee.source = src + n
                 h.pointee.remaining -= Int32(n)
@@ -797,7 +808,7 @@ public struct RenderCore: @unchecked Sendable {
         let slot = slots + s
         let h = hot + s
         h.pointee.nextFrame = .min
-        guard slot.pointee.state == .running && slot.pointee.headPlayed && slot.pointee.startReported
+        guard slot.pointee.state == .running && slot.pointee.startReported
             && slot.pointee.count > 0 && slot.pointee.step == 0 && !slot.pointee.metering
             && slot.pointee.channels == 2 && !slot.pointee.map.monoToAll
             && slot.pointee.map.output(for: 0) == 0 && slot.pointee.map.output(for: 1) == 1
@@ -805,7 +816,16 @@ public struct RenderCore: @unchecked Sendable {
         let b = schedule[s * capacities.buffersPerQueue + Int(slot.pointee.head)]
         let qNext = next &- slot.pointee.origin
         let bEnd = b.start &+ Int64(b.frames)
-        guard b.start <= qNext && bEnd > qNext else { return }
+        if slot.pointee.headPlayed {
+            guard b.start <= qNext && bEnd > qNext else { return }
+            h.pointee.firstFrame = false
+        } else {
+            // The next buffer follows the one that just ended without a gap and without a
+            // volume event: its first cycle can use the record too (a cycle that starts
+            // elsewhere takes the general path, which counts what is late).
+            guard b.start == qNext && bEnd > qNext && b.volume.isNaN else { return }
+            h.pointee.firstFrame = true
+        }
         h.pointee.source = b.data + Int(qNext &- b.start)
         h.pointee.stride = b.stride
         h.pointee.remaining = Int32(bEnd &- qNext)

@@ -114,4 +114,46 @@ import Testing
             #expect(firstDifference == nil, "channel \(c) differs first at frame \(firstDifference ?? -1)")
         }
     }
+
+    /// Buffers that end exactly at a cycle's end: the next buffer's first cycle uses the
+    /// record too, unless the device skipped frames at that moment, when the general path must
+    /// count the next buffer's late frames as before. Output, late frames and every event
+    /// match the general path's.
+    func boundaries(metering: Bool, frames: Int) throws -> (out: [[Float]], late: UInt64, events: [String]) {
+        let rig = try Rig(channels: 2)
+        rig.send(.activate(slot: 0, channels: 2, map: .standard(channels: 2), generation: 1))
+        rig.send(.setMetering(slot: 0, enabled: metering))
+        for b in 0..<4 {
+            let p = UnsafeMutablePointer<Float>.allocate(capacity: 2 * 4096)
+            for i in 0..<(2 * 4096) { p[i] = Float((i &* 7919 &+ b &* 104_729) % 1999) / 1000 - 1 }
+            rig.storage.append(p)
+            rig.send(.enqueue(slot: 0, buffer: ScheduledBuffer(
+                token: UInt32(b), data: p, stride: 4096, frames: 4096, start: Int64(b * 4096))))
+        }
+        rig.send(.start(slot: 0, frame: 0, run: 0))
+        var out: [[Float]] = [[], []]
+        func play(_ cycles: Int) {
+            let o = rig.device.render(frames: frames * cycles, cycle: frames)
+            for c in 0..<2 { out[c] += o[c] }
+        }
+        play(4096 / frames)  // up to the first boundary exactly
+        play(4096 / frames)  // through the second buffer (on time: the record's first frame)
+        rig.device.skip(frames: Int64(2 * frames))  // at the next boundary: buffer 3 is late
+        play(4096 / frames * 2)
+        let events = rig.events().map { String(describing: $0) }
+        return (out, rig.core.pointee.statistics.lateFrames, events)
+    }
+
+    @Test(arguments: [32, 64, 256])
+    func buffersEndingOnCycleBoundaries(frames: Int) throws {
+        let general = try boundaries(metering: true, frames: frames)
+        let steady = try boundaries(metering: false, frames: frames)
+        #expect(general.late == UInt64(2 * frames), "the skipped frames of the third buffer are late")
+        #expect(steady.late == general.late)
+        #expect(steady.events == general.events)
+        for c in 0..<2 {
+            let firstDifference = steady.out[c].indices.first { steady.out[c][$0] != general.out[c][$0] }
+            #expect(firstDifference == nil, "channel \(c) differs first at frame \(firstDifference ?? -1)")
+        }
+    }
 }
