@@ -35,24 +35,24 @@ let ratioQueueCounts = offlineGridQueues
 let ratioPeriods = offlineGridFrames
 /// The noise of each grid point's ratio, in hundredths: the spread (max − min) of the ratio
 /// over five runs of `aqsync bench --offline --grid --seconds 1.5` on this shared machine
-/// (load average 7–11 during them; docs/benchmarking.md). Keyed "queues-frames".
+/// (load average 2.2–2.9 during them; docs/benchmarking.md). Keyed "queues-frames".
 let ratioNoiseHundredths: [String: Int] = [
-    "1-32": 8,
-    "1-64": 19,
-    "1-256": 9,
-    "1-1024": 4,
-    "16-32": 5,
-    "16-64": 5,
-    "16-256": 4,
-    "16-1024": 3,
+    "1-32": 24,
+    "1-64": 21,
+    "1-256": 13,
+    "1-1024": 8,
+    "16-32": 17,
+    "16-64": 11,
+    "16-256": 5,
+    "16-1024": 5,
     "256-32": 18,
-    "256-64": 75,
-    "256-256": 5,
-    "256-1024": 11,
-    "1024-32": 58,
-    "1024-64": 55,
-    "1024-256": 29,
-    "1024-1024": 68,
+    "256-64": 80,
+    "256-256": 7,
+    "256-1024": 4,
+    "1024-32": 17,
+    "1024-64": 36,
+    "1024-256": 13,
+    "1024-1024": 14,
 ]
 
 let benchmarks: @Sendable () -> Void = {
