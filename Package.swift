@@ -16,6 +16,8 @@ let package = Package(
         .library(name: "AQJack", targets: ["AQJack"]),
         .library(name: "AQFileStream", targets: ["AQFileStream"]),
         .library(name: "AQConvert", targets: ["AQConvert"]),
+        // Benchmarks only (the Benchmarks/ package links it): not part of the shipped API.
+        .library(name: "AQBench", targets: ["AQBench"]),
         .executable(name: "aqsync", targets: ["aqsync"]),
         .executable(name: "a440", targets: ["a440"]),
         .executable(name: "stereo-sine", targets: ["stereo-sine"]),
@@ -53,7 +55,10 @@ let package = Package(
         // Helpers for tests and benchmarks: a private jackd, impulse finders, WAV reading.
         .target(name: "AQTesting", dependencies: ["AQEngine", "AQJack", "AQJackServer"], swiftSettings: strict),
         // `aqsync bench`: the live (JACK) and offline (hand-driven) render benchmarks.
-        .target(name: "AQBench", dependencies: ["AQTypes", "AQCore", "AQJack", "AQJackServer", "AQEngine"], swiftSettings: strict),
+        .target(name: "AQBench", dependencies: ["AQTypes", "AQCore", "AQJack", "AQJackServer", "AQEngine", "CMixReference"], swiftSettings: strict),
+        // The plain C mixer the renderer is measured against, and a plain C JACK client that
+        // runs it (benchmarks only, through AQBench).
+        .target(name: "CMixReference", linkerSettings: [.linkedLibrary("jack")]),
 
         // Counts render-thread allocations for `aqsync bench` (defines malloc; aqsync only).
         .target(name: "CAllocCounter"),

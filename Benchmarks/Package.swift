@@ -25,7 +25,7 @@ let package = Package(
             name: "RenderBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
-                .product(name: "AQCore", package: "aqsync"),
+                .product(name: "AQBench", package: "aqsync"),
             ],
             path: "Benchmarks/RenderBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

@@ -117,6 +117,29 @@ struct QueueSlot {
     }
 }
 
+/// The steady state of one queue, kept apart from ``QueueSlot`` so that the common case reads
+/// one small record per queue per cycle (issue 13): a started stereo queue on outputs 0 and 1,
+/// at a steady gain, without meters, in the middle of its head buffer. The general path
+/// (``RenderCore/mix(slot:t:n:outputs:channels:reported:)``) fills it in when a cycle leaves
+/// the queue in that state; every command for the queue empties it; a cycle that does not
+/// start at `nextFrame` (an xrun, a jump) or that would reach the buffer's end goes through the
+/// general path. Only the render thread (or a control thread holding the gate) touches it.
+struct HotSlot {
+    /// The device frame the next cycle must start at for this record to hold; `Int64.min`
+    /// when it does not hold.
+    var nextFrame: Int64 = .min
+    /// Channel 0's next frame; channel 1 is `stride` floats further.
+    var source: UnsafeMutablePointer<Float>? = nil
+    var stride: Int32 = 0
+    /// Frames of the head buffer from `nextFrame` on (a cycle of fewer frames stays inside it).
+    var remaining: Int32 = 0
+    var gain: Float = 1
+    /// The head buffer starts exactly at `nextFrame` and has not been seen yet: the cycle
+    /// that uses the record first does what the general path does on a buffer's first frame
+    /// when it is on time and carries no volume (marks it played).
+    var firstFrame: Bool = false
+}
+
 /// The renderer: everything the render thread owns, reached through plain pointers so that
 /// the render path never retains, releases, locks or allocates. The compiler checks this:
 /// ``render(_:outputs:channelCount:)`` and everything it calls are `@_noLocks`.
@@ -135,6 +158,8 @@ public struct RenderCore: @unchecked Sendable {
     package let wake: UnsafeMutablePointer<sem_t>
 
     let slots: UnsafeMutablePointer<QueueSlot>
+    /// Per slot: its steady state, when it is in one (``HotSlot``).
+    let hot: UnsafeMutablePointer<HotSlot>
     let schedule: UnsafeMutablePointer<ScheduledBuffer>
     let live: UnsafeMutablePointer<Int32>
     let liveCount: UnsafeMutablePointer<Int>
@@ -156,6 +181,8 @@ public struct RenderCore: @unchecked Sendable {
         let q = capacities.queues
         let slots = UnsafeMutablePointer<QueueSlot>.allocate(capacity: q)
         slots.initialize(repeating: QueueSlot(), count: q)
+        let hot = UnsafeMutablePointer<HotSlot>.allocate(capacity: q)
+        hot.initialize(repeating: HotSlot(), count: q)
         // Everything the render thread touches is written here, on the control side, so that
         // its pages are mapped before the first cycle (prefaulted: no page fault in a cycle).
         let scheduleCount = q * capacities.buffersPerQueue
@@ -187,7 +214,7 @@ public struct RenderCore: @unchecked Sendable {
             clock: .allocate(sampleRate: sampleRate),
             commands: .allocate(capacity: capacities.commands),
             events: events,
-            capacities: capacities, wake: wake, slots: slots, schedule: schedule, live: live,
+            capacities: capacities, wake: wake, slots: slots, hot: hot, schedule: schedule, live: live,
             liveCount: liveCount, meters: meters, meterScratch: scratch, stats: stats, published: published,
             control: control)
         let p = UnsafeMutablePointer<RenderCore>.allocate(capacity: 1)
@@ -207,6 +234,8 @@ public struct RenderCore: @unchecked Sendable {
         c.wake.deallocate()
         c.slots.deinitialize(count: q)
         c.slots.deallocate()
+        c.hot.deinitialize(count: q)
+        c.hot.deallocate()
         c.schedule.deallocate()
         c.live.deallocate()
         c.liveCount.deallocate()
@@ -354,11 +383,32 @@ public struct RenderCore: @unchecked Sendable {
         var reported = false
         applyCommands(at: cycle.frame, reported: &reported)
         let solo = control[4].load(ordering: .acquiring)
+        // The steady state needs outputs 0 and 1 and every queue mixed.
+        let steadyAllowed = channels >= 2 && solo == 0
+        let out0 = outputs[0], out1 = outputs[channels >= 2 ? 1 : 0]
         var i = 0
         while i < liveCount.pointee {
             let s = Int(live[i])
-            if slots[s].state == .running && (solo == 0 || solo == s + 1) {
+            let h = hot + s
+            if steadyAllowed && h.pointee.nextFrame == cycle.frame && Int(h.pointee.remaining) > n,
+                let src = h.pointee.source
+            {
+                // A queue in its steady state (``HotSlot``): the same sums as the general path,
+                // without its bookkeeping.
+                if h.pointee.firstFrame {
+                    // The general path's first-frame bookkeeping for an on-time buffer
+                    // without a volume event: nothing late, no gain change.
+                    slots[s].headPlayed = true
+                    slots[s].dry = false
+                    h.pointee.firstFrame = false
+                }
+                mixStereo(out0, out1, src, src + Int(h.pointee.stride), n, h.pointee.gain)
+                h.pointee.source = src + n
+                h.pointee.remaining -= Int32(n)
+                h.pointee.nextFrame = cycle.frame &+ Int64(n)
+            } else if slots[s].state == .running && (solo == 0 || solo == s + 1) {
                 mix(slot: s, t: cycle.frame, n: n, outputs: outputs, channels: channels, reported: &reported)
+                updateHot(slot: s, next: cycle.frame &+ Int64(n))
             }
             i += 1
         }
@@ -387,6 +437,13 @@ public struct RenderCore: @unchecked Sendable {
     func applyCommands(at t: Int64, reported: inout Bool) {
         while let i = commands.index.readSlot() {
             let command = commands.storage[i]
+            // A command may change what the queue's steady state assumed; an enqueue only
+            // appends behind the head buffer (it moves the queue's origin only after a reset,
+            // and a reset leaves no steady state), so it keeps the record.
+            if case .enqueue = command, !slots[Int(command.slot)].originPending {
+            } else {
+                hot[Int(command.slot)].nextFrame = .min
+            }
             apply(command, at: t, reported: &reported)
             publishPosition(slot: Int(command.slot))
             commands.index.commitRead()
@@ -740,6 +797,40 @@ public struct RenderCore: @unchecked Sendable {
             stopNow(slot: s, at: max(slot.pointee.lastEnd, t), drainEnd: end, reported: &reported)
             publishPosition(slot: s)
         }
+    }
+
+    /// Fills in slot `s`'s ``HotSlot`` after a cycle of the general path when the queue is in
+    /// its steady state for a cycle starting at device frame `next`, empties it otherwise.
+    /// The conditions are those under which the general path mixes a stereo queue with one
+    /// `mixStereo` and nothing else. Render thread.
+    @_noLocks
+    func updateHot(slot s: Int, next: Int64) {
+        let slot = slots + s
+        let h = hot + s
+        h.pointee.nextFrame = .min
+        guard slot.pointee.state == .running && slot.pointee.startReported
+            && slot.pointee.count > 0 && slot.pointee.step == 0 && !slot.pointee.metering
+            && slot.pointee.channels == 2 && !slot.pointee.map.monoToAll
+            && slot.pointee.map.output(for: 0) == 0 && slot.pointee.map.output(for: 1) == 1
+        else { return }
+        let b = schedule[s * capacities.buffersPerQueue + Int(slot.pointee.head)]
+        let qNext = next &- slot.pointee.origin
+        let bEnd = b.start &+ Int64(b.frames)
+        if slot.pointee.headPlayed {
+            guard b.start <= qNext && bEnd > qNext else { return }
+            h.pointee.firstFrame = false
+        } else {
+            // The next buffer follows the one that just ended without a gap and without a
+            // volume event: its first cycle can use the record too (a cycle that starts
+            // elsewhere takes the general path, which counts what is late).
+            guard b.start == qNext && bEnd > qNext && b.volume.isNaN else { return }
+            h.pointee.firstFrame = true
+        }
+        h.pointee.source = b.data + Int(qNext &- b.start)
+        h.pointee.stride = b.stride
+        h.pointee.remaining = Int32(bEnd &- qNext)
+        h.pointee.gain = slot.pointee.gain
+        h.pointee.nextFrame = next
     }
 
     @_noLocks

@@ -12,7 +12,7 @@ let allocationCounter: AllocationCounter? = aq_alloc_counter_active() != 0
 /// `aqsync bench`: the render benchmark of issue 5 (docs/benchmarking.md says what each
 /// figure means). Live: N output queues on a JACK server, measured from inside the process
 /// callback. `--offline`: the same workload on the hand-driven device, as fast as possible,
-/// against a plain mixing loop.
+/// against the plain C mixer (`--grid`: over the queues × period grid of issue 13).
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
@@ -20,6 +20,12 @@ struct BenchCommand: AsyncParsableCommand {
 
     @Flag(help: "Run the workload on the hand-driven device as fast as possible (no JACK).")
     var offline = false
+
+    @Flag(help: "With --offline: every point of queues {1, 16, 256, 1024} × frames {32, 64, 256, 1024}, --seconds each (default 1.5); prints a Markdown table, and --plot draws ns per source frame against queues.")
+    var grid = false
+
+    @Flag(help: "Live: alternate the engine with a plain C JACK client doing the same mix on the same server, and report both callback distributions and their ratio.")
+    var versusC = false
 
     @Option(help: "Output queues, stereo float, three 4096-frame buffers each.")
     var queues = 64
@@ -46,9 +52,22 @@ struct BenchCommand: AsyncParsableCommand {
         guard queues > 0 && queues <= 4096 else { throw ValidationError("--queues must be 1…4096") }
         if let frames, frames < 1 || frames > 8192 { throw ValidationError("--frames must be 1…8192") }
         if let seconds, !(seconds >= 0) { throw ValidationError("--seconds must not be negative") }
+        if versusC && offline { throw ValidationError("--versus-c is a live mode (no --offline)") }
     }
 
     func run() async throws {
+        if grid {
+            guard offline else { throw ValidationError("--grid goes with --offline") }
+            let results = runOfflineGrid(seconds: seconds ?? 1.5, sampleRate: Double(rate), allocations: allocationCounter) { r in
+                if !json { FileHandle.standardError.write(Data("\(r.queues) × \(r.frames): ratio \(r.ratio)\n".utf8)) }
+            }
+            print(json ? encodeGridJSON(results) : describeGrid(results))
+            if let plot {
+                try scalingSVG(results, title: "ns per source frame: engine (solid) and C reference (dashed), per period")
+                    .write(toFile: plot, atomically: true, encoding: .utf8)
+            }
+            return
+        }
         if offline {
             let o = OfflineBenchOptions(queues: queues, frames: frames ?? 256, seconds: seconds ?? 3, sampleRate: Double(rate))
             let (r, samples) = runOfflineBench(o, allocations: allocationCounter)
@@ -60,6 +79,16 @@ struct BenchCommand: AsyncParsableCommand {
             return
         }
         let o = LiveBenchOptions(queues: queues, frames: frames, seconds: seconds ?? 10, server: server, sampleRate: rate)
+        if versusC {
+            let r: LiveComparisonResult
+            do {
+                r = try runLiveComparison(o, allocations: allocationCounter, log: { if !json { print($0) } })
+            } catch {
+                throw ValidationError("\(error)")
+            }
+            print(json ? r.json : describe(r))
+            return
+        }
         let r: LiveBenchResult
         do {
             r = try runLiveBench(o, allocations: allocationCounter, log: { if !json { print($0) } })

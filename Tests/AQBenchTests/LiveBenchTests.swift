@@ -37,4 +37,29 @@ import Testing
         #expect((json["xruns"] as? Int ?? -1) >= 0)
         #expect(r.callbackUs.count == cycles)
     }
+
+    /// `--versus-c`: the engine and the C client alternate on one private server; both are
+    /// measured in every round and the JSON has every key with sane values.
+    @Test func comparisonWithTheCClientMeasuresBoth() throws {
+        let options = LiveBenchOptions(
+            queues: 4, frames: 256, seconds: 1.5, server: "aqsync-no-such-server-c-\(getpid())", sampleRate: 48000)
+        let r = try runLiveComparison(options, rounds: 3)
+        let object = try JSONSerialization.jsonObject(with: Data(r.json.utf8)) as? [String: Any]
+        let json = try #require(object)
+        for key in [
+            "engine_callback_us", "c_callback_us", "ratio_p50", "ratio_p99", "ratio_p999", "ratio_p50_rounds",
+            "engine_xruns", "c_xruns", "engine_allocations", "engine_cycles", "c_cycles", "period_us",
+        ] {
+            #expect(json[key] != nil, "missing key \(key)")
+        }
+        #expect(r.privateServer)
+        #expect(r.frames == 256)
+        #expect(r.ratioP50Rounds.count == 3 && r.ratioP50Rounds.allSatisfy { $0 > 0 })
+        // 0.5 s per mixer and round at 187.5 cycles a second: about 94 each round.
+        #expect(r.engineCycles > 150 && r.engineCycles < 400, "engine cycles \(r.engineCycles)")
+        #expect(r.cCycles > 150 && r.cCycles < 400, "C cycles \(r.cCycles)")
+        #expect(r.engineCallbackUs.p50 > 0 && r.cCallbackUs.p50 > 0)
+        #expect(r.ratioP50 > 0 && r.ratioP999 > 0)
+        #expect(r.engineAllocations >= -1)
+    }
 }

@@ -50,3 +50,110 @@ import Testing
         }
     }
 }
+
+/// The steady-state record (`HotSlot`, issue 13) must be dropped by every command and by a
+/// jump in device time, and taken up again after the general path: a queue mixed through it
+/// renders bit for bit what the general path renders. Metering keeps a queue on the general
+/// path, so the same scenario with and without metering must match, through a mid-buffer gain
+/// change, an enqueue while the queue plays, a channel swap, a pause and resume, a skipped stretch of device time and a
+/// solo'd cycle.
+@Suite struct SteadyStateRecordTests {
+    func render(metering: Bool, frames: Int) throws -> [[Float]] {
+        let rig = try Rig(channels: 2)
+        var tokens: UInt32 = 0
+        func stereo(_ n: Int, start: Int64, seed: Int) -> ScheduledBuffer {
+            let p = UnsafeMutablePointer<Float>.allocate(capacity: 2 * n)
+            for i in 0..<(2 * n) { p[i] = Float((i &* 7919 &+ seed &* 104_729) % 1999) / 1000 - 1 }
+            rig.storage.append(p)
+            tokens += 1
+            return ScheduledBuffer(token: tokens, data: p, stride: Int32(n), frames: Int32(n), start: start)
+        }
+        for slot: Int32 in 0...2 {
+            rig.send(.activate(slot: slot, channels: 2, map: .standard(channels: 2), generation: 1))
+            rig.send(.setMetering(slot: slot, enabled: metering))
+            rig.send(.enqueue(slot: slot, buffer: stereo(9000 + Int(slot) * 13, start: 0, seed: Int(slot))))
+            rig.send(.enqueue(slot: slot, buffer: stereo(5000, start: 9000 + Int64(slot) * 13, seed: 7 + Int(slot))))
+            rig.send(.start(slot: slot, frame: Int64(slot) * 3, run: 0))
+        }
+        rig.send(.setVolume(slot: 1, volume: 0.5, rampFrames: 0))
+        var out: [[Float]] = [[], []]
+        func play(_ cycles: Int) {
+            let o = rig.device.render(frames: frames * cycles, cycle: frames)
+            for c in 0..<2 { out[c] += o[c] }
+        }
+        play(8)
+        rig.send(.setVolume(slot: 0, volume: 0.3, rampFrames: 0))  // mid-buffer, no ramp
+        play(5)
+        rig.send(.enqueue(slot: 2, buffer: stereo(3000, start: 14026, seed: 20)))  // keeps the record
+        play(3)
+        rig.send(.setChannelMap(slot: 1, map: ChannelMap([1, 0])))  // swapped: general path
+        play(5)
+        rig.send(.setChannelMap(slot: 1, map: .standard(channels: 2)))
+        play(3)
+        rig.send(.pause(slot: 2))
+        play(4)
+        rig.send(.start(slot: 2, frame: nil, run: 1))  // resume
+        play(6)
+        rig.device.skip(frames: 333)  // a jump in device time: the record no longer holds
+        play(6)
+        rig.core.pointee.setSolo(0)
+        play(2)
+        rig.core.pointee.setSolo(nil)
+        play(4096 / frames * 3)
+        return out
+    }
+
+    @Test(arguments: [32, 64, 256])
+    func recordMatchesGeneralPath(frames: Int) throws {
+        let general = try render(metering: true, frames: frames)
+        let steady = try render(metering: false, frames: frames)
+        #expect(nonZero(steady[0]).count > steady[0].count / 2, "the queues played")
+        for c in 0..<2 {
+            #expect(steady[c].count == general[c].count)
+            let firstDifference = steady[c].indices.first { steady[c][$0] != general[c][$0] }
+            #expect(firstDifference == nil, "channel \(c) differs first at frame \(firstDifference ?? -1)")
+        }
+    }
+
+    /// Buffers that end exactly at a cycle's end: the next buffer's first cycle uses the
+    /// record too, unless the device skipped frames at that moment, when the general path must
+    /// count the next buffer's late frames as before. Output, late frames and every event
+    /// match the general path's.
+    func boundaries(metering: Bool, frames: Int) throws -> (out: [[Float]], late: UInt64, events: [String]) {
+        let rig = try Rig(channels: 2)
+        rig.send(.activate(slot: 0, channels: 2, map: .standard(channels: 2), generation: 1))
+        rig.send(.setMetering(slot: 0, enabled: metering))
+        for b in 0..<4 {
+            let p = UnsafeMutablePointer<Float>.allocate(capacity: 2 * 4096)
+            for i in 0..<(2 * 4096) { p[i] = Float((i &* 7919 &+ b &* 104_729) % 1999) / 1000 - 1 }
+            rig.storage.append(p)
+            rig.send(.enqueue(slot: 0, buffer: ScheduledBuffer(
+                token: UInt32(b), data: p, stride: 4096, frames: 4096, start: Int64(b * 4096))))
+        }
+        rig.send(.start(slot: 0, frame: 0, run: 0))
+        var out: [[Float]] = [[], []]
+        func play(_ cycles: Int) {
+            let o = rig.device.render(frames: frames * cycles, cycle: frames)
+            for c in 0..<2 { out[c] += o[c] }
+        }
+        play(4096 / frames)  // up to the first boundary exactly
+        play(4096 / frames)  // through the second buffer (on time: the record's first frame)
+        rig.device.skip(frames: Int64(2 * frames))  // at the next boundary: buffer 3 is late
+        play(4096 / frames * 2)
+        let events = rig.events().map { String(describing: $0) }
+        return (out, rig.core.pointee.statistics.lateFrames, events)
+    }
+
+    @Test(arguments: [32, 64, 256])
+    func buffersEndingOnCycleBoundaries(frames: Int) throws {
+        let general = try boundaries(metering: true, frames: frames)
+        let steady = try boundaries(metering: false, frames: frames)
+        #expect(general.late == UInt64(2 * frames), "the skipped frames of the third buffer are late")
+        #expect(steady.late == general.late)
+        #expect(steady.events == general.events)
+        for c in 0..<2 {
+            let firstDifference = steady.out[c].indices.first { steady.out[c][$0] != general.out[c][$0] }
+            #expect(firstDifference == nil, "channel \(c) differs first at frame \(firstDifference ?? -1)")
+        }
+    }
+}

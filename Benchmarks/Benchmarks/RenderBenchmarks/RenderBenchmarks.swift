@@ -9,7 +9,14 @@
 //   into the render path fails `swift package benchmark thresholds check`.
 // - "Allocations-control-...": a loop that allocates once per iteration; its threshold is the
 //   count it makes, so a malloc counter that is broken (reads 0) fails the check too.
-import AQCore
+// - "Ratio-N-queues-x-P-frames" (issue 13): the renderer against the C reference mixer
+//   (AQBench.runOfflineBench: alternating blocks, median of three rounds) at every point of
+//   queues {1, 16, 256, 1024} × frames {32, 64, 256, 1024}. The metric `ratioAboveGoal` is how
+//   far the ratio is above its goal (1.3×, 1.1× from 256 frames up), in hundredths, 0 when at
+//   or below it: its threshold files hold 0 and the tolerance is the noise measured in five
+//   runs (docs/benchmarking.md), so `thresholds check --filter 'Ratio.*'` fails when a ratio
+//   rises above its goal by more than the noise, and never for being better.
+import AQBench
 import Benchmark
 
 #if canImport(Glibc)
@@ -24,6 +31,29 @@ final class WorkloadBox: @unchecked Sendable {
 
 let queueCounts = [1, 16, 64, 256, 1024]
 let periods = [32, 64, 256, 1024]
+let ratioQueueCounts = offlineGridQueues
+let ratioPeriods = offlineGridFrames
+/// The noise of each grid point's ratio, in hundredths: the spread (max − min) of the ratio
+/// over five runs of `aqsync bench --offline --grid --seconds 1.5` on this shared machine
+/// (load average 2.2–2.9 during them; docs/benchmarking.md). Keyed "queues-frames".
+let ratioNoiseHundredths: [String: Int] = [
+    "1-32": 24,
+    "1-64": 21,
+    "1-256": 13,
+    "1-1024": 8,
+    "16-32": 17,
+    "16-64": 11,
+    "16-256": 5,
+    "16-1024": 5,
+    "256-32": 18,
+    "256-64": 80,
+    "256-256": 7,
+    "256-1024": 4,
+    "1024-32": 17,
+    "1024-64": 36,
+    "1024-256": 13,
+    "1024-1024": 14,
+]
 
 let benchmarks: @Sendable () -> Void = {
     // Timing figures are for reading, not for failing: the machines are shared and noisy.
@@ -88,6 +118,29 @@ let benchmarks: @Sendable () -> Void = {
             let p = malloc(64)
             blackHole(p)
             free(p)
+        }
+    }
+
+    // The grid of issue 13, against the C reference. One iteration each: the run inside it
+    // alternates the two mixers and takes the median of three rounds.
+    let ratioAboveGoal = BenchmarkMetric.custom("ratioAboveGoal", polarity: .prefersSmaller, useScalingFactor: false)
+    for n in ratioQueueCounts {
+        for p in ratioPeriods {
+            // The tolerance: this point's noise (hundredths of the ratio).
+            let ratioNoise = BenchmarkThresholds(absolute: [.p90: ratioNoiseHundredths["\(n)-\(p)"] ?? 20])
+            Benchmark(
+                "Ratio-\(n)-queues-x-\(p)-frames",
+                configuration: .init(
+                    metrics: [ratioAboveGoal],
+                    warmupIterations: 0,
+                    maxDuration: .seconds(10),
+                    maxIterations: 1,
+                    thresholds: [ratioAboveGoal: ratioNoise])
+            ) { benchmark in
+                let (r, _) = runOfflineBench(OfflineBenchOptions(queues: n, frames: p, seconds: 1.5, rounds: 3))
+                let goal = p >= 256 ? 1.1 : 1.3
+                benchmark.measurement(ratioAboveGoal, max(0, Int(((r.ratio - goal) * 100).rounded(.up))))
+            }
         }
     }
 

@@ -1,3 +1,6 @@
+import AQCore
+import CMixReference
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -134,6 +137,11 @@ public final class MixWorkload {
     /// Render-thread counters (late frames must stay 0: no queue ever ran dry).
     public var statistics: RenderStatistics { core.pointee.statistics }
 
+    /// The latest cycle's two output channels (for tests).
+    public var outputChannels: (UnsafePointer<Float>, UnsafePointer<Float>) {
+        (UnsafePointer(outputStorage), UnsafePointer(outputStorage + frames))
+    }
+
     /// Sum of every output sample of the latest cycle (keeps the work observable).
     public var outputChecksum: Float {
         var s: Float = 0
@@ -142,19 +150,20 @@ public final class MixWorkload {
     }
 }
 
-/// The plain mixing loop the renderer is compared with: the same data footprint as
-/// ``MixWorkload`` (queues × buffers × stereo float), each queue at its gain, read in order and
-/// added into two outputs of `frames` frames that are cleared each cycle. No scheduling, no
-/// commands, no events: the cost of the arithmetic and the memory traffic alone.
+/// The plain C mixer the renderer is compared with (`Sources/CMixReference`, issue 13): the
+/// same data as ``MixWorkload`` (queues × buffers × stereo planar float, the engine's own
+/// storage layout), each queue at its gain, read in order and added into two outputs of
+/// `frames` frames that are cleared each cycle. No scheduling, no commands, no events: the cost
+/// of the arithmetic and the memory traffic alone.
 ///
 /// Thread safety: one thread at a time.
-public final class PlainMixLoop {
+public final class ReferenceMixer {
     public let queues: Int
     public let frames: Int
     let workload: MixWorkload
-    /// Per queue: position in its buffers, in frames (all queues move together). It starts half
-    /// the buffers away from the renderer's, so that when the two loops alternate, each reads
-    /// data the other touched equally long ago: neither finds the other's reads in the cache.
+    /// The frame every source is at. It starts half the buffers away from the renderer's, so
+    /// that when the two alternate, each reads data the other touched equally long ago:
+    /// neither finds the other's reads in the cache.
     var position: Int
     let outputStorage: UnsafeMutablePointer<Float>
 
@@ -170,30 +179,12 @@ public final class PlainMixLoop {
 
     deinit { outputStorage.deallocate() }
 
-    /// Mixes one cycle. Allocation-free.
+    /// Mixes one cycle (one C call). Allocation-free.
+    @inline(__always)
     public func cycle() {
-        let n = frames
-        let out0 = outputStorage, out1 = outputStorage + n
-        out0.update(repeating: 0, count: 2 * n)
-        let bf = workload.bufferFrames, nb = workload.buffersPerQueue
-        let data = workload.data, gains = workload.gains
-        var done = 0
-        var pos = position
-        while done < n {
-            let b = pos / bf, o = pos % bf
-            let count = min(n - done, bf - o)
-            for q in 0..<queues {
-                let g = gains[q]
-                let src = data + (q * nb + b) * 2 * bf + o
-                let d0 = out0 + done, d1 = out1 + done
-                let s1 = src + bf
-                for i in 0..<count { d0[i] += src[i] * g }
-                for i in 0..<count { d1[i] += s1[i] * g }
-            }
-            done += count
-            pos = (pos + count) % (bf * nb)
-        }
-        position = pos
+        aq_ref_mix_cycle(
+            workload.data, workload.gains, Int32(queues), Int32(workload.buffersPerQueue),
+            Int32(workload.bufferFrames), Int32(frames), &position, outputStorage, outputStorage + frames)
     }
 
     /// Sum of every output sample of the latest cycle.
@@ -201,5 +192,10 @@ public final class PlainMixLoop {
         var s: Float = 0
         for i in 0..<(2 * frames) { s += outputStorage[i] }
         return s
+    }
+
+    /// The latest cycle's two output channels (for tests).
+    public var outputs: (UnsafePointer<Float>, UnsafePointer<Float>) {
+        (UnsafePointer(outputStorage), UnsafePointer(outputStorage + frames))
     }
 }
