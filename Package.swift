@@ -18,6 +18,8 @@ let package = Package(
         .executable(name: "aqsync", targets: ["aqsync"]),
         .executable(name: "a440", targets: ["a440"]),
         .executable(name: "stereo-sine", targets: ["stereo-sine"]),
+        // The C API (issue 12, docs/c-api.md): libAudioToolbox.so.
+        .library(name: "AudioToolbox", type: .dynamic, targets: ["AudioToolboxC"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -50,6 +52,12 @@ let package = Package(
         .target(name: "AQTesting", dependencies: ["AQEngine"], swiftSettings: strict),
         // `aqsync bench`: the live (JACK) and offline (hand-driven) render benchmarks.
         .target(name: "AQBench", dependencies: ["AQTypes", "AQCore", "AQJack", "AQEngine"], swiftSettings: strict),
+
+        // The C API (issue 12): Apple's C headers, written from the references, and the exported
+        // C entry points (`@c`) calling the engine and the parser.
+        .target(name: "CAudioToolbox"),
+        .target(name: "AudioToolboxC", dependencies: ["AQEngine", "AQFileStream", "CAudioToolbox"],
+                swiftSettings: strict + [.swiftLanguageMode(.v5)]),
 
         // Counts render-thread allocations for `aqsync bench` (defines malloc; aqsync only).
         .target(name: "CAllocCounter"),
