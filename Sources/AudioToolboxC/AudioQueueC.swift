@@ -359,7 +359,13 @@ func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
             try q.queue.setCurrentDevice(String(cString: s))
             return
         }
-        let bytes = inDataSize == 0 ? [] : Array(UnsafeRawBufferPointer(start: inData, count: Int(inDataSize)))
+        var bytes = inDataSize == 0 ? [] : Array(UnsafeRawBufferPointer(start: inData, count: Int(inDataSize)))
+        if inID == UInt32(kAudioQueueProperty_ChannelLayout) && bytes.count >= 12 {
+            // C programs pass sizeof(AudioChannelLayout), which has room for one description
+            // even when it has none: the layout is its header and its descriptions.
+            let n = Int(inData!.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
+            if n <= 64 && bytes.count >= 12 + 20 * n { bytes = Array(bytes.prefix(12 + 20 * n)) }
+        }
         try q.queue.setProperty(inID, bytes)
     }
 }
