@@ -76,6 +76,8 @@ let package = Package(
         .testTarget(name: "AQFileStreamTests", dependencies: ["AQFileStream"]),
         .testTarget(name: "JACKIntegrationTests", dependencies: ["AQEngine", "AQTesting"]),
         .testTarget(name: "AQSessionTests", dependencies: ["AQSession", "AQTesting"]),
+        // The C API's tests build C programs against the installed headers and libAudioToolbox.so.
+        .testTarget(name: "CAPITests", dependencies: ["AQTesting"]),
         .testTarget(name: "AQCodecTests", dependencies: ["AQEngine", "AQConvert", "AQFileStream", "AQSession", "AQTesting"]),
     ]
 )
