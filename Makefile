@@ -119,6 +119,8 @@ install-files:
 	install -d "$(PREFIX)/include" "$(PREFIX)/lib/pkgconfig"
 	cp -R $(CAPI_HEADERS)/AudioToolbox $(CAPI_HEADERS)/CoreAudio $(CAPI_HEADERS)/CoreAudioTypes \
 	  $(CAPI_HEADERS)/CoreFoundation $(CAPI_HEADERS)/MacTypes.h "$(PREFIX)/include/"
+	install -m 644 Sources/CAudioToolbox/modulemaps/AudioToolbox.modulemap "$(PREFIX)/include/AudioToolbox/module.modulemap"
+	install -m 644 Sources/CAudioToolbox/modulemaps/CoreAudio.modulemap "$(PREFIX)/include/CoreAudio/module.modulemap"
 	install -m 755 "$(LIBDIR_SRC)/libAudioToolbox.so" "$(PREFIX)/lib/libAudioToolbox.so"
 	printf '%s\n' "prefix=$(PREFIX)" 'includedir=$${prefix}/include' 'libdir=$${prefix}/lib' '' \
 	  'Name: AudioToolbox' 'Description: Audio Queue Services and Audio File Stream Services on JACK (aqsync)' \

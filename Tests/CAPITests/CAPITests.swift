@@ -64,3 +64,20 @@ import Testing
         #expect(r.output.contains(" 0 failed"), "\(r.output)")
     }
 }
+
+/// The installed headers as Clang modules for Swift (`import AudioToolbox`, `import CoreAudio`).
+@Suite struct CAPISwiftModuleTests {
+    @Test func swiftImportsTheInstalledModules() throws {
+        let prefix = try CAPI.prefix()
+        let exe = prefix.appendingPathComponent("bin/swift_module")
+        try FileManager.default.createDirectory(at: exe.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let source = CAPI.root.appendingPathComponent("Tests/CAPIPrograms/swift_module.swift").path
+        let build = try CAPI.shell(
+            "swiftc -warnings-as-errors -module-cache-path '\(prefix.path)/module-cache' -I '\(prefix.path)/include' -L '\(prefix.path)/lib' "
+                + "-Xlinker -rpath -Xlinker '\(prefix.path)/lib' '\(source)' -o '\(exe.path)'", timeout: 300)
+        try #require(build.status == 0, "\(build.output)")
+        let r = try CAPI.run(exe, environment: ["AQSYNC_DEVICE": "offline"])
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains("swift module ok"), "\(r.output)")
+    }
+}
