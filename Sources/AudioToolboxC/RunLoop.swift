@@ -41,11 +41,13 @@ final class RunLoop: @unchecked Sendable {
     /// Runs posted work until `seconds` passed, a stop, or (with `returnAfterSourceHandled`) the
     /// first work run. The owning thread only; blocks.
     func run(seconds: Double, returnAfterSourceHandled: Bool) -> Int32 {
-        let deadline = Date(timeIntervalSinceNow: max(0, seconds))
+        // (NSCondition's wait traps on dates past what a timespec holds: wait an hour at most
+        // at a time, and keep the deadline within a century.)
+        let deadline = Date(timeIntervalSinceNow: min(max(0, seconds), 3e9))
         while true {
             condition.lock()
             while pending.isEmpty && !stopRequested && Date() < deadline {
-                _ = condition.wait(until: deadline)
+                _ = condition.wait(until: min(deadline, Date(timeIntervalSinceNow: 3600)))
             }
             if stopRequested {
                 stopRequested = false
@@ -96,7 +98,8 @@ final class RunLoop: @unchecked Sendable {
 @c public func CFRunLoopGetMain() -> OpaquePointer? { RunLoop.main.ref }
 
 @c public func CFRunLoopRun() {
-    _ = RunLoop.current.run(seconds: 1e12, returnAfterSourceHandled: false)
+    let loop = RunLoop.current
+    while loop.run(seconds: 3e9, returnAfterSourceHandled: false) != Int32(kCFRunLoopRunStopped) {}
 }
 
 @c public func CFRunLoopRunInMode(_ mode: OpaquePointer?, _ seconds: CFTimeInterval, _ returnAfterSourceHandled: Bool) -> CFRunLoopRunResult {

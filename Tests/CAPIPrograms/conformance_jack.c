@@ -11,6 +11,7 @@
 #include <AudioToolbox/AudioToolbox.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <time.h>
 #include <unistd.h>
 
 static int passed, failed;
@@ -50,6 +51,25 @@ static int changes(void) {
     int n = runningChangeCount;
     pthread_mutex_unlock(&lock);
     return n;
+}
+
+static int runLoopCalls, runLoopCallsOffThread;
+static void runLoopCallback(void *user, AudioQueueRef aq, AudioQueueBufferRef b) {
+    (void)user; (void)aq; (void)b;
+    runLoopCalls++;
+    if (!pthread_equal(pthread_self(), mainThread)) runLoopCallsOffThread++;
+}
+
+static double seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static void *stopLater(void *loop) {
+    usleep(100000);
+    CFRunLoopStop((CFRunLoopRef)loop);
+    return NULL;
 }
 
 static AudioQueueBufferRef impulses(AudioQueueRef aq, UInt32 frames, int at1, int at2) {
@@ -183,6 +203,37 @@ int main(void) {
     EXPECT(returnedCount == before + 1 && returned[before] == e, "immediate stop is synchronous");
     EXPECT_STATUS(AudioQueueDispose(q1, true), noErr);
     EXPECT_STATUS(AudioQueueDispose(q2, true), noErr);
+
+    /* A queue on this thread's run loop: its callbacks wait for the loop to run, and run on
+     * this thread inside it; CFRunLoopRunInMode waits for its whole timeout; CFRunLoopStop from
+     * another thread ends CFRunLoopRun; returnAfterSourceHandled returns after a callback. */
+    AudioQueueRef q3 = NULL;
+    EXPECT_STATUS(AudioQueueNewOutput(&f, runLoopCallback, NULL, CFRunLoopGetCurrent(), kCFRunLoopDefaultMode, 0, &q3), noErr);
+    AudioQueueBufferRef r1 = impulses(q3, 480, -1, -1);
+    EXPECT_STATUS(AudioQueueEnqueueBuffer(q3, r1, 0, NULL), noErr);
+    EXPECT_STATUS(AudioQueueStart(q3, NULL), noErr);
+    usleep(300000);
+    EXPECT(runLoopCalls == 0, "no callback while the run loop does not run (%d)", runLoopCalls);
+    double t0 = seconds();
+    CFRunLoopRunResult rr = CFRunLoopRunInMode(kCFRunLoopDefaultMode, 0.3, false);
+    double waited = seconds() - t0;
+    EXPECT(rr == kCFRunLoopRunTimedOut && waited >= 0.29 && waited < 2, "RunInMode: %d after %f s", (int)rr, waited);
+    EXPECT(runLoopCalls == 1 && runLoopCallsOffThread == 0, "the callback ran inside the loop, on this thread (%d, %d)",
+           runLoopCalls, runLoopCallsOffThread);
+    pthread_t stopper;
+    pthread_create(&stopper, NULL, stopLater, CFRunLoopGetCurrent());
+    t0 = seconds();
+    CFRunLoopRun();
+    waited = seconds() - t0;
+    pthread_join(stopper, NULL);
+    EXPECT(waited >= 0.09 && waited < 2, "CFRunLoopRun until CFRunLoopStop: %f s", waited);
+    r1->mAudioDataByteSize = 480 * 8;
+    EXPECT_STATUS(AudioQueueEnqueueBuffer(q3, r1, 0, NULL), noErr);
+    t0 = seconds();
+    rr = CFRunLoopRunInMode(kCFRunLoopDefaultMode, 10, true);
+    waited = seconds() - t0;
+    EXPECT(rr == kCFRunLoopRunHandledSource && waited < 2 && runLoopCalls == 2, "returnAfterSourceHandled: %d after %f s", (int)rr, waited);
+    EXPECT_STATUS(AudioQueueDispose(q3, true), noErr);
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }
