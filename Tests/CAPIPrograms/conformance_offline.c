@@ -5,6 +5,7 @@
  * times, trims, parameter events). Prints "N passed, N failed"; exits 1 on any failure. */
 #include <AudioToolbox/AudioToolbox.h>
 #include <stdio.h>
+#include <unistd.h>
 
 static int passed, failed;
 #define EXPECT(cond, ...) do { if (cond) passed++; else { failed++; printf("FAIL line %d: ", __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
@@ -16,6 +17,10 @@ static void outputCallback(void *user, AudioQueueRef aq, AudioQueueBufferRef buf
     (void)aq;
     if (returnedCount < 64) returned[returnedCount++] = buffer;
     (*(int *)user)++;
+}
+static void inputCallback(void *user, AudioQueueRef aq, AudioQueueBufferRef b, const AudioTimeStamp *t, UInt32 n,
+                          const AudioStreamPacketDescription *d) {
+    (void)user; (void)aq; (void)b; (void)t; (void)n; (void)d;
 }
 static int listenerCalls;
 static void listener(void *user, AudioQueueRef aq, AudioQueuePropertyID id) {
@@ -52,6 +57,9 @@ int main(void) {
 
     /* Creating. */
     EXPECT_STATUS(AudioQueueNewInput(&format, NULL, NULL, NULL, NULL, 0, &input), kAudio_ParamError);
+    /* No input queues yet (docs/c-api.md). */
+    EXPECT_STATUS(AudioQueueNewInput(&format, inputCallback, NULL, NULL, NULL, 0, &input), kAudioQueueErr_InvalidQueueType);
+    EXPECT(input == NULL, "no input queue");
     EXPECT_STATUS(AudioQueueNewOutput(NULL, outputCallback, &calls, NULL, NULL, 0, &aq), kAudio_ParamError);
     EXPECT_STATUS(AudioQueueNewOutput(&format, outputCallback, &calls, NULL, NULL, 1, &aq), kAudio_ParamError);
     AudioStreamBasicDescription bad = format;
@@ -244,7 +252,28 @@ int main(void) {
     EXPECT_STATUS(AudioQueueDispose(aq, true), noErr);
     EXPECT_STATUS(AudioQueueStart(aq, NULL), kAudio_ParamError);
     EXPECT_STATUS(AudioQueueDispose(aq, true), kAudio_ParamError);
+    /* An asynchronous disposal of a queue with audio to play: calls meanwhile are
+     * DisposalPending; rendering drains it, and then the handle is gone. */
+    AudioQueueBufferRef o;
+    EXPECT_STATUS(AudioQueueAllocateBuffer(other, 800, &o), noErr);
+    fill(o, 100, -1);
+    EXPECT_STATUS(AudioQueueEnqueueBuffer(other, o, 0, NULL), noErr);
+    EXPECT_STATUS(AudioQueueSetOfflineRenderFormat(other, &format, NULL), noErr);
+    EXPECT_STATUS(AudioQueueStart(other, NULL), noErr);
+    AudioQueueBufferRef otherRender;
+    EXPECT_STATUS(AudioQueueAllocateBuffer(other, 1024 * 8, &otherRender), noErr);
     EXPECT_STATUS(AudioQueueDispose(other, false), noErr);
+    EXPECT_STATUS(AudioQueueStart(other, NULL), kAudioQueueErr_DisposalPending);
+    EXPECT_STATUS(AudioQueueDispose(other, false), kAudioQueueErr_DisposalPending);
+    t.mSampleTime = 0;
+    OSStatus drained = AudioQueueOfflineRender(other, &t, otherRender, 1024);
+    EXPECT(drained == noErr, "render while disposing: %d", (int)drained);
+    OSStatus gone = noErr;
+    for (int i = 0; i < 200 && gone != kAudio_ParamError; i++) {
+        gone = AudioQueueStart(other, NULL);
+        if (gone != kAudio_ParamError) usleep(10000);
+    }
+    EXPECT(gone == kAudio_ParamError, "the drained queue's handle is gone: %d", (int)gone);
     EXPECT_STATUS(AudioQueueStart(NULL, NULL), kAudio_ParamError);
 
     printf("%d passed, %d failed\n", passed, failed);
