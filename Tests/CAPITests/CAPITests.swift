@@ -9,7 +9,7 @@ import Testing
     /// Sizes and offsets of every structure (x86-64), with gcc in C99 and C11 and with clang.
     @Test(arguments: ["gcc -std=c99", "gcc -std=gnu11", "clang -std=c11"])
     func structureLayoutsMatchTheReference(compiler: String) throws {
-        let exe = try CAPI.build("Tests/CAPIPrograms/layout.c", compiler: compiler, name: "layout-\(compiler.split(separator: " ")[0])")
+        let exe = try CAPI.build("Tests/CAPIPrograms/layout.c", compiler: compiler, name: "layout-" + compiler.map { $0.isLetter || $0.isNumber ? String($0) : "-" }.joined())
         let r = try CAPI.run(exe)
         #expect(r.status == 0, "\(r.output)")
         #expect(r.output.contains(" 0 failed"), "\(r.output)")
