@@ -45,6 +45,8 @@ func streamStatus(_ id: AudioFileStreamID?, _ body: (CStream, AudioFileStream) t
     }
 }
 
+/// `AudioFileStreamOpen`, exported to C: its contract is in `AudioToolbox/AudioFileStream.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioFileStreamOpen(
     _ inClientData: UnsafeMutableRawPointer?, _ inPropertyListenerProc: AudioFileStream_PropertyListenerProc?,
     _ inPacketsProc: AudioFileStream_PacketsProc?, _ inFileTypeHint: UInt32,
@@ -83,6 +85,8 @@ func streamStatus(_ id: AudioFileStreamID?, _ body: (CStream, AudioFileStream) t
     return 0
 }
 
+/// `AudioFileStreamParseBytes`, exported to C: its contract is in `AudioToolbox/AudioFileStream.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioFileStreamParseBytes(_ inAudioFileStream: AudioFileStreamID?, _ inDataByteSize: UInt32, _ inData: UnsafeRawPointer?, _ inFlags: UInt32) -> OSStatus {
     guard inData != nil || inDataByteSize == 0 else { return paramError }
     return streamStatus(inAudioFileStream) { _, parser throws(AudioFileStreamError) in
@@ -90,6 +94,8 @@ func streamStatus(_ id: AudioFileStreamID?, _ body: (CStream, AudioFileStream) t
     }
 }
 
+/// `AudioFileStreamSeek`, exported to C: its contract is in `AudioToolbox/AudioFileStream.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioFileStreamSeek(_ inAudioFileStream: AudioFileStreamID?, _ inPacketOffset: Int64, _ outDataByteOffset: UnsafeMutablePointer<Int64>?, _ ioFlags: UnsafeMutablePointer<UInt32>?) -> OSStatus {
     guard let outDataByteOffset, let ioFlags else { return paramError }
     return streamStatus(inAudioFileStream) { _, parser throws(AudioFileStreamError) in
@@ -123,6 +129,8 @@ func knownProperty(_ id: UInt32) throws(AudioFileStreamError) -> AudioFileStream
     return p
 }
 
+/// `AudioFileStreamGetPropertyInfo`, exported to C: its contract is in `AudioToolbox/AudioFileStream.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioFileStreamGetPropertyInfo(_ inAudioFileStream: AudioFileStreamID?, _ inPropertyID: UInt32, _ outPropertyDataSize: UnsafeMutablePointer<UInt32>?, _ outWritable: UnsafeMutablePointer<UInt8>?) -> OSStatus {
     streamStatus(inAudioFileStream) { _, parser throws(AudioFileStreamError) in
         let info = try parser.propertyInfo(try knownProperty(inPropertyID))
@@ -131,6 +139,8 @@ func knownProperty(_ id: UInt32) throws(AudioFileStreamError) -> AudioFileStream
     }
 }
 
+/// `AudioFileStreamGetProperty`, exported to C: its contract is in `AudioToolbox/AudioFileStream.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioFileStreamGetProperty(_ inAudioFileStream: AudioFileStreamID?, _ inPropertyID: UInt32, _ ioPropertyDataSize: UnsafeMutablePointer<UInt32>?, _ outPropertyData: UnsafeMutableRawPointer?) -> OSStatus {
     guard let ioPropertyDataSize, let outPropertyData else { return paramError }
     return streamStatus(inAudioFileStream) { _, parser throws(AudioFileStreamError) in
@@ -170,6 +180,8 @@ func knownProperty(_ id: UInt32) throws(AudioFileStreamError) -> AudioFileStream
     }
 }
 
+/// `AudioFileStreamSetProperty`, exported to C: its contract is in `AudioToolbox/AudioFileStream.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioFileStreamSetProperty(_ inAudioFileStream: AudioFileStreamID?, _ inPropertyID: UInt32, _ inPropertyDataSize: UInt32, _ inPropertyData: UnsafeRawPointer?) -> OSStatus {
     streamStatus(inAudioFileStream) { _, parser throws(AudioFileStreamError) in
         let property = try knownProperty(inPropertyID)
@@ -177,6 +189,8 @@ func knownProperty(_ id: UInt32) throws(AudioFileStreamError) -> AudioFileStream
     }
 }
 
+/// `AudioFileStreamClose`, exported to C: its contract is in `AudioToolbox/AudioFileStream.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioFileStreamClose(_ inAudioFileStream: AudioFileStreamID?) -> OSStatus {
     guard let s = Streams.get(inAudioFileStream) else { return paramError }
     do {

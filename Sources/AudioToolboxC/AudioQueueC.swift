@@ -71,6 +71,8 @@ func withQueue(_ ref: AudioQueueRef?, _ body: (CQueue) throws(AudioQueueError) -
 
 // MARK: - Creating and disposing
 
+/// `AudioQueueNewOutput`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueueNewOutput(
     _ inFormat: UnsafePointer<CFormat>?, _ inCallbackProc: AudioQueueOutputCallback?, _ inUserData: UnsafeMutableRawPointer?,
     _ inCallbackRunLoop: OpaquePointer?, _ inCallbackRunLoopMode: OpaquePointer?, _ inFlags: UInt32,
@@ -113,6 +115,8 @@ final class WeakBox: @unchecked Sendable {
     return OSStatus(kAudioQueueErr_InvalidQueueType)
 }
 
+/// `AudioQueueDispose`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueueDispose(_ inAQ: AudioQueueRef?, _ inImmediate: Bool) -> OSStatus {
     withQueue(inAQ) { q throws(AudioQueueError) in
         try q.queue.dispose(immediately: inImmediate)
@@ -182,10 +186,14 @@ func allocate(_ inAQ: AudioQueueRef?, _ size: UInt32, _ descriptions: UInt32, _ 
     }
 }
 
+/// `AudioQueueAllocateBuffer`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueueAllocateBuffer(_ inAQ: AudioQueueRef?, _ inBufferByteSize: UInt32, _ outBuffer: UnsafeMutablePointer<AudioQueueBufferRef?>?) -> OSStatus {
     allocate(inAQ, inBufferByteSize, 0, outBuffer)
 }
 
+/// `AudioQueueAllocateBufferWithPacketDescriptions`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueueAllocateBufferWithPacketDescriptions(
     _ inAQ: AudioQueueRef?, _ inBufferByteSize: UInt32, _ inNumberPacketDescriptions: UInt32,
     _ outBuffer: UnsafeMutablePointer<AudioQueueBufferRef?>?
@@ -201,6 +209,8 @@ func engineBuffer(_ q: CQueue, _ p: AudioQueueBufferRef?) throws(AudioQueueError
     return b
 }
 
+/// `AudioQueueFreeBuffer`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueueFreeBuffer(_ inAQ: AudioQueueRef?, _ inBuffer: AudioQueueBufferRef?) -> OSStatus {
     withQueue(inAQ) { q throws(AudioQueueError) in
         let b = try engineBuffer(q, inBuffer)
@@ -228,6 +238,8 @@ func prepare(_ b: SBuffer, _ p: AudioQueueBufferRef, _ count: UInt32, _ descript
     }
 }
 
+/// `AudioQueueEnqueueBuffer`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueueEnqueueBuffer(
     _ inAQ: AudioQueueRef?, _ inBuffer: AudioQueueBufferRef?, _ inNumPacketDescs: UInt32,
     _ inPacketDescs: UnsafePointer<CPacketDescription>?
@@ -239,6 +251,8 @@ func prepare(_ b: SBuffer, _ p: AudioQueueBufferRef, _ count: UInt32, _ descript
     }
 }
 
+/// `AudioQueueEnqueueBufferWithParameters`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueueEnqueueBufferWithParameters(
     _ inAQ: AudioQueueRef?, _ inBuffer: AudioQueueBufferRef?, _ inNumPacketDescs: UInt32,
     _ inPacketDescs: UnsafePointer<CPacketDescription>?, _ inTrimFramesAtStart: UInt32, _ inTrimFramesAtEnd: UInt32,
@@ -262,12 +276,16 @@ func prepare(_ b: SBuffer, _ p: AudioQueueBufferRef, _ count: UInt32, _ descript
 
 // MARK: - Control
 
+/// `AudioQueueStart`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueueStart(_ inAQ: AudioQueueRef?, _ inStartTime: UnsafePointer<CTimeStamp>?) -> OSStatus {
     withQueue(inAQ) { q throws(AudioQueueError) in
         try q.queue.start(at: inStartTime.map { STimeStamp(c: $0.pointee) })
     }
 }
 
+/// `AudioQueuePrime`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueuePrime(_ inAQ: AudioQueueRef?, _ inNumberOfFramesToPrepare: UInt32, _ outNumberOfFramesPrepared: UnsafeMutablePointer<UInt32>?) -> OSStatus {
     withQueue(inAQ) { q throws(AudioQueueError) in
         let frames = try q.queue.prime(framesToPrepare: Int(inNumberOfFramesToPrepare))
@@ -275,24 +293,34 @@ func prepare(_ b: SBuffer, _ p: AudioQueueBufferRef, _ count: UInt32, _ descript
     }
 }
 
+/// `AudioQueueStop`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueueStop(_ inAQ: AudioQueueRef?, _ inImmediate: Bool) -> OSStatus {
     withQueue(inAQ) { q throws(AudioQueueError) in try q.queue.stop(immediately: inImmediate) }
 }
 
+/// `AudioQueuePause`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueuePause(_ inAQ: AudioQueueRef?) -> OSStatus {
     withQueue(inAQ) { q throws(AudioQueueError) in try q.queue.pause() }
 }
 
+/// `AudioQueueFlush`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueueFlush(_ inAQ: AudioQueueRef?) -> OSStatus {
     withQueue(inAQ) { q throws(AudioQueueError) in try q.queue.flush() }
 }
 
+/// `AudioQueueReset`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueueReset(_ inAQ: AudioQueueRef?) -> OSStatus {
     withQueue(inAQ) { q throws(AudioQueueError) in try q.queue.reset() }
 }
 
 // MARK: - Parameters and properties
 
+/// `AudioQueueGetParameter`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueueGetParameter(_ inAQ: AudioQueueRef?, _ inParamID: UInt32, _ outValue: UnsafeMutablePointer<AudioQueueParameterValue>?) -> OSStatus {
     guard let outValue else { return paramError }
     return withQueue(inAQ) { q throws(AudioQueueError) in
@@ -303,6 +331,8 @@ func prepare(_ b: SBuffer, _ p: AudioQueueBufferRef, _ count: UInt32, _ descript
     }
 }
 
+/// `AudioQueueSetParameter`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueueSetParameter(_ inAQ: AudioQueueRef?, _ inParamID: UInt32, _ inValue: AudioQueueParameterValue) -> OSStatus {
     withQueue(inAQ) { q throws(AudioQueueError) in try q.queue.setParameter(rawID: inParamID, inValue) }
 }
@@ -321,6 +351,8 @@ func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
     return withUnsafeBytes(of: UInt(bitPattern: p)) { Array($0) }
 }
 
+/// `AudioQueueGetPropertySize`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueueGetPropertySize(_ inAQ: AudioQueueRef?, _ inID: UInt32, _ outDataSize: UnsafeMutablePointer<UInt32>?) -> OSStatus {
     guard let outDataSize else { return paramError }
     return withQueue(inAQ) { q throws(AudioQueueError) in
@@ -328,6 +360,8 @@ func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
     }
 }
 
+/// `AudioQueueGetProperty`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueueGetProperty(_ inAQ: AudioQueueRef?, _ inID: UInt32, _ outData: UnsafeMutableRawPointer?, _ ioDataSize: UnsafeMutablePointer<UInt32>?) -> OSStatus {
     guard let outData, let ioDataSize else { return paramError }
     return withQueue(inAQ) { q throws(AudioQueueError) in
@@ -346,6 +380,8 @@ func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
     }
 }
 
+/// `AudioQueueSetProperty`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueueSetProperty(_ inAQ: AudioQueueRef?, _ inID: UInt32, _ inData: UnsafeRawPointer?, _ inDataSize: UInt32) -> OSStatus {
     guard inData != nil || inDataSize == 0 else { return paramError }
     return withQueue(inAQ) { q throws(AudioQueueError) in
@@ -370,6 +406,8 @@ func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
     }
 }
 
+/// `AudioQueueAddPropertyListener`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueueAddPropertyListener(_ inAQ: AudioQueueRef?, _ inID: UInt32, _ inProc: AudioQueuePropertyListenerProc?, _ inUserData: UnsafeMutableRawPointer?) -> OSStatus {
     guard let inProc else { return paramError }
     return withQueue(inAQ) { q throws(AudioQueueError) in
@@ -387,6 +425,8 @@ func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
     }
 }
 
+/// `AudioQueueRemovePropertyListener`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueueRemovePropertyListener(_ inAQ: AudioQueueRef?, _ inID: UInt32, _ inProc: AudioQueuePropertyListenerProc?, _ inUserData: UnsafeMutableRawPointer?) -> OSStatus {
     guard let inProc else { return paramError }
     return withQueue(inAQ) { q throws(AudioQueueError) in
@@ -407,6 +447,8 @@ func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
 
 // MARK: - Time
 
+/// `AudioQueueCreateTimeline`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueueCreateTimeline(_ inAQ: AudioQueueRef?, _ outTimeline: UnsafeMutablePointer<AudioQueueTimelineRef?>?) -> OSStatus {
     guard let outTimeline else { return paramError }
     return withQueue(inAQ) { q throws(AudioQueueError) in
@@ -415,6 +457,8 @@ func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
     }
 }
 
+/// `AudioQueueDisposeTimeline`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueueDisposeTimeline(_ inAQ: AudioQueueRef?, _ inTimeline: AudioQueueTimelineRef?) -> OSStatus {
     guard let inTimeline else { return paramError }
     return withQueue(inAQ) { _ throws(AudioQueueError) in
@@ -422,6 +466,8 @@ func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
     }
 }
 
+/// `AudioQueueGetCurrentTime`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueueGetCurrentTime(
     _ inAQ: AudioQueueRef?, _ inTimeline: AudioQueueTimelineRef?, _ outTimeStamp: UnsafeMutablePointer<CTimeStamp>?,
     _ outTimelineDiscontinuity: UnsafeMutablePointer<UInt8>?
@@ -434,6 +480,8 @@ func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
     }
 }
 
+/// `AudioQueueDeviceGetCurrentTime`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueueDeviceGetCurrentTime(_ inAQ: AudioQueueRef?, _ outTimeStamp: UnsafeMutablePointer<CTimeStamp>?) -> OSStatus {
     guard let outTimeStamp else { return paramError }
     return withQueue(inAQ) { q throws(AudioQueueError) in
@@ -441,6 +489,8 @@ func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
     }
 }
 
+/// `AudioQueueDeviceTranslateTime`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueueDeviceTranslateTime(_ inAQ: AudioQueueRef?, _ inTime: UnsafePointer<CTimeStamp>?, _ outTime: UnsafeMutablePointer<CTimeStamp>?) -> OSStatus {
     guard let inTime, let outTime else { return paramError }
     return withQueue(inAQ) { q throws(AudioQueueError) in
@@ -448,6 +498,8 @@ func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
     }
 }
 
+/// `AudioQueueDeviceGetNearestStartTime`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueueDeviceGetNearestStartTime(_ inAQ: AudioQueueRef?, _ ioRequestedStartTime: UnsafeMutablePointer<CTimeStamp>?, _ inFlags: UInt32) -> OSStatus {
     guard let ioRequestedStartTime else { return paramError }
     // The reference: no flags are defined; pass 0.
@@ -461,6 +513,8 @@ func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
 
 // MARK: - Offline rendering
 
+/// `AudioQueueSetOfflineRenderFormat`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueueSetOfflineRenderFormat(_ inAQ: AudioQueueRef?, _ inFormat: UnsafePointer<CFormat>?, _ inLayout: UnsafePointer<CAudioToolbox.AudioChannelLayout>?) -> OSStatus {
     withQueue(inAQ) { q throws(AudioQueueError) in
         try q.queue.setOfflineRenderFormat(
@@ -468,6 +522,8 @@ func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
     }
 }
 
+/// `AudioQueueOfflineRender`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueueOfflineRender(_ inAQ: AudioQueueRef?, _ inTimestamp: UnsafePointer<CTimeStamp>?, _ ioBuffer: AudioQueueBufferRef?, _ inNumberFrames: UInt32) -> OSStatus {
     guard let inTimestamp else { return paramError }
     return withQueue(inAQ) { q throws(AudioQueueError) in

@@ -7,14 +7,23 @@ import AQEngine
 import CAudioToolbox
 import Foundation
 
-// The C structures and the engine's Swift types share names; these say which is which.
+// The C structures and the engine's Swift types share names; these say which is which. They are
+// public only because the exported functions' signatures use them (plain values: any thread).
+/// The C `AudioTimeStamp` of the headers.
 public typealias CTimeStamp = CAudioToolbox.AudioTimeStamp
+/// The engine's time stamp.
 public typealias STimeStamp = AQCore.AudioTimeStamp
+/// The C `AudioStreamBasicDescription`.
 public typealias CFormat = CAudioToolbox.AudioStreamBasicDescription
+/// The engine's stream format.
 public typealias SFormat = AQTypes.AudioStreamBasicDescription
+/// The C `AudioQueueBuffer`.
 public typealias CBuffer = CAudioToolbox.AudioQueueBuffer
+/// The engine's buffer.
 public typealias SBuffer = AQEngine.AudioQueueBuffer
+/// The C `AudioStreamPacketDescription`.
 public typealias CPacketDescription = CAudioToolbox.AudioStreamPacketDescription
+/// The engine's packet description.
 public typealias SPacketDescription = AQTypes.AudioStreamPacketDescription
 
 let paramError: OSStatus = -50  // kAudio_ParamError

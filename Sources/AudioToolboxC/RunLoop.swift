@@ -93,24 +93,36 @@ final class RunLoop: @unchecked Sendable {
     var ref: OpaquePointer { OpaquePointer(Unmanaged.passUnretained(self).toOpaque()) }
 }
 
+/// `CFRunLoopGetCurrent`, exported to C: its contract is in `CoreFoundation/CFRunLoop.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func CFRunLoopGetCurrent() -> OpaquePointer? { RunLoop.current.ref }
 
+/// `CFRunLoopGetMain`, exported to C: its contract is in `CoreFoundation/CFRunLoop.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func CFRunLoopGetMain() -> OpaquePointer? { RunLoop.main.ref }
 
+/// `CFRunLoopRun`, exported to C: its contract is in `CoreFoundation/CFRunLoop.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func CFRunLoopRun() {
     let loop = RunLoop.current
     while loop.run(seconds: 3e9, returnAfterSourceHandled: false) != Int32(kCFRunLoopRunStopped) {}
 }
 
+/// `CFRunLoopRunInMode`, exported to C: its contract is in `CoreFoundation/CFRunLoop.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func CFRunLoopRunInMode(_ mode: OpaquePointer?, _ seconds: CFTimeInterval, _ returnAfterSourceHandled: Bool) -> CFRunLoopRunResult {
     RunLoop.current.run(seconds: seconds, returnAfterSourceHandled: returnAfterSourceHandled)
 }
 
+/// `CFRunLoopStop`, exported to C: its contract is in `CoreFoundation/CFRunLoop.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func CFRunLoopStop(_ rl: OpaquePointer?) {
     guard let rl else { return }
     RunLoop.from(rl).stop()
 }
 
+/// `CFRunLoopWakeUp`, exported to C: its contract is in `CoreFoundation/CFRunLoop.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
 @c public func CFRunLoopWakeUp(_ rl: OpaquePointer?) {
     guard let rl else { return }
     RunLoop.from(rl).wake()
