@@ -15,10 +15,12 @@ import Testing
         #expect(r.output.contains(" 0 failed"), "\(r.output)")
     }
 
-    /// Code using Apple's annotations and CF_ENUM builds with both compilers.
-    @Test(arguments: ["gcc", "clang"])
+    /// Code using Apple's annotations and CF_ENUM builds with both compilers, and as C++.
+    @Test(arguments: ["gcc", "clang", "g++ -x c++"])
     func annotationsAreAccepted(compiler: String) throws {
-        let exe = try CAPI.build("Tests/CAPIPrograms/annotations.c", compiler: compiler, name: "annotations-\(compiler)")
+        let exe = try CAPI.build(
+            "Tests/CAPIPrograms/annotations.c", compiler: compiler,
+            name: "annotations-" + compiler.map { $0.isLetter || $0.isNumber ? String($0) : "-" }.joined())
         let r = try CAPI.run(exe)
         #expect(r.status == 0, "\(r.output)")
     }
