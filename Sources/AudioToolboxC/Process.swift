@@ -57,9 +57,13 @@ final class ProcessEngine: @unchecked Sendable {
             if case .ports(let p) = connections { outputs = max(outputs, p.count) }
             if let n = env["AQSYNC_OUTPUTS"].flatMap(Int.init), n > 0 { outputs = n }
             let name = env["AQSYNC_CLIENT_NAME"].flatMap { $0.isEmpty ? nil : $0 } ?? ProcessEngine.programName()
+            // AQSYNC_RECONNECT=0: a server that goes away is gone for good (queues stop, starts
+            // answer kAudioQueueErr_CannotStart); otherwise the device waits for it to return.
+            let reconnect = env["AQSYNC_RECONNECT"] != "0"
             do {
                 device = try JackDevice(options: JackDeviceOptions(
-                    clientName: name, serverName: nil, outputChannels: outputs, outputConnections: connections))
+                    clientName: name, serverName: nil, outputChannels: outputs, outputConnections: connections,
+                    reconnect: reconnect))
             } catch {
                 throw AudioQueueError(.invalidDevice, "no JACK server reachable: \(error.message)")
             }

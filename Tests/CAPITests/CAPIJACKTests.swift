@@ -146,3 +146,26 @@ final class ProgramRunner: @unchecked Sendable {
         func get() -> CAPI.Run? { lock.withLock { value } }
     }
 }
+
+/// The server goes away for good (AQSYNC_RECONNECT=0): the queue stops, its IsRunning listener
+/// hears it, and a start answers kAudioQueueErr_CannotStart.
+@Suite(.serialized) struct CAPIServerLossJACKTests {
+    @Test func serverGoneIsCannotStart() throws {
+        let exe = try CAPI.build("Tests/CAPIPrograms/server_loss.c")
+        let server = try PrivateJackServer(sampleRate: 48000, period: 256)
+        var stopped = false
+        defer { if !stopped { server.stop() } }
+        let runner = ProgramRunner(exe, [], [
+            "JACK_DEFAULT_SERVER": server.name, "AQSYNC_CONNECT": "", "AQSYNC_RECONNECT": "0",
+            "AQSYNC_CLIENT_NAME": "capi-loss",
+        ])
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline, !(try JackTools.ports(server: server.name)).contains("capi-loss:out_1") { usleep(20_000) }
+        usleep(300_000)
+        server.stop()
+        stopped = true
+        let r = runner.finish(timeout: 40)
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains(" 0 failed"), "\(r.output)")
+    }
+}
