@@ -2,6 +2,7 @@
  * reference (issue 12): every function, the properties of an ADTS AAC file (argv[1]: 44.1 kHz
  * stereo), translations, seeking, and the result codes. Prints "N passed, N failed". */
 #include <AudioToolbox/AudioToolbox.h>
+#include <math.h>
 #include <stdio.h>
 
 static int passed, failed;
@@ -9,6 +10,9 @@ static int passed, failed;
 #define EXPECT_STATUS(call, want) do { OSStatus s_ = (call); EXPECT(s_ == (want), "%s = %d, want %d", #call, (int)s_, (int)(want)); } while (0)
 
 static AudioFileStreamID theStream;
+static char keptCookie[256];
+static UInt32 keptCookieSize;
+static void noCallback(void *user, AudioQueueRef aq, AudioQueueBufferRef b) { (void)user; (void)aq; (void)b; }
 static unsigned long packets, packetCalls, cookieBytes;
 static int ready, nestedChecked, descriptionsOk = 1;
 
@@ -23,13 +27,28 @@ static void listener(void *user, AudioFileStreamID stream, AudioFileStreamProper
         size = sizeof cookie;
         EXPECT_STATUS(AudioFileStreamGetProperty(stream, id, &size, cookie), noErr);
         cookieBytes = size;
+        memcpy(keptCookie, cookie, size);
+        keptCookieSize = size;
         EXPECT(!(*flags & kAudioFileStreamPropertyFlag_PropertyIsCached), "the cookie is not cached unless asked");
     }
     if (id == kAudioFileStreamProperty_ReadyToProducePackets) ready++;
 }
 
+/* The first packets, kept for the queue part. */
+#define KEPT 40
+static unsigned char keptData[KEPT * 1536];
+static AudioStreamPacketDescription kept[KEPT];
+static UInt32 keptCount, keptBytes;
+
 static void packetsProc(void *user, UInt32 bytes, UInt32 n, const void *data, AudioStreamPacketDescription *d) {
-    (void)user; (void)data;
+    (void)user;
+    for (UInt32 i = 0; d && i < n && keptCount < KEPT && keptBytes + d[i].mDataByteSize <= sizeof keptData; i++) {
+        memcpy(keptData + keptBytes, (const char *)data + d[i].mStartOffset, d[i].mDataByteSize);
+        kept[keptCount] = d[i];
+        kept[keptCount].mStartOffset = keptBytes;
+        keptBytes += d[i].mDataByteSize;
+        keptCount++;
+    }
     packets += n;
     packetCalls++;
     if (!d) descriptionsOk = 0;
@@ -88,6 +107,60 @@ int main(int argc, char **argv) {
     AudioFormatListItem item;
     EXPECT_STATUS(AudioFileStreamGetProperty(s, kAudioFileStreamProperty_FormatList, &size, &item), noErr);
     EXPECT(item.mASBD.mFormatID == kAudioFormatMPEG4AAC && item.mChannelLayoutTag == kAudioChannelLayoutTag_Stereo, "format list item");
+    /* With AQSYNC_DEVICE=offline (at 44.1 kHz): the parser's format and cookie make a queue
+     * that decodes the packets; a buffer from AudioQueueAllocateBuffer takes descriptions
+     * passed to AudioQueueEnqueueBuffer (up to its hidden room, docs/c-api.md). */
+    if (getenv("AQSYNC_DEVICE") && strcmp(getenv("AQSYNC_DEVICE"), "offline") == 0) {
+        AudioQueueRef q = NULL;
+        EXPECT_STATUS(AudioQueueNewOutput(&format, NULL, NULL, NULL, NULL, 0, &q), kAudio_ParamError);
+        EXPECT_STATUS(AudioQueueNewOutput(&format, noCallback, NULL, NULL, NULL, 0, &q), noErr);
+        AudioQueueBufferRef b = NULL, small = NULL, render = NULL;
+        AudioTimeStamp t;
+        memset(&t, 0, sizeof t);
+        t.mFlags = kAudioTimeStampSampleTimeValid;
+        if (q) {
+            EXPECT_STATUS(AudioQueueSetProperty(q, kAudioQueueProperty_MagicCookie, keptCookie, keptCookieSize), noErr);
+            EXPECT_STATUS(AudioQueueAllocateBuffer(q, sizeof keptData, &b), noErr);
+            EXPECT(b && b->mPacketDescriptionCapacity == 0, "no visible descriptions");
+            memcpy(b->mAudioData, keptData, keptBytes);
+            b->mAudioDataByteSize = keptBytes;
+            EXPECT_STATUS(AudioQueueAllocateBuffer(q, 1024, &small), noErr);
+            memcpy(small->mAudioData, keptData, 1024);
+            small->mAudioDataByteSize = 1024;
+            EXPECT_STATUS(AudioQueueEnqueueBuffer(q, small, KEPT, kept), kAudioQueueErr_InvalidParameter);
+            EXPECT_STATUS(AudioQueueEnqueueBuffer(q, b, keptCount, kept), noErr);
+            AudioStreamBasicDescription pcm;
+            memset(&pcm, 0, sizeof pcm);
+            pcm.mSampleRate = 44100;
+            pcm.mFormatID = kAudioFormatLinearPCM;
+            pcm.mFormatFlags = kAudioFormatFlagsNativeFloatPacked;
+            pcm.mBytesPerPacket = pcm.mBytesPerFrame = 8;
+            pcm.mFramesPerPacket = 1;
+            pcm.mChannelsPerFrame = 2;
+            pcm.mBitsPerChannel = 32;
+            EXPECT_STATUS(AudioQueueSetOfflineRenderFormat(q, &pcm, NULL), noErr);
+            EXPECT_STATUS(AudioQueueAllocateBuffer(q, 1024 * 8, &render), noErr);
+            static float out[32 * 1024];
+            for (int chunk = 0; chunk < 32; chunk++) {
+                t.mSampleTime = chunk * 1024;
+                EXPECT_STATUS(AudioQueueOfflineRender(q, &t, render, 1024), noErr);
+                /* keep the left channel */
+                const float *r = render->mAudioData;
+                for (int i = 0; i < 1024; i++) out[chunk * 1024 + i] = r[2 * i];
+            }
+            /* 40 packets: 40960 frames, the tone from after the encoder's priming; count rising
+             * zero crossings in frames 4096..28672 (24576 frames = 557.3 ms of 1000 Hz). */
+            int crossings = 0;
+            float peak = 0;
+            for (int i = 4097; i < 28672; i++) {
+                if (out[i - 1] < 0 && out[i] >= 0) crossings++;
+                if (fabsf(out[i]) > peak) peak = fabsf(out[i]);
+            }
+            EXPECT(peak > 0.05f && crossings >= 553 && crossings <= 561, "decoded tone: peak %f, %d crossings", peak, crossings);
+            EXPECT_STATUS(AudioQueueDispose(q, true), noErr);
+        }
+    }
+
     SInt64 offset = -1;
     size = sizeof offset;
     EXPECT_STATUS(AudioFileStreamGetProperty(s, kAudioFileStreamProperty_DataOffset, &size, &offset), noErr);
