@@ -3,7 +3,7 @@
 #   make test   install what is missing, build, and run every test
 SHELL := /bin/bash
 SWIFT ?= swift
-DEBS := jackd2 libjack-jackd2-dev jack-tools libsoxr-dev sox ffmpeg pkg-config libavcodec-dev libavutil-dev pipewire pipewire-jack pipewire-bin wireplumber dbus binutils librsvg2-bin
+DEBS := jackd2 libjack-jackd2-dev jack-tools libsoxr-dev sox ffmpeg pkg-config libavcodec-dev libavutil-dev pipewire pipewire-jack pipewire-bin wireplumber dbus binutils librsvg2-bin gcc g++
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: deps build release test check-nolocks jack-reclaim demo fuzz clean bench bench-offline bench-check
@@ -99,3 +99,39 @@ fuzz: deps
 
 clean:
 	rm -rf .build .build-*
+
+## The C API (issue 12, docs/c-api.md): `make install PREFIX=DIR` (default ~/.local, writable
+## without root) builds libAudioToolbox.so and puts the headers in DIR/include, the library in
+## DIR/lib and DIR/lib/pkgconfig/AudioToolbox.pc. `make examples` builds the C tutorials in
+## docs/examples/c against the installed library (into .build/c-examples).
+PREFIX ?= $(HOME)/.local
+CAPI_CONFIG ?= release
+CAPI_HEADERS := Sources/CAudioToolbox/include
+.PHONY: install install-files examples
+install: deps
+	$(SWIFT) build -c $(CAPI_CONFIG) --product AudioToolbox
+	$(MAKE) -s install-files PREFIX="$(PREFIX)" LIBDIR_SRC="$$($(SWIFT) build -c $(CAPI_CONFIG) --show-bin-path)"
+
+## Copies what `install` built (LIBDIR_SRC holds libAudioToolbox.so); the C API tests use it
+## on the library `swift build` made, so that the installed layout itself is what they test.
+install-files:
+	@[ -n "$(LIBDIR_SRC)" ] || { echo "install-files: LIBDIR_SRC is not set"; exit 1; }
+	install -d "$(PREFIX)/include" "$(PREFIX)/lib/pkgconfig"
+	cp -R $(CAPI_HEADERS)/AudioToolbox $(CAPI_HEADERS)/CoreAudio $(CAPI_HEADERS)/CoreAudioTypes \
+	  $(CAPI_HEADERS)/CoreFoundation $(CAPI_HEADERS)/MacTypes.h "$(PREFIX)/include/"
+	install -m 644 Sources/CAudioToolbox/modulemaps/AudioToolbox.modulemap "$(PREFIX)/include/AudioToolbox/module.modulemap"
+	install -m 644 Sources/CAudioToolbox/modulemaps/CoreAudio.modulemap "$(PREFIX)/include/CoreAudio/module.modulemap"
+	install -m 755 "$(LIBDIR_SRC)/libAudioToolbox.so" "$(PREFIX)/lib/libAudioToolbox.so"
+	printf '%s\n' "prefix=$(PREFIX)" 'includedir=$${prefix}/include' 'libdir=$${prefix}/lib' '' \
+	  'Name: AudioToolbox' 'Description: Audio Queue Services and Audio File Stream Services on JACK (aqsync)' \
+	  'Version: 0.1' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lAudioToolbox -Wl,-rpath,$${libdir}' \
+	  > "$(PREFIX)/lib/pkgconfig/AudioToolbox.pc"
+	@echo "installed the C API in $(PREFIX) (PKG_CONFIG_PATH=$(PREFIX)/lib/pkgconfig)"
+
+examples:
+	@mkdir -p .build/c-examples
+	for f in docs/examples/c/*.c; do \
+	  PKG_CONFIG_PATH="$(PREFIX)/lib/pkgconfig:$$PKG_CONFIG_PATH" cc -Wall -Wextra -o .build/c-examples/$$(basename $$f .c) $$f \
+	    $$(PKG_CONFIG_PATH="$(PREFIX)/lib/pkgconfig:$$PKG_CONFIG_PATH" pkg-config --cflags --libs AudioToolbox) -lm || exit 1; \
+	done
+	@echo "built: $$(ls .build/c-examples)"

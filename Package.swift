@@ -21,6 +21,8 @@ let package = Package(
         .executable(name: "aqsync", targets: ["aqsync"]),
         .executable(name: "a440", targets: ["a440"]),
         .executable(name: "stereo-sine", targets: ["stereo-sine"]),
+        // The C API (issue 12, docs/c-api.md): libAudioToolbox.so.
+        .library(name: "AudioToolbox", type: .dynamic, targets: ["AudioToolboxC"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -60,6 +62,12 @@ let package = Package(
         // runs it (benchmarks only, through AQBench).
         .target(name: "CMixReference", linkerSettings: [.linkedLibrary("jack")]),
 
+        // The C API (issue 12): Apple's C headers, written from the references, and the exported
+        // C entry points (`@c`) calling the engine and the parser.
+        .target(name: "CAudioToolbox"),
+        .target(name: "AudioToolboxC", dependencies: ["AQEngine", "AQJack", "AQFileStream", "CAudioToolbox"],
+                swiftSettings: strict + [.swiftLanguageMode(.v5)]),
+
         // Counts render-thread allocations for `aqsync bench` (defines malloc; aqsync only).
         .target(name: "CAllocCounter"),
 
@@ -77,6 +85,8 @@ let package = Package(
         .testTarget(name: "AQFileStreamTests", dependencies: ["AQFileStream"]),
         .testTarget(name: "JACKIntegrationTests", dependencies: ["AQJackServer", "AQEngine", "AQJack", "AQTesting"]),
         .testTarget(name: "AQSessionTests", dependencies: ["AQJackServer", "AQSession", "AQJack", "AQTesting"]),
+        // The C API's tests build C programs against the installed headers and libAudioToolbox.so.
+        .testTarget(name: "CAPITests", dependencies: ["AQTesting"]),
         .testTarget(name: "AQCodecTests", dependencies: ["AQEngine", "AQJack", "AQJackServer", "AQConvert", "AQFileStream", "AQSession", "AQTesting"]),
     ]
 )

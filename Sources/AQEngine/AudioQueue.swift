@@ -75,6 +75,10 @@ public final class AudioQueue: @unchecked Sendable {
     var disposed = false
     /// Volume commands sent (compared with those the renderer applied).
     var volumeCommandsSent: Int64 = 0
+    /// Whether the renderer's volume of this queue was ever changed (a set or a buffer's
+    /// volume event); until then its slot's published volume may still be the previous
+    /// occupant's, or unset before the first cycle, and `volumeValue` is the answer.
+    var volumeChanged = false
     /// Offline rendering (see OfflineRender.swift).
     var offlineFormat: AudioStreamBasicDescription?
     var offlineLayout: AudioChannelLayout?

@@ -183,6 +183,7 @@ extension AudioQueue {
                 throw AudioQueueError(.invalidParameter, "volume \(e.value) is outside 0…1 (kAudioQueueParam_Volume)")
             }
             volume = e.value
+            volumeChanged = true
         }
         return volume
     }

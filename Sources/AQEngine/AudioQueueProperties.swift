@@ -193,6 +193,7 @@ extension AudioQueue {
         lock.lock()
         defer { lock.unlock() }
         if disposed { return 0 }
+        if !volumeChanged { return volumeValue }
         let rendered = hub.core.pointee.volume(slot: Int(slot))
         return rendered.commandsApplied >= volumeCommandsSent ? rendered.value : volumeValue
     }
@@ -213,6 +214,7 @@ extension AudioQueue {
         try hub.send(.setVolume(slot: slot, volume: value, rampFrames: ramp))
         volumeValue = value
         volumeCommandsSent += 1
+        volumeChanged = true
     }
 
     /// Sets a parameter by raw ID; unknown IDs are refused with `.invalidParameter`.

@@ -1,0 +1,534 @@
+// Audio Queue Services' C functions (AudioToolbox/AudioQueue.h) on AQEngine. Issue 12.
+import AQEngine
+import CAudioToolbox
+import Foundation
+
+/// What an `AudioQueueRef` points to: the engine's queue, the C callback and its user data,
+/// the run loop its callbacks go to (nil: the engine's events thread), its C buffers and its C
+/// listeners. Thread safety: `lock` guards the tables; the rest is set once.
+final class CQueue: @unchecked Sendable {
+    let queue: AQEngine.AudioQueue
+    let callback: AudioQueueOutputCallback
+    let userData: UnsafeMutableRawPointer?
+    let runLoop: RunLoop?
+    let lock = NSLock()
+    /// C buffer address → the engine's buffer.
+    var buffers: [UnsafeMutablePointer<CBuffer>: SBuffer] = [:]
+    var listeners: [(id: UInt32, proc: AudioQueuePropertyListenerProc, userData: UnsafeMutableRawPointer?, token: Int)] = []
+    var disposed = false
+    /// The CurrentDevice property as a C string (a CFStringRef here), made once.
+    var deviceString: UnsafeMutablePointer<CChar>?
+
+    init(queue: AQEngine.AudioQueue, callback: AudioQueueOutputCallback, userData: UnsafeMutableRawPointer?, runLoop: RunLoop?) {
+        self.queue = queue
+        self.callback = callback
+        self.userData = userData
+        self.runLoop = runLoop
+    }
+
+    var ref: AudioQueueRef { OpaquePointer(Unmanaged.passUnretained(self).toOpaque()) }
+
+    /// Runs `work` on the queue's callback thread: here when there is no run loop or this is its
+    /// thread, else posted to the loop (then skipped if the queue was disposed of meanwhile).
+    func deliver(_ work: @escaping () -> Void) {
+        guard let runLoop, !runLoop.isCurrent else { return work() }
+        runLoop.post { [self] in
+            if lock.withLock({ disposed }) { return }
+            work()
+        }
+    }
+
+    func cBuffer(for b: SBuffer) -> UnsafeMutablePointer<CBuffer>? {
+        (b.userData as? CBufferBox)?.pointer
+    }
+}
+
+/// The engine buffer's link back to its C structure.
+final class CBufferBox {
+    let pointer: UnsafeMutablePointer<CBuffer>
+    init(_ p: UnsafeMutablePointer<CBuffer>) { pointer = p }
+}
+
+/// Live queue handles: a handle not in it (never made, or disposed of) is kAudio_ParamError.
+enum Handles {
+    static let lock = NSLock()
+    nonisolated(unsafe) static var live: [UnsafeMutableRawPointer: CQueue] = [:]
+
+    static func queue(_ ref: AudioQueueRef?) -> CQueue? {
+        guard let ref else { return nil }
+        return lock.withLock { live[UnsafeMutableRawPointer(ref)] }
+    }
+    static func add(_ q: CQueue) { lock.withLock { live[UnsafeMutableRawPointer(q.ref)] = q } }
+    static func remove(_ q: CQueue) { _ = lock.withLock { live.removeValue(forKey: UnsafeMutableRawPointer(q.ref)) } }
+}
+
+/// Looks the handle up and runs `body` with it; an unknown handle is kAudio_ParamError.
+@inline(__always)
+func withQueue(_ ref: AudioQueueRef?, _ body: (CQueue) throws(AudioQueueError) -> Void) -> OSStatus {
+    guard let q = Handles.queue(ref) else { return paramError }
+    return status { () throws(AudioQueueError) in try body(q) }
+}
+
+// MARK: - Creating and disposing
+
+/// `AudioQueueNewOutput`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
+@c public func AudioQueueNewOutput(
+    _ inFormat: UnsafePointer<CFormat>?, _ inCallbackProc: AudioQueueOutputCallback?, _ inUserData: UnsafeMutableRawPointer?,
+    _ inCallbackRunLoop: OpaquePointer?, _ inCallbackRunLoopMode: OpaquePointer?, _ inFlags: UInt32,
+    _ outAQ: UnsafeMutablePointer<AudioQueueRef?>?
+) -> OSStatus {
+    guard let inFormat, let inCallbackProc, let outAQ else { return paramError }
+    // The reference: inFlags is reserved and must be 0.
+    guard inFlags == 0 else { return paramError }
+    let format = SFormat(c: inFormat.pointee)
+    let loop = inCallbackRunLoop.map(RunLoop.from)
+    return status { () throws(AudioQueueError) in
+        let engine = try ProcessEngine.shared.get(channels: Int(format.channelsPerFrame))
+        var made: CQueue?
+        let box = WeakBox()
+        let queue = try engine.newOutput(format: format) { _, buffer in
+            guard let cq = box.value, let cb = cq.cBuffer(for: buffer) else { return }
+            cq.deliver { cq.callback(cq.userData, cq.ref, cb) }
+        }
+        made = CQueue(queue: queue, callback: inCallbackProc, userData: inUserData, runLoop: loop)
+        box.value = made
+        Handles.add(made!)
+        outAQ.pointee = made!.ref
+    }
+}
+
+/// The queue as the engine's callback sees it (weak: the handle table owns it).
+final class WeakBox: @unchecked Sendable {
+    weak var value: CQueue?
+}
+
+/// Input queues do not exist in the engine yet: this answers kAudioQueueErr_InvalidQueueType,
+/// the reference's code for "an input queue where this build has only output queues".
+@c public func AudioQueueNewInput(
+    _ inFormat: UnsafePointer<CFormat>?, _ inCallbackProc: AudioQueueInputCallback?, _ inUserData: UnsafeMutableRawPointer?,
+    _ inCallbackRunLoop: OpaquePointer?, _ inCallbackRunLoopMode: OpaquePointer?, _ inFlags: UInt32,
+    _ outAQ: UnsafeMutablePointer<AudioQueueRef?>?
+) -> OSStatus {
+    guard inFormat != nil, inCallbackProc != nil, let outAQ else { return paramError }
+    outAQ.pointee = nil
+    return OSStatus(kAudioQueueErr_InvalidQueueType)
+}
+
+/// `AudioQueueDispose`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
+@c public func AudioQueueDispose(_ inAQ: AudioQueueRef?, _ inImmediate: Bool) -> OSStatus {
+    withQueue(inAQ) { q throws(AudioQueueError) in
+        try q.queue.dispose(immediately: inImmediate)
+        q.lock.withLock { q.disposed = inImmediate }
+        if inImmediate { release(q) }
+        else {
+            // Asynchronous: the handle stays valid until the engine reports the queue gone.
+            DisposalWatcher.watch(q)
+        }
+    }
+}
+
+/// Frees a disposed queue's C buffers and drops its handle.
+func release(_ q: CQueue) {
+    Handles.remove(q)
+    q.lock.lock()
+    q.disposed = true
+    let buffers = q.buffers
+    q.buffers.removeAll()
+    let device = q.deviceString
+    q.deviceString = nil
+    q.lock.unlock()
+    for (p, b) in buffers {
+        b.userData = nil
+        p.deallocate()
+    }
+    free(device)
+}
+
+/// An asynchronous disposal completes on the engine's events thread; its handle is released
+/// once the engine calls the queue gone (checked every 10 ms on a utility thread).
+enum DisposalWatcher {
+    static func watch(_ q: CQueue) {
+        let t = Thread {
+            while true {
+                // After the disposal completed, every call through the queue is invalidQueue.
+                if case .failure(let e) = Result(catching: { () throws(AudioQueueError) in _ = try q.queue.propertySize(UInt32(kAudioQueueProperty_IsRunning)) }),
+                   e.code == .invalidQueue {
+                    release(q)
+                    return
+                }
+                usleep(10_000)
+            }
+        }
+        t.name = "AudioToolbox-disposal"
+        t.start()
+    }
+}
+
+// MARK: - Buffers
+
+func allocate(_ inAQ: AudioQueueRef?, _ size: UInt32, _ descriptions: UInt32, _ out: UnsafeMutablePointer<AudioQueueBufferRef?>?) -> OSStatus {
+    guard let out else { return paramError }
+    return withQueue(inAQ) { q throws(AudioQueueError) in
+        // A compressed queue's engine buffers always carry packet descriptions; a buffer
+        // allocated without them (AudioQueueAllocateBuffer) gets room for one per 64 bytes
+        // (at least 16), which AudioQueueEnqueueBuffer's descriptions are copied into.
+        var hidden = Int(descriptions)
+        if hidden == 0 && !q.queue.format.isLinearPCM { hidden = max(16, Int(size) / 64) }
+        let b = try q.queue.allocateBuffer(capacity: Int(size), packetDescriptions: hidden)
+        let p = UnsafeMutablePointer<CBuffer>.allocate(capacity: 1)
+        let pds = descriptions > 0 ? UnsafeMutableRawPointer(b.packetDescriptions)?.assumingMemoryBound(to: CPacketDescription.self) : nil
+        aqc_buffer_init(p, UInt32(b.audioDataBytesCapacity), b.audioData, descriptions, pds)
+        b.userData = CBufferBox(p)
+        q.lock.withLock { q.buffers[p] = b }
+        out.pointee = p
+    }
+}
+
+/// `AudioQueueAllocateBuffer`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
+@c public func AudioQueueAllocateBuffer(_ inAQ: AudioQueueRef?, _ inBufferByteSize: UInt32, _ outBuffer: UnsafeMutablePointer<AudioQueueBufferRef?>?) -> OSStatus {
+    allocate(inAQ, inBufferByteSize, 0, outBuffer)
+}
+
+/// `AudioQueueAllocateBufferWithPacketDescriptions`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
+@c public func AudioQueueAllocateBufferWithPacketDescriptions(
+    _ inAQ: AudioQueueRef?, _ inBufferByteSize: UInt32, _ inNumberPacketDescriptions: UInt32,
+    _ outBuffer: UnsafeMutablePointer<AudioQueueBufferRef?>?
+) -> OSStatus {
+    allocate(inAQ, inBufferByteSize, inNumberPacketDescriptions, outBuffer)
+}
+
+/// The engine buffer behind a C buffer of this queue, or `invalidBuffer`.
+func engineBuffer(_ q: CQueue, _ p: AudioQueueBufferRef?) throws(AudioQueueError) -> SBuffer {
+    guard let p, let b = q.lock.withLock({ q.buffers[p] }) else {
+        throw AudioQueueError(.invalidBuffer, "the buffer does not belong to this queue")
+    }
+    return b
+}
+
+/// `AudioQueueFreeBuffer`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
+@c public func AudioQueueFreeBuffer(_ inAQ: AudioQueueRef?, _ inBuffer: AudioQueueBufferRef?) -> OSStatus {
+    withQueue(inAQ) { q throws(AudioQueueError) in
+        let b = try engineBuffer(q, inBuffer)
+        try q.queue.freeBuffer(b)
+        q.lock.withLock { _ = q.buffers.removeValue(forKey: inBuffer!) }
+        b.userData = nil
+        inBuffer!.deallocate()
+    }
+}
+
+/// Copies the C buffer's size and the packet descriptions into the engine buffer.
+func prepare(_ b: SBuffer, _ p: AudioQueueBufferRef, _ count: UInt32, _ descriptions: UnsafePointer<CPacketDescription>?) throws(AudioQueueError) {
+    b.audioDataByteSize = Int(p.pointee.mAudioDataByteSize)
+    if let descriptions, count > 0 {
+        guard Int(count) <= b.packetDescriptionCapacity, let dst = b.packetDescriptions else {
+            throw AudioQueueError(.invalidParameter, "\(count) packet descriptions; the buffer has room for \(b.packetDescriptionCapacity)")
+        }
+        let raw = UnsafeMutableRawPointer(dst)
+        if UnsafeRawPointer(raw) != UnsafeRawPointer(descriptions) {
+            raw.copyMemory(from: descriptions, byteCount: Int(count) * MemoryLayout<CPacketDescription>.stride)
+        }
+        b.packetDescriptionCount = Int(count)
+    } else {
+        b.packetDescriptionCount = 0
+    }
+}
+
+/// `AudioQueueEnqueueBuffer`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
+@c public func AudioQueueEnqueueBuffer(
+    _ inAQ: AudioQueueRef?, _ inBuffer: AudioQueueBufferRef?, _ inNumPacketDescs: UInt32,
+    _ inPacketDescs: UnsafePointer<CPacketDescription>?
+) -> OSStatus {
+    withQueue(inAQ) { q throws(AudioQueueError) in
+        let b = try engineBuffer(q, inBuffer)
+        try prepare(b, inBuffer!, inNumPacketDescs, inPacketDescs)
+        try q.queue.enqueue(b)
+    }
+}
+
+/// `AudioQueueEnqueueBufferWithParameters`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
+@c public func AudioQueueEnqueueBufferWithParameters(
+    _ inAQ: AudioQueueRef?, _ inBuffer: AudioQueueBufferRef?, _ inNumPacketDescs: UInt32,
+    _ inPacketDescs: UnsafePointer<CPacketDescription>?, _ inTrimFramesAtStart: UInt32, _ inTrimFramesAtEnd: UInt32,
+    _ inNumParamValues: UInt32, _ inParamValues: UnsafePointer<CAudioToolbox.AudioQueueParameterEvent>?,
+    _ inStartTime: UnsafePointer<CTimeStamp>?, _ outActualStartTime: UnsafeMutablePointer<CTimeStamp>?
+) -> OSStatus {
+    if inNumParamValues > 0 && inParamValues == nil { return paramError }
+    return withQueue(inAQ) { q throws(AudioQueueError) in
+        let b = try engineBuffer(q, inBuffer)
+        try prepare(b, inBuffer!, inNumPacketDescs, inPacketDescs)
+        var events: [AQEngine.AudioQueueParameterEvent] = []
+        for i in 0..<Int(inNumParamValues) {
+            events.append(AQEngine.AudioQueueParameterEvent(rawParameter: inParamValues![i].mID, value: inParamValues![i].mValue))
+        }
+        let actual = try q.queue.enqueue(
+            b, trimFramesAtStart: Int(inTrimFramesAtStart), trimFramesAtEnd: Int(inTrimFramesAtEnd),
+            parameterEvents: events, startTime: inStartTime.map { STimeStamp(c: $0.pointee) })
+        outActualStartTime?.pointee = actual.c
+    }
+}
+
+// MARK: - Control
+
+/// `AudioQueueStart`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
+@c public func AudioQueueStart(_ inAQ: AudioQueueRef?, _ inStartTime: UnsafePointer<CTimeStamp>?) -> OSStatus {
+    withQueue(inAQ) { q throws(AudioQueueError) in
+        try q.queue.start(at: inStartTime.map { STimeStamp(c: $0.pointee) })
+    }
+}
+
+/// `AudioQueuePrime`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
+@c public func AudioQueuePrime(_ inAQ: AudioQueueRef?, _ inNumberOfFramesToPrepare: UInt32, _ outNumberOfFramesPrepared: UnsafeMutablePointer<UInt32>?) -> OSStatus {
+    withQueue(inAQ) { q throws(AudioQueueError) in
+        let frames = try q.queue.prime(framesToPrepare: Int(inNumberOfFramesToPrepare))
+        outNumberOfFramesPrepared?.pointee = UInt32(clamping: frames)
+    }
+}
+
+/// `AudioQueueStop`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
+@c public func AudioQueueStop(_ inAQ: AudioQueueRef?, _ inImmediate: Bool) -> OSStatus {
+    withQueue(inAQ) { q throws(AudioQueueError) in try q.queue.stop(immediately: inImmediate) }
+}
+
+/// `AudioQueuePause`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
+@c public func AudioQueuePause(_ inAQ: AudioQueueRef?) -> OSStatus {
+    withQueue(inAQ) { q throws(AudioQueueError) in try q.queue.pause() }
+}
+
+/// `AudioQueueFlush`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
+@c public func AudioQueueFlush(_ inAQ: AudioQueueRef?) -> OSStatus {
+    withQueue(inAQ) { q throws(AudioQueueError) in try q.queue.flush() }
+}
+
+/// `AudioQueueReset`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
+@c public func AudioQueueReset(_ inAQ: AudioQueueRef?) -> OSStatus {
+    withQueue(inAQ) { q throws(AudioQueueError) in try q.queue.reset() }
+}
+
+// MARK: - Parameters and properties
+
+/// `AudioQueueGetParameter`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
+@c public func AudioQueueGetParameter(_ inAQ: AudioQueueRef?, _ inParamID: UInt32, _ outValue: UnsafeMutablePointer<AudioQueueParameterValue>?) -> OSStatus {
+    guard let outValue else { return paramError }
+    return withQueue(inAQ) { q throws(AudioQueueError) in
+        guard let id = AQEngine.AudioQueueParameterID(rawValue: inParamID) else {
+            throw AudioQueueError(.invalidParameter, "unknown parameter \(inParamID)")
+        }
+        outValue.pointee = q.queue.parameter(id)
+    }
+}
+
+/// `AudioQueueSetParameter`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
+@c public func AudioQueueSetParameter(_ inAQ: AudioQueueRef?, _ inParamID: UInt32, _ inValue: AudioQueueParameterValue) -> OSStatus {
+    withQueue(inAQ) { q throws(AudioQueueError) in try q.queue.setParameter(rawID: inParamID, inValue) }
+}
+
+/// A property's value as the C API lays it out: the engine's bytes, except CurrentDevice,
+/// which is a CFStringRef here pointing to the device's NUL-terminated UTF-8 identifier.
+func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
+    let bytes = try q.queue.property(id)
+    guard id == UInt32(kAudioQueueProperty_CurrentDevice) else { return bytes }
+    let p: UnsafeMutablePointer<CChar> = q.lock.withLock {
+        if let s = q.deviceString { return s }
+        let s = strdup(String(decoding: bytes, as: UTF8.self))!
+        q.deviceString = s
+        return s
+    }
+    return withUnsafeBytes(of: UInt(bitPattern: p)) { Array($0) }
+}
+
+/// `AudioQueueGetPropertySize`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
+@c public func AudioQueueGetPropertySize(_ inAQ: AudioQueueRef?, _ inID: UInt32, _ outDataSize: UnsafeMutablePointer<UInt32>?) -> OSStatus {
+    guard let outDataSize else { return paramError }
+    return withQueue(inAQ) { q throws(AudioQueueError) in
+        outDataSize.pointee = UInt32(try cProperty(q, inID).count)
+    }
+}
+
+/// `AudioQueueGetProperty`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
+@c public func AudioQueueGetProperty(_ inAQ: AudioQueueRef?, _ inID: UInt32, _ outData: UnsafeMutableRawPointer?, _ ioDataSize: UnsafeMutablePointer<UInt32>?) -> OSStatus {
+    guard let outData, let ioDataSize else { return paramError }
+    return withQueue(inAQ) { q throws(AudioQueueError) in
+        let bytes = try cProperty(q, inID)
+        var n = bytes.count
+        if Int(ioDataSize.pointee) < n {
+            // The meters: as many channels as fit; everything else must fit whole.
+            let meters = inID == UInt32(kAudioQueueProperty_CurrentLevelMeter) || inID == UInt32(kAudioQueueProperty_CurrentLevelMeterDB)
+            guard meters, ioDataSize.pointee >= 8 else {
+                throw AudioQueueError(.invalidPropertySize, "the property takes \(n) bytes; \(ioDataSize.pointee) given")
+            }
+            n = Int(ioDataSize.pointee) / 8 * 8
+        }
+        bytes.withUnsafeBytes { outData.copyMemory(from: $0.baseAddress!, byteCount: n) }
+        ioDataSize.pointee = UInt32(n)
+    }
+}
+
+/// `AudioQueueSetProperty`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
+@c public func AudioQueueSetProperty(_ inAQ: AudioQueueRef?, _ inID: UInt32, _ inData: UnsafeRawPointer?, _ inDataSize: UInt32) -> OSStatus {
+    guard inData != nil || inDataSize == 0 else { return paramError }
+    return withQueue(inAQ) { q throws(AudioQueueError) in
+        if inID == UInt32(kAudioQueueProperty_CurrentDevice) {
+            guard inDataSize == UInt32(MemoryLayout<UnsafeRawPointer>.size) else {
+                throw AudioQueueError(.invalidPropertySize, "CurrentDevice is a CFStringRef")
+            }
+            guard let s = inData!.load(as: UnsafePointer<CChar>?.self) else {
+                throw AudioQueueError(.invalidDevice, "no device identifier")
+            }
+            try q.queue.setCurrentDevice(String(cString: s))
+            return
+        }
+        var bytes = inDataSize == 0 ? [] : Array(UnsafeRawBufferPointer(start: inData, count: Int(inDataSize)))
+        if inID == UInt32(kAudioQueueProperty_ChannelLayout) && bytes.count >= 12 {
+            // C programs pass sizeof(AudioChannelLayout), which has room for one description
+            // even when it has none: the layout is its header and its descriptions.
+            let n = Int(inData!.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
+            if n <= 64 && bytes.count >= 12 + 20 * n { bytes = Array(bytes.prefix(12 + 20 * n)) }
+        }
+        try q.queue.setProperty(inID, bytes)
+    }
+}
+
+/// `AudioQueueAddPropertyListener`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
+@c public func AudioQueueAddPropertyListener(_ inAQ: AudioQueueRef?, _ inID: UInt32, _ inProc: AudioQueuePropertyListenerProc?, _ inUserData: UnsafeMutableRawPointer?) -> OSStatus {
+    guard let inProc else { return paramError }
+    return withQueue(inAQ) { q throws(AudioQueueError) in
+        guard let id = AQEngine.AudioQueuePropertyID(rawValue: inID) else {
+            throw AudioQueueError(.invalidProperty, "unknown property \(inID)")
+        }
+        let box = WeakBox()
+        box.value = q
+        let userBits = UInt(bitPattern: inUserData)  // a pointer is not Sendable; its bits are
+        let token = q.queue.addPropertyListener(id) { _, _ in
+            guard let cq = box.value else { return }
+            cq.deliver { inProc(UnsafeMutableRawPointer(bitPattern: userBits), cq.ref, inID) }
+        }
+        q.lock.withLock { q.listeners.append((inID, inProc, inUserData, token)) }
+    }
+}
+
+/// `AudioQueueRemovePropertyListener`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
+@c public func AudioQueueRemovePropertyListener(_ inAQ: AudioQueueRef?, _ inID: UInt32, _ inProc: AudioQueuePropertyListenerProc?, _ inUserData: UnsafeMutableRawPointer?) -> OSStatus {
+    guard let inProc else { return paramError }
+    return withQueue(inAQ) { q throws(AudioQueueError) in
+        guard AQEngine.AudioQueuePropertyID(rawValue: inID) != nil else {
+            throw AudioQueueError(.invalidProperty, "unknown property \(inID)")
+        }
+        let token: Int? = q.lock.withLock {
+            guard let i = q.listeners.firstIndex(where: {
+                $0.id == inID && unsafeBitCast($0.proc, to: UnsafeRawPointer.self) == unsafeBitCast(inProc, to: UnsafeRawPointer.self)
+                    && $0.userData == inUserData
+            }) else { return nil }
+            return q.listeners.remove(at: i).token
+        }
+        guard let token else { throw AudioQueueError(.invalidParameter, "no such listener") }
+        try q.queue.removePropertyListener(token)
+    }
+}
+
+// MARK: - Time
+
+/// `AudioQueueCreateTimeline`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
+@c public func AudioQueueCreateTimeline(_ inAQ: AudioQueueRef?, _ outTimeline: UnsafeMutablePointer<AudioQueueTimelineRef?>?) -> OSStatus {
+    guard let outTimeline else { return paramError }
+    return withQueue(inAQ) { q throws(AudioQueueError) in
+        let t = q.queue.createTimeline()
+        outTimeline.pointee = OpaquePointer(Unmanaged.passRetained(t).toOpaque())
+    }
+}
+
+/// `AudioQueueDisposeTimeline`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
+@c public func AudioQueueDisposeTimeline(_ inAQ: AudioQueueRef?, _ inTimeline: AudioQueueTimelineRef?) -> OSStatus {
+    guard let inTimeline else { return paramError }
+    return withQueue(inAQ) { _ throws(AudioQueueError) in
+        Unmanaged<AudioQueueTimeline>.fromOpaque(UnsafeRawPointer(inTimeline)).release()
+    }
+}
+
+/// `AudioQueueGetCurrentTime`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
+@c public func AudioQueueGetCurrentTime(
+    _ inAQ: AudioQueueRef?, _ inTimeline: AudioQueueTimelineRef?, _ outTimeStamp: UnsafeMutablePointer<CTimeStamp>?,
+    _ outTimelineDiscontinuity: UnsafeMutablePointer<UInt8>?
+) -> OSStatus {
+    withQueue(inAQ) { q throws(AudioQueueError) in
+        let timeline = inTimeline.map { Unmanaged<AudioQueueTimeline>.fromOpaque(UnsafeRawPointer($0)).takeUnretainedValue() }
+        let (time, discontinuity) = q.queue.currentTime(timeline: timeline)
+        outTimeStamp?.pointee = time.c
+        outTimelineDiscontinuity?.pointee = discontinuity ? 1 : 0
+    }
+}
+
+/// `AudioQueueDeviceGetCurrentTime`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
+@c public func AudioQueueDeviceGetCurrentTime(_ inAQ: AudioQueueRef?, _ outTimeStamp: UnsafeMutablePointer<CTimeStamp>?) -> OSStatus {
+    guard let outTimeStamp else { return paramError }
+    return withQueue(inAQ) { q throws(AudioQueueError) in
+        outTimeStamp.pointee = q.queue.engine.deviceCurrentTime().c
+    }
+}
+
+/// `AudioQueueDeviceTranslateTime`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
+@c public func AudioQueueDeviceTranslateTime(_ inAQ: AudioQueueRef?, _ inTime: UnsafePointer<CTimeStamp>?, _ outTime: UnsafeMutablePointer<CTimeStamp>?) -> OSStatus {
+    guard let inTime, let outTime else { return paramError }
+    return withQueue(inAQ) { q throws(AudioQueueError) in
+        outTime.pointee = q.queue.engine.translateTime(STimeStamp(c: inTime.pointee)).c
+    }
+}
+
+/// `AudioQueueDeviceGetNearestStartTime`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
+@c public func AudioQueueDeviceGetNearestStartTime(_ inAQ: AudioQueueRef?, _ ioRequestedStartTime: UnsafeMutablePointer<CTimeStamp>?, _ inFlags: UInt32) -> OSStatus {
+    guard let ioRequestedStartTime else { return paramError }
+    // The reference: no flags are defined; pass 0.
+    guard inFlags == 0 else { return paramError }
+    return withQueue(inAQ) { q throws(AudioQueueError) in
+        let requested = STimeStamp(c: ioRequestedStartTime.pointee)
+        let asked: STimeStamp? = requested.flags.isEmpty ? nil : requested
+        ioRequestedStartTime.pointee = q.queue.engine.nearestStartTime(asked).c
+    }
+}
+
+// MARK: - Offline rendering
+
+/// `AudioQueueSetOfflineRenderFormat`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
+@c public func AudioQueueSetOfflineRenderFormat(_ inAQ: AudioQueueRef?, _ inFormat: UnsafePointer<CFormat>?, _ inLayout: UnsafePointer<CAudioToolbox.AudioChannelLayout>?) -> OSStatus {
+    withQueue(inAQ) { q throws(AudioQueueError) in
+        try q.queue.setOfflineRenderFormat(
+            inFormat.map { SFormat(c: $0.pointee) }, layout: inLayout.map { AQTypes.AudioChannelLayout(c: $0) })
+    }
+}
+
+/// `AudioQueueOfflineRender`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
+/// docs/c-api.md (any thread unless said otherwise there).
+@c public func AudioQueueOfflineRender(_ inAQ: AudioQueueRef?, _ inTimestamp: UnsafePointer<CTimeStamp>?, _ ioBuffer: AudioQueueBufferRef?, _ inNumberFrames: UInt32) -> OSStatus {
+    guard let inTimestamp else { return paramError }
+    return withQueue(inAQ) { q throws(AudioQueueError) in
+        let b = try engineBuffer(q, ioBuffer)
+        try q.queue.offlineRender(at: STimeStamp(c: inTimestamp.pointee), into: b, frames: Int(inNumberFrames))
+        ioBuffer!.pointee.mAudioDataByteSize = UInt32(b.audioDataByteSize)
+    }
+}

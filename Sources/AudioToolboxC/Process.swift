@@ -1,0 +1,180 @@
+// libAudioToolbox.so (issue 12): the C entry points of Audio Queue Services and Audio File
+// Stream Services, exported from Swift with `@c` and calling AQEngine and AQFileStream. No
+// logic of the engine or the parser lives here: only marshalling between the C structures of
+// the headers (Sources/CAudioToolbox/include) and the Swift types, handle bookkeeping, and the
+// run loops of CFRunLoop.h. docs/c-api.md says how programs use it.
+import AQEngine
+import AQJack
+import CAudioToolbox
+import Foundation
+
+// The C structures and the engine's Swift types share names; these say which is which. They are
+// public only because the exported functions' signatures use them (plain values: any thread).
+/// The C `AudioTimeStamp` of the headers.
+public typealias CTimeStamp = CAudioToolbox.AudioTimeStamp
+/// The engine's time stamp.
+public typealias STimeStamp = AQCore.AudioTimeStamp
+/// The C `AudioStreamBasicDescription`.
+public typealias CFormat = CAudioToolbox.AudioStreamBasicDescription
+/// The engine's stream format.
+public typealias SFormat = AQTypes.AudioStreamBasicDescription
+/// The C `AudioQueueBuffer`.
+public typealias CBuffer = CAudioToolbox.AudioQueueBuffer
+/// The engine's buffer.
+public typealias SBuffer = AQEngine.AudioQueueBuffer
+/// The C `AudioStreamPacketDescription`.
+public typealias CPacketDescription = CAudioToolbox.AudioStreamPacketDescription
+/// The engine's packet description.
+public typealias SPacketDescription = AQTypes.AudioStreamPacketDescription
+
+let paramError: OSStatus = -50  // kAudio_ParamError
+
+/// The process's one engine, on a JACK device (or, with `AQSYNC_DEVICE=offline`, on a
+/// hand-driven device for offline rendering only), made when the first queue is made and
+/// closed at exit. Thread safety: every member under `lock`.
+final class ProcessEngine: @unchecked Sendable {
+    static let shared = ProcessEngine()
+    let lock = NSLock()
+    private var engine: AudioQueueEngine?
+
+    /// The engine, made on first use with at least `channels` outputs. Any control thread;
+    /// opening the JACK client blocks for as long as libjack takes.
+    func get(channels: Int) throws(AudioQueueError) -> AudioQueueEngine {
+        lock.lock()
+        defer { lock.unlock() }
+        if let engine { return engine }
+        let env = ProcessInfo.processInfo.environment
+        let device: any AudioDevice
+        if env["AQSYNC_DEVICE"] == "offline" {
+            let rate = env["AQSYNC_SAMPLE_RATE"].flatMap(Double.init) ?? 48000
+            device = ManualDevice(sampleRate: rate, channels: max(2, channels), framesPerCycle: 1024, uid: "offline")
+        } else {
+            var connections = JackConnections.physical
+            if let connect = env["AQSYNC_CONNECT"] {
+                let ports = connect.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+                connections = ports.isEmpty ? .none : .ports(ports)
+            }
+            var outputs = max(2, channels)
+            if case .ports(let p) = connections { outputs = max(outputs, p.count) }
+            if let n = env["AQSYNC_OUTPUTS"].flatMap(Int.init), n > 0 { outputs = n }
+            let name = env["AQSYNC_CLIENT_NAME"].flatMap { $0.isEmpty ? nil : $0 } ?? ProcessEngine.programName()
+            // AQSYNC_RECONNECT=0: a server that goes away is gone for good (queues stop, starts
+            // answer kAudioQueueErr_CannotStart); otherwise the device waits for it to return.
+            let reconnect = env["AQSYNC_RECONNECT"] != "0"
+            do {
+                device = try JackDevice(options: JackDeviceOptions(
+                    clientName: name, serverName: nil, outputChannels: outputs, outputConnections: connections,
+                    reconnect: reconnect))
+            } catch {
+                throw AudioQueueError(.invalidDevice, "no JACK server reachable: \(error.message)")
+            }
+        }
+        let made = try AudioQueueEngine(device: device)
+        engine = made
+        atexit { ProcessEngine.shared.close() }
+        return made
+    }
+
+    /// Closes the engine (at exit): the JACK client leaves the graph cleanly.
+    func close() {
+        lock.lock()
+        let e = engine
+        engine = nil
+        lock.unlock()
+        e?.close()
+    }
+
+    /// The program's name: the last path component of argv[0], else /proc/self/comm.
+    static func programName() -> String {
+        if let first = CommandLine.arguments.first, !first.isEmpty {
+            let name = (first as NSString).lastPathComponent
+            if !name.isEmpty { return String(name.prefix(48)) }
+        }
+        if let comm = try? String(contentsOfFile: "/proc/self/comm", encoding: .utf8) {
+            return comm.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        return "AudioToolbox"
+    }
+}
+
+/// Runs `body` and turns a thrown `AudioQueueError` into its result code.
+@inline(__always)
+func status(_ body: () throws(AudioQueueError) -> Void) -> OSStatus {
+    do {
+        try body()
+        return 0
+    } catch {
+        if ProcessInfo.processInfo.environment["AQSYNC_DEBUG"] != nil {
+            FileHandle.standardError.write(Data("AudioToolbox: \(error)\n".utf8))
+        }
+        return error.status
+    }
+}
+
+// MARK: - Time stamps
+
+extension STimeStamp {
+    /// The C time stamp's sample time, host time and rate scalar with their flags.
+    init(c: CTimeStamp) {
+        self.init(
+            sampleTime: c.mSampleTime, hostTime: c.mHostTime, rateScalar: c.mRateScalar,
+            flags: Flags(rawValue: c.mFlags & 0b111))
+    }
+    /// The C time stamp (word clock and SMPTE time not valid).
+    var c: CTimeStamp {
+        var t = CTimeStamp()
+        t.mSampleTime = sampleTime
+        t.mHostTime = hostTime
+        t.mRateScalar = rateScalar
+        t.mFlags = flags.rawValue
+        return t
+    }
+}
+
+extension SFormat {
+    init(c: CFormat) {
+        self.init(
+            sampleRate: c.mSampleRate, formatID: FourCharCode(rawValue: c.mFormatID),
+            formatFlags: AudioFormatFlags(rawValue: c.mFormatFlags), bytesPerPacket: c.mBytesPerPacket,
+            framesPerPacket: c.mFramesPerPacket, bytesPerFrame: c.mBytesPerFrame, channelsPerFrame: c.mChannelsPerFrame,
+            bitsPerChannel: c.mBitsPerChannel)
+    }
+    var c: CFormat {
+        CFormat(
+            mSampleRate: sampleRate, mFormatID: formatID.rawValue, mFormatFlags: formatFlags.rawValue,
+            mBytesPerPacket: bytesPerPacket, mFramesPerPacket: framesPerPacket, mBytesPerFrame: bytesPerFrame,
+            mChannelsPerFrame: channelsPerFrame, mBitsPerChannel: bitsPerChannel, mReserved: 0)
+    }
+}
+
+extension AQTypes.AudioChannelLayout {
+    /// From the C structure (12 bytes + 20 per description).
+    init(c: UnsafePointer<CAudioToolbox.AudioChannelLayout>) {
+        let n = Int(c.pointee.mNumberChannelDescriptions)
+        var descriptions: [AQTypes.AudioChannelDescription] = []
+        let base = UnsafeRawPointer(c) + 12
+        for i in 0..<n {
+            let d = (base + 20 * i).loadUnaligned(as: CAudioToolbox.AudioChannelDescription.self)
+            descriptions.append(AQTypes.AudioChannelDescription(
+                label: d.mChannelLabel, flags: d.mChannelFlags, coordinates: (d.mCoordinates.0, d.mCoordinates.1, d.mCoordinates.2)))
+        }
+        self.init(tag: c.pointee.mChannelLayoutTag, bitmap: c.pointee.mChannelBitmap, descriptions: descriptions)
+    }
+    /// The C structure's bytes.
+    var cBytes: [UInt8] {
+        var out: [UInt8] = []
+        func u32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { out += $0 } }
+        u32(tag)
+        u32(bitmap)
+        u32(UInt32(descriptions.count))
+        for d in descriptions {
+            u32(d.label)
+            u32(d.flags)
+            u32(d.coordinate0.bitPattern)
+            u32(d.coordinate1.bitPattern)
+            u32(d.coordinate2.bitPattern)
+        }
+        if descriptions.isEmpty { out += [UInt8](repeating: 0, count: 20) }
+        return out
+    }
+}

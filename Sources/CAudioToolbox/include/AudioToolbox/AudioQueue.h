@@ -1,0 +1,169 @@
+/*
+ * AudioToolbox/AudioQueue.h — aqsync's C API (issue 12): Audio Queue Services, written from the
+ * Audio Queue Services Reference. The functions are implemented by libAudioToolbox.so on
+ * aqsync's engine (a JACK client). Threads, blocking and what differs from Apple's systems:
+ * docs/c-api.md. Every function may be called from any thread, including from the queue's
+ * callbacks, unless its comment says otherwise; none may be called from a signal handler.
+ */
+#ifndef AQSYNC_AUDIOQUEUE_H
+#define AQSYNC_AUDIOQUEUE_H
+
+#include <CoreAudio/CoreAudioTypes.h>
+#include <CoreFoundation/CFRunLoop.h>
+
+CF_EXTERN_C_BEGIN
+
+/* ---- Result codes ------------------------------------------------------------------------ */
+enum {
+    kAudioQueueErr_InvalidBuffer       = -66687, /* the buffer is not this queue's */
+    kAudioQueueErr_BufferEmpty         = -66686, /* mAudioDataByteSize is 0 */
+    kAudioQueueErr_DisposalPending     = -66685, /* the queue is being disposed of */
+    kAudioQueueErr_InvalidProperty     = -66684,
+    kAudioQueueErr_InvalidPropertySize = -66683,
+    kAudioQueueErr_InvalidParameter    = -66682,
+    kAudioQueueErr_CannotStart         = -66681,
+    kAudioQueueErr_InvalidDevice       = -66680, /* also: no JACK server reachable */
+    kAudioQueueErr_BufferInQueue       = -66679,
+    kAudioQueueErr_InvalidRunState     = -66678,
+    kAudioQueueErr_InvalidQueueType    = -66677  /* also: AudioQueueNewInput (no input queues yet) */
+};
+
+/* Declared in AudioFormat.h on Apple's systems. */
+#ifndef AQSYNC_HAVE_kAudioFormatUnsupportedDataFormatError
+#define AQSYNC_HAVE_kAudioFormatUnsupportedDataFormatError 1
+enum { kAudioFormatUnsupportedDataFormatError = 0x666D743F /* 'fmt?' */ };
+#endif
+
+/* aqsync's own: a fixed capacity (queues, buffers, commands in flight) is used up. */
+enum { kAQSyncErr_CapacityExceeded = -66600 };
+
+/* ---- Properties and parameters ----------------------------------------------------------- */
+typedef UInt32 AudioQueuePropertyID;
+enum {
+    kAudioQueueProperty_IsRunning           = 0x6171726E, /* 'aqrn' UInt32, read-only */
+    kAudioQueueDeviceProperty_SampleRate    = 0x61717372, /* 'aqsr' Float64, read-only */
+    kAudioQueueDeviceProperty_NumberChannels = 0x61716463, /* 'aqdc' UInt32, read-only */
+    kAudioQueueProperty_CurrentDevice       = 0x61716364, /* 'aqcd' see docs/c-api.md */
+    kAudioQueueProperty_MagicCookie         = 0x61716D63, /* 'aqmc' bytes */
+    kAudioQueueProperty_ChannelLayout       = 0x6171636C, /* 'aqcl' AudioChannelLayout */
+    kAudioQueueProperty_EnableLevelMetering = 0x61716D65, /* 'aqme' UInt32 */
+    kAudioQueueProperty_CurrentLevelMeter   = 0x61716D76, /* 'aqmv' AudioQueueLevelMeterState[] */
+    kAudioQueueProperty_CurrentLevelMeterDB = 0x61716D64  /* 'aqmd' AudioQueueLevelMeterState[] */
+};
+
+typedef UInt32 AudioQueueParameterID;
+typedef Float32 AudioQueueParameterValue;
+enum { kAudioQueueParam_Volume = 1 };
+
+/* ---- Types ------------------------------------------------------------------------------- */
+typedef struct OpaqueAudioQueue *AudioQueueRef;
+typedef struct OpaqueAudioQueueTimeline *AudioQueueTimelineRef;
+
+/* 56 bytes. The fields marked const are the queue's; the rest are the caller's while the
+ * buffer is not enqueued. */
+typedef struct AudioQueueBuffer {
+    const UInt32                        mAudioDataBytesCapacity;
+    void *const                         mAudioData;
+    UInt32                              mAudioDataByteSize;
+    void                               *mUserData;
+    const UInt32                        mPacketDescriptionCapacity;
+    AudioStreamPacketDescription *const mPacketDescriptions;
+    UInt32                              mPacketDescriptionCount;
+} AudioQueueBuffer;
+typedef AudioQueueBuffer *AudioQueueBufferRef;
+
+/* 8 bytes. */
+typedef struct AudioQueueParameterEvent {
+    AudioQueueParameterID    mID;
+    AudioQueueParameterValue mValue;
+} AudioQueueParameterEvent;
+
+/* 8 bytes. */
+typedef struct AudioQueueLevelMeterState {
+    Float32 mAveragePower;
+    Float32 mPeakPower;
+} AudioQueueLevelMeterState;
+
+/* ---- Callbacks --------------------------------------------------------------------------- */
+/* A buffer is free to refill: on the queue's run loop's thread, or the library's internal
+ * thread (NULL run loop); for buffers an immediate stop or a reset hands back, on the thread
+ * that called it, before it returns. */
+typedef void (*AudioQueueOutputCallback)(void *inUserData, AudioQueueRef inAQ, AudioQueueBufferRef inBuffer);
+/* Recording: declared for source compatibility; no input queue can be made yet. */
+typedef void (*AudioQueueInputCallback)(void *inUserData, AudioQueueRef inAQ, AudioQueueBufferRef inBuffer,
+                                        const AudioTimeStamp *inStartTime, UInt32 inNumberPacketDescriptions,
+                                        const AudioStreamPacketDescription *inPacketDescs);
+/* A property changed (IsRunning: asynchronously after a start, after a drain completes, and
+ * on the stopping thread for an immediate stop). Same threads as the output callback. */
+typedef void (*AudioQueuePropertyListenerProc)(void *inUserData, AudioQueueRef inAQ, AudioQueuePropertyID inID);
+
+/* ---- Creating and disposing -------------------------------------------------------------- */
+extern OSStatus AudioQueueNewOutput(const AudioStreamBasicDescription *inFormat, AudioQueueOutputCallback inCallbackProc,
+                                    void *inUserData, CFRunLoopRef inCallbackRunLoop, CFStringRef inCallbackRunLoopMode,
+                                    UInt32 inFlags, AudioQueueRef *outAQ);
+/* Always kAudioQueueErr_InvalidQueueType for now: the engine has no input queues. */
+extern OSStatus AudioQueueNewInput(const AudioStreamBasicDescription *inFormat, AudioQueueInputCallback inCallbackProc,
+                                   void *inUserData, CFRunLoopRef inCallbackRunLoop, CFStringRef inCallbackRunLoopMode,
+                                   UInt32 inFlags, AudioQueueRef *outAQ);
+/* Immediate: synchronous, no callback runs after it returns. Blocks until the renderer let go. */
+extern OSStatus AudioQueueDispose(AudioQueueRef inAQ, Boolean inImmediate);
+
+/* ---- Buffers ----------------------------------------------------------------------------- */
+extern OSStatus AudioQueueAllocateBuffer(AudioQueueRef inAQ, UInt32 inBufferByteSize, AudioQueueBufferRef *outBuffer);
+extern OSStatus AudioQueueAllocateBufferWithPacketDescriptions(AudioQueueRef inAQ, UInt32 inBufferByteSize,
+                                                               UInt32 inNumberPacketDescriptions,
+                                                               AudioQueueBufferRef *outBuffer);
+extern OSStatus AudioQueueFreeBuffer(AudioQueueRef inAQ, AudioQueueBufferRef inBuffer);
+/* Converts or decodes the buffer on the calling thread (holds only this queue's lock). */
+extern OSStatus AudioQueueEnqueueBuffer(AudioQueueRef inAQ, AudioQueueBufferRef inBuffer, UInt32 inNumPacketDescs,
+                                        const AudioStreamPacketDescription *inPacketDescs);
+extern OSStatus AudioQueueEnqueueBufferWithParameters(AudioQueueRef inAQ, AudioQueueBufferRef inBuffer,
+                                                      UInt32 inNumPacketDescs,
+                                                      const AudioStreamPacketDescription *inPacketDescs,
+                                                      UInt32 inTrimFramesAtStart, UInt32 inTrimFramesAtEnd,
+                                                      UInt32 inNumParamValues,
+                                                      const AudioQueueParameterEvent *inParamValues,
+                                                      const AudioTimeStamp *inStartTime,
+                                                      AudioTimeStamp *outActualStartTime);
+
+/* ---- Control ----------------------------------------------------------------------------- */
+/* NULL start time: as soon as possible. Does not block. */
+extern OSStatus AudioQueueStart(AudioQueueRef inAQ, const AudioTimeStamp *inStartTime);
+extern OSStatus AudioQueuePrime(AudioQueueRef inAQ, UInt32 inNumberOfFramesToPrepare, UInt32 *outNumberOfFramesPrepared);
+/* Immediate: synchronous (the returned buffers' callbacks run on the calling thread). */
+extern OSStatus AudioQueueStop(AudioQueueRef inAQ, Boolean inImmediate);
+extern OSStatus AudioQueuePause(AudioQueueRef inAQ);
+extern OSStatus AudioQueueFlush(AudioQueueRef inAQ);
+/* Synchronous, like an immediate stop. */
+extern OSStatus AudioQueueReset(AudioQueueRef inAQ);
+
+/* ---- Parameters and properties ----------------------------------------------------------- */
+extern OSStatus AudioQueueGetParameter(AudioQueueRef inAQ, AudioQueueParameterID inParamID, AudioQueueParameterValue *outValue);
+extern OSStatus AudioQueueSetParameter(AudioQueueRef inAQ, AudioQueueParameterID inParamID, AudioQueueParameterValue inValue);
+extern OSStatus AudioQueueGetProperty(AudioQueueRef inAQ, AudioQueuePropertyID inID, void *outData, UInt32 *ioDataSize);
+extern OSStatus AudioQueueSetProperty(AudioQueueRef inAQ, AudioQueuePropertyID inID, const void *inData, UInt32 inDataSize);
+extern OSStatus AudioQueueGetPropertySize(AudioQueueRef inAQ, AudioQueuePropertyID inID, UInt32 *outDataSize);
+extern OSStatus AudioQueueAddPropertyListener(AudioQueueRef inAQ, AudioQueuePropertyID inID,
+                                              AudioQueuePropertyListenerProc inProc, void *inUserData);
+extern OSStatus AudioQueueRemovePropertyListener(AudioQueueRef inAQ, AudioQueuePropertyID inID,
+                                                 AudioQueuePropertyListenerProc inProc, void *inUserData);
+
+/* ---- Time -------------------------------------------------------------------------------- */
+extern OSStatus AudioQueueCreateTimeline(AudioQueueRef inAQ, AudioQueueTimelineRef *outTimeline);
+extern OSStatus AudioQueueDisposeTimeline(AudioQueueRef inAQ, AudioQueueTimelineRef inTimeline);
+/* Queue time (sample time at the queue's rate since its start); never blocks. */
+extern OSStatus AudioQueueGetCurrentTime(AudioQueueRef inAQ, AudioQueueTimelineRef inTimeline,
+                                         AudioTimeStamp *outTimeStamp, Boolean *outTimelineDiscontinuity);
+extern OSStatus AudioQueueDeviceGetCurrentTime(AudioQueueRef inAQ, AudioTimeStamp *outTimeStamp);
+extern OSStatus AudioQueueDeviceTranslateTime(AudioQueueRef inAQ, const AudioTimeStamp *inTime, AudioTimeStamp *outTime);
+extern OSStatus AudioQueueDeviceGetNearestStartTime(AudioQueueRef inAQ, AudioTimeStamp *ioRequestedStartTime, UInt32 inFlags);
+
+/* ---- Offline rendering ------------------------------------------------------------------- */
+extern OSStatus AudioQueueSetOfflineRenderFormat(AudioQueueRef inAQ, const AudioStreamBasicDescription *inFormat,
+                                                 const AudioChannelLayout *inLayout);
+extern OSStatus AudioQueueOfflineRender(AudioQueueRef inAQ, const AudioTimeStamp *inTimestamp,
+                                        AudioQueueBufferRef ioBuffer, UInt32 inNumberFrames);
+
+CF_EXTERN_C_END
+
+#endif

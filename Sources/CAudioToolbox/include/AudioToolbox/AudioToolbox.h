@@ -1,0 +1,19 @@
+/*
+ * AudioToolbox/AudioToolbox.h — aqsync's C API (issue 12): the umbrella. Like Apple's, it pulls
+ * in the C standard headers its users rely on.
+ */
+#ifndef AQSYNC_AUDIOTOOLBOX_H
+#define AQSYNC_AUDIOTOOLBOX_H
+
+#include <stdlib.h>
+#include <string.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <math.h>
+
+#include <CoreAudio/CoreAudioTypes.h>
+#include <CoreFoundation/CFRunLoop.h>
+#include <AudioToolbox/AudioQueue.h>
+#include <AudioToolbox/AudioFileStream.h>
+
+#endif

@@ -1,0 +1,2 @@
+/* CoreAudio/CoreAudio.h — aqsync's C API: only the data types (no HAL). */
+#include <CoreAudio/CoreAudioTypes.h>

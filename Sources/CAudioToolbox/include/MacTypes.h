@@ -1,0 +1,43 @@
+/*
+ * MacTypes.h — aqsync's C API (issue 12): the basic scalar types Apple's audio headers use,
+ * written for Linux (LP64: long is 64 bits, so the 32-bit types are int-based).
+ */
+#ifndef AQSYNC_MACTYPES_H
+#define AQSYNC_MACTYPES_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef uint8_t  UInt8;
+typedef int8_t   SInt8;
+typedef uint16_t UInt16;
+typedef int16_t  SInt16;
+typedef uint32_t UInt32;
+typedef int32_t  SInt32;
+typedef uint64_t UInt64;
+typedef int64_t  SInt64;
+typedef float    Float32;
+typedef double   Float64;
+typedef unsigned char Boolean;   /* 0 or 1, one byte, as on Apple's systems */
+typedef SInt32   OSStatus;       /* a result code: noErr (0) or an error */
+typedef SInt16   OSErr;
+typedef UInt32   FourCharCode;
+typedef FourCharCode OSType;
+typedef UInt8   *Ptr;
+typedef UInt32   ByteCount;
+typedef UInt32   ItemCount;
+
+#ifndef TRUE
+#define TRUE 1
+#endif
+#ifndef FALSE
+#define FALSE 0
+#endif
+
+enum { noErr = 0 };
+
+/* kAudio_ParamError: what a call answers for a NULL or unknown object or a bad argument. */
+enum { kAudio_ParamError = -50 };
+
+#endif

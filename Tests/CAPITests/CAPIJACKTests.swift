@@ -1,0 +1,171 @@
+import AQTesting
+import Foundation
+import Testing
+
+/// The C API on a private JACK server (issue 12): programs built against the installed headers
+/// and library, recorded by jack-record. The suite's name says JACK: these run one at a time.
+@Suite(.serialized) struct CAPIJACKTests {
+    /// The C tutorials (`make examples`), with their default client name (the program's), play
+    /// their tones: a440 with its callbacks on its own run loop, stereo_sine on the internal thread.
+    @Test(arguments: [("a440", 440.0, 440.0), ("stereo_sine", 150.0, 250.0)])
+    func tutorialsPlayTheirTones(program: String, left: Double, right: Double) throws {
+        let prefix = try CAPI.prefix()
+        let make = try CAPI.shell("make -s -C '\(CAPI.root.path)' examples PREFIX='\(prefix.path)'")
+        try #require(make.status == 0, "\(make.output)")
+        let exe = CAPI.root.appendingPathComponent(".build/c-examples/\(program)")
+        let server = try PrivateJackServer(sampleRate: 48000, period: 256)
+        defer { server.stop() }
+        let runner = ProgramRunner(exe, ["--seconds", "3"], ["JACK_DEFAULT_SERVER": server.name, "AQSYNC_CONNECT": ""])
+        let ports = ["\(program):out_1", "\(program):out_2"]
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline, !Set(try JackTools.ports(server: server.name)).isSuperset(of: ports) { usleep(20_000) }
+        let rec = try JackRecorder(server: server.name, ports: ports, seconds: 1)
+        defer { rec.removeFiles() }
+        try rec.wait()
+        let wav = try rec.read()
+        let fl = frequency(wav.channels[0], rate: 48000), fr = frequency(wav.channels[1], rate: 48000)
+        #expect(abs(fl - left) < 2, "\(program) left: \(fl) Hz")
+        #expect(abs(fr - right) < 2, "\(program) right: \(fr) Hz")
+        let r = runner.finish(timeout: 30)
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.seconds >= 2.9, "\(program) played for its 3 s (exited after \(r.seconds) s)")
+    }
+
+    /// Timing through a recording: start times, trims, parameter events, two queues' starts;
+    /// the program checks listeners, translate round trips, nearest start times, starvation.
+    @Test func timingConformanceInARecording() throws {
+        let exe = try CAPI.build("Tests/CAPIPrograms/conformance_jack.c")
+        let server = try PrivateJackServer(sampleRate: 48000, period: 256)
+        defer { server.stop() }
+        let rec = try JackRecorder(server: server.name, channels: 2)
+        defer { rec.removeFiles() }
+        let r = try CAPI.run(exe, environment: [
+            "JACK_DEFAULT_SERVER": server.name, "AQSYNC_CONNECT": rec.inputPortNames.joined(separator: ","),
+            "AQSYNC_CLIENT_NAME": "capi-timing",
+        ], timeout: 60)
+        rec.stop()
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains(" 0 failed"), "\(r.output)")
+        let wav = try rec.read()
+        for channel in wav.channels {
+            let hits = channel.indices.filter { abs(channel[$0]) > 0.01 }
+            guard let first = hits.first else {
+                Issue.record("no impulse recorded")
+                continue
+            }
+            #expect(hits.map { $0 - first } == [0, 7777, 10009, 20011, 30000], "impulses at \(hits.map { $0 - first })")
+            #expect(hits.map { channel[$0] } == [1, 1, 1, 1, 0.5], "levels \(hits.map { channel[$0] })")
+        }
+    }
+
+    /// An ADTS AAC file streamed through AudioFileStreamParseBytes into a queue plays to the end
+    /// (its tone in the recording) and the program exits when its IsRunning listener hears the
+    /// drain; the client is named by AQSYNC_CLIENT_NAME.
+    @Test func adtsStreamPlaysToTheEnd() throws {
+        let prefix = try CAPI.prefix()
+        let file = prefix.appendingPathComponent("stream.aac")
+        let ff = try CAPI.shell("ffmpeg -loglevel error -y -f lavfi -i sine=frequency=1000:sample_rate=48000:duration=2 -ac 2 -c:a aac -b:a 128k -f adts '\(file.path)'")
+        try #require(ff.status == 0, "\(ff.output)")
+        let exe = try CAPI.build("Tests/CAPIPrograms/stream_adts.c")
+        let server = try PrivateJackServer(sampleRate: 48000, period: 256)
+        defer { server.stop() }
+        let rec = try JackRecorder(server: server.name, channels: 2)
+        defer { rec.removeFiles() }
+        let runner = ProgramRunner(exe, [file.path], [
+            "JACK_DEFAULT_SERVER": server.name, "AQSYNC_CONNECT": rec.inputPortNames.joined(separator: ","),
+            "AQSYNC_CLIENT_NAME": "capi-stream",
+        ])
+        let deadline = Date().addingTimeInterval(5)
+        var ports: [String] = []
+        while Date() < deadline, !ports.contains("capi-stream:out_1") {
+            ports = try JackTools.ports(server: server.name)
+            usleep(20_000)
+        }
+        #expect(ports.contains("capi-stream:out_1"), "client named by AQSYNC_CLIENT_NAME: \(ports)")
+        let r = runner.finish(timeout: 30)
+        rec.stop()
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains("drained"), "\(r.output)")
+        #expect(r.seconds >= 1.9, "played the whole 2 s before exiting (\(r.seconds) s)")
+        let wav = try rec.read()
+        let x = wav.channels[0]
+        guard let on = x.firstIndex(where: { abs($0) > 0.05 }), let off = x.lastIndex(where: { abs($0) > 0.05 }) else {
+            Issue.record("no tone recorded")
+            return
+        }
+        #expect(Double(off - on) > 1.9 * 48000, "about 2 s of tone recorded (\(off - on) frames)")
+        // The tone without the encoder's ramps at its ends: its pitch, and no gap (a sine of
+        // 1000 Hz at 48 kHz is never near 0 for more than a few frames in a row).
+        let middle = Array(x[(on + 2400)..<max(on + 2401, off - 2400)])
+        #expect(abs(frequency(middle, rate: 48000) - 1000) < 2, "\(frequency(middle, rate: 48000)) Hz")
+        var run = 0, longest = 0
+        for v in middle {
+            run = abs(v) < 0.001 ? run + 1 : 0
+            longest = max(longest, run)
+        }
+        #expect(longest < 8, "a gap of \(longest) silent frames in the tone")
+    }
+
+    /// No server: AudioQueueNewOutput answers kAudioQueueErr_InvalidDevice (-66680).
+    @Test func noServerIsInvalidDevice() throws {
+        let exe = try CAPI.build("docs/examples/c/stereo_sine.c", name: "stereo_sine_noserver")
+        let r = try CAPI.run(exe, ["--seconds", "1"], environment: ["JACK_DEFAULT_SERVER": "aqsync-no-such-server-\(getpid())"])
+        #expect(r.status == 1)
+        #expect(r.output.contains("AudioQueueNewOutput: -66680"), "\(r.output)")
+    }
+}
+
+/// A program running in the background while the test records.
+final class ProgramRunner: @unchecked Sendable {
+    private let lock = NSLock()
+    private var result: CAPI.Run?
+    private let thread: Thread
+
+    init(_ exe: URL, _ args: [String], _ env: [String: String]) {
+        let box = ResultBox()
+        thread = Thread {
+            let r = (try? CAPI.run(exe, args, environment: env, timeout: 60)) ?? CAPI.Run(status: -1, output: "could not run", seconds: 0)
+            box.set(r)
+        }
+        self.box = box
+        thread.start()
+    }
+    private let box: ResultBox
+
+    /// Waits for the program (at most `timeout` s more).
+    func finish(timeout: Double) -> CAPI.Run {
+        let deadline = Date().addingTimeInterval(timeout)
+        while box.get() == nil && Date() < deadline { usleep(10_000) }
+        return box.get() ?? CAPI.Run(status: -1, output: "did not finish", seconds: timeout)
+    }
+
+    final class ResultBox: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value: CAPI.Run?
+        func set(_ r: CAPI.Run) { lock.withLock { value = r } }
+        func get() -> CAPI.Run? { lock.withLock { value } }
+    }
+}
+
+/// The server goes away for good (AQSYNC_RECONNECT=0): the queue stops, its IsRunning listener
+/// hears it, and a start answers kAudioQueueErr_CannotStart.
+@Suite(.serialized) struct CAPIServerLossJACKTests {
+    @Test func serverGoneIsCannotStart() throws {
+        let exe = try CAPI.build("Tests/CAPIPrograms/server_loss.c")
+        let server = try PrivateJackServer(sampleRate: 48000, period: 256)
+        var stopped = false
+        defer { if !stopped { server.stop() } }
+        let runner = ProgramRunner(exe, [], [
+            "JACK_DEFAULT_SERVER": server.name, "AQSYNC_CONNECT": "", "AQSYNC_RECONNECT": "0",
+            "AQSYNC_CLIENT_NAME": "capi-loss",
+        ])
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline, !(try JackTools.ports(server: server.name)).contains("capi-loss:out_1") { usleep(20_000) }
+        usleep(300_000)
+        server.stop()
+        stopped = true
+        let r = runner.finish(timeout: 40)
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains(" 0 failed"), "\(r.output)")
+    }
+}

@@ -1,0 +1,88 @@
+import AQTesting
+import Foundation
+import Testing
+
+/// The C API without a server (issue 12): the headers compile with gcc and clang and lay the
+/// structures out as the references imply, every declared function is exported, and the offline
+/// conformance program passes.
+@Suite struct CAPITests {
+    /// Sizes and offsets of every structure (x86-64), with gcc in C99 and C11 and with clang.
+    @Test(arguments: ["gcc -std=c99", "gcc -std=gnu11", "clang -std=c11"])
+    func structureLayoutsMatchTheReference(compiler: String) throws {
+        let exe = try CAPI.build("Tests/CAPIPrograms/layout.c", compiler: compiler, name: "layout-" + compiler.map { $0.isLetter || $0.isNumber ? String($0) : "-" }.joined())
+        let r = try CAPI.run(exe)
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains(" 0 failed"), "\(r.output)")
+    }
+
+    /// Code using Apple's annotations and CF_ENUM builds with both compilers, and as C++.
+    @Test(arguments: ["gcc", "clang", "g++ -x c++"])
+    func annotationsAreAccepted(compiler: String) throws {
+        let exe = try CAPI.build(
+            "Tests/CAPIPrograms/annotations.c", compiler: compiler,
+            name: "annotations-" + compiler.map { $0.isLetter || $0.isNumber ? String($0) : "-" }.joined())
+        let r = try CAPI.run(exe)
+        #expect(r.status == 0, "\(r.output)")
+    }
+
+    /// Every function the installed headers declare is a dynamic symbol of the library.
+    @Test func everyDeclaredFunctionIsExported() throws {
+        let prefix = try CAPI.prefix()
+        var declared: Set<String> = []
+        for header in ["AudioToolbox/AudioQueue.h", "AudioToolbox/AudioFileStream.h", "CoreFoundation/CFRunLoop.h"] {
+            let text = try String(contentsOf: prefix.appendingPathComponent("include/\(header)"), encoding: .utf8)
+            let regex = try NSRegularExpression(pattern: #"^extern [A-Za-z_ ]+?\**\s*([A-Za-z_][A-Za-z0-9_]*)\("#, options: .anchorsMatchLines)
+            for m in regex.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+                declared.insert(String(text[Range(m.range(at: 1), in: text)!]))
+            }
+        }
+        #expect(declared.count == 29 + 7 + 6, "declared: \(declared.sorted())")
+        let nm = try CAPI.shell("nm -D --defined-only '\(prefix.path)/lib/libAudioToolbox.so'")
+        let exported = Set(nm.output.split(separator: "\n").compactMap { line -> String? in
+            let f = line.split(separator: " ")
+            return f.count == 3 && f[1] == "T" ? String(f[2]) : nil
+        })
+        #expect(declared.subtracting(exported).isEmpty, "not exported: \(declared.subtracting(exported).sorted())")
+        #expect(nm.output.contains(" kCFRunLoopDefaultMode") && nm.output.contains(" kCFRunLoopCommonModes"))
+    }
+
+    /// Every function called, the result codes provoked, samples at exact frames (offline).
+    @Test func offlineConformance() throws {
+        let exe = try CAPI.build("Tests/CAPIPrograms/conformance_offline.c")
+        let r = try CAPI.run(exe, environment: ["AQSYNC_DEVICE": "offline"])
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains(" 0 failed"), "\(r.output)")
+    }
+
+    /// Audio File Stream Services through C: properties, translations, seeking, result codes;
+    /// then (offline, at 44.1 kHz) the parsed packets and cookie decoded by a queue whose
+    /// buffer came from AudioQueueAllocateBuffer, the tone found in the render.
+    @Test func fileStreamConformance() throws {
+        let prefix = try CAPI.prefix()
+        let file = prefix.appendingPathComponent("tone.aac")
+        let ff = try CAPI.shell("ffmpeg -loglevel error -y -f lavfi -i sine=frequency=1000:sample_rate=44100:duration=2 -ac 2 -c:a aac -b:a 128k -f adts '\(file.path)'")
+        try #require(ff.status == 0, "\(ff.output)")
+        let exe = try CAPI.build("Tests/CAPIPrograms/conformance_filestream.c")
+        let r = try CAPI.run(exe, [file.path], environment: ["AQSYNC_DEVICE": "offline", "AQSYNC_SAMPLE_RATE": "44100"])
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains(" 0 failed"), "\(r.output)")
+        #expect(r.output.contains("88 passed"), "the queue part ran: \(r.output)")
+    }
+}
+
+/// The installed headers as Clang modules for Swift (`import AudioToolbox`, `import CoreAudio`).
+@Suite struct CAPISwiftModuleTests {
+    @Test func swiftImportsTheInstalledModules() throws {
+        let prefix = try CAPI.prefix()
+        let exe = prefix.appendingPathComponent("bin/swift_module")
+        try FileManager.default.createDirectory(at: exe.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let source = CAPI.root.appendingPathComponent("Tests/CAPIPrograms/swift_module.swift").path
+        let build = try CAPI.shell(
+            "swiftc -warnings-as-errors -module-cache-path '\(prefix.path)/module-cache' -I '\(prefix.path)/include' -L '\(prefix.path)/lib' "
+                + "-Xlinker -rpath -Xlinker '\(prefix.path)/lib' '\(source)' -o '\(exe.path)'", timeout: 300)
+        try #require(build.status == 0, "\(build.output)")
+        let r = try CAPI.run(exe, environment: ["AQSYNC_DEVICE": "offline"])
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains("swift module ok"), "\(r.output)")
+    }
+}
