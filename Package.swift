@@ -18,6 +18,7 @@ let package = Package(
         .executable(name: "aqsync", targets: ["aqsync"]),
         .executable(name: "a440", targets: ["a440"]),
         .executable(name: "stereo-sine", targets: ["stereo-sine"]),
+        .executable(name: "chiptune", targets: ["chiptune"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -60,6 +61,9 @@ let package = Package(
         ], swiftSettings: strict),
         .executableTarget(name: "a440", dependencies: ["AQEngine"], swiftSettings: strict),
         .executableTarget(name: "stereo-sine", dependencies: ["AQEngine"], swiftSettings: strict),
+        // The talk's chiptune player: Game_Music_Emu (Debian's libgme-dev) through an output queue.
+        .systemLibrary(name: "CGME", pkgConfig: "libgme", providers: [.apt(["libgme-dev"])]),
+        .executableTarget(name: "chiptune", dependencies: ["AQEngine", "CGME"], swiftSettings: strict),
 
         .testTarget(name: "AQCoreTests", dependencies: ["AQCore"]),
         .testTarget(name: "AQConvertTests", dependencies: ["AQConvert"]),
