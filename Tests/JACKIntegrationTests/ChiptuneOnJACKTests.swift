@@ -102,3 +102,38 @@ struct ChiptuneOnJACKTests {
         #expect(text.contains("volume 0.50") && text.contains("dBFS"), "no meter line: \(text)")
     }
 }
+
+/// The README's complete program (`Sources/aqengine-example/main.swift`) on a private server.
+@Suite("Embedding example on JACK", .serialized)
+struct EmbeddingExampleOnJACKTests {
+    /// It plays its 440 Hz tone (measured in a jack-record recording), then ends by itself
+    /// (its IsRunning listener hears the asynchronous stop) with status 0, after its 2 s.
+    @Test(.timeLimit(.minutes(1)))
+    func playsItsToneAndEnds() throws {
+        let server = try PrivateJackServer(sampleRate: 48000, period: 256)
+        defer { server.stop() }
+        let p = Process()
+        p.executableURL = builtProduct("aqengine-example")
+        var env = ProcessInfo.processInfo.environment
+        env["JACK_DEFAULT_SERVER"] = server.name
+        p.environment = env
+        p.standardOutput = FileHandle.nullDevice
+        let started = Date()
+        try p.run()
+        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) }; p.waitUntilExit() }
+        let ports = ["example:out_1", "example:out_2"]
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline, !Set(try JackTools.ports(server: server.name)).isSuperset(of: ports) { usleep(20_000) }
+        let rec = try JackRecorder(server: server.name, ports: ports, seconds: 1)
+        defer { rec.removeFiles() }
+        try rec.wait()
+        let wav = try rec.read()
+        for c in 0..<2 {
+            let f = crossingFrequency(wav.channels[c], rate: 48000)
+            #expect(abs(f - 440) < 1, "channel \(c + 1): \(f) Hz")
+        }
+        p.waitUntilExit()
+        #expect(p.terminationReason == .exit && p.terminationStatus == 0)
+        #expect(Date().timeIntervalSince(started) >= 2, "it ended before its two seconds had played")
+    }
+}
