@@ -461,7 +461,10 @@ final class Player: @unchecked Sendable {
 
     func clear(_ drawn: inout Int) {
         guard drawn > 0 else { return }
-        FileHandle.standardOutput.write(Data("\u{1B}[\(drawn)A\r\u{1B}[J".utf8))
+        // Line by line, not "erase to the end of the screen": from the top-left corner that
+        // erases the whole screen, which tmux first copies into its history (scroll-on-clear).
+        let erase = String(repeating: "\r\u{1B}[2K\n", count: drawn)
+        FileHandle.standardOutput.write(Data("\u{1B}[\(drawn)A\(erase)\u{1B}[\(drawn)A".utf8))
         drawn = 0
     }
 
