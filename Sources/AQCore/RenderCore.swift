@@ -408,7 +408,7 @@ public struct RenderCore: @unchecked Sendable {
         }
     }
 
-    /// A new queue in the slot (or metering turned on) starts with no held peak.
+    /// No held peak: for a new queue in the slot, a released slot, metering turned on or off.
     @_noLocks
     func clearPeaks(slot s: Int) {
         var k = 0
