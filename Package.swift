@@ -21,8 +21,16 @@ let package = Package(
         .executable(name: "aqsync", targets: ["aqsync"]),
         .executable(name: "a440", targets: ["a440"]),
         .executable(name: "stereo-sine", targets: ["stereo-sine"]),
+        .executable(name: "chiptune", targets: ["chiptune"]),
         // The C API (issue 12, docs/c-api.md): libAudioToolbox.so.
         .library(name: "AudioToolbox", type: .dynamic, targets: ["AudioToolboxC"]),
+    ],
+    // The command line's packages are used only with the "Tools" trait (on by default): a package
+    // that depends on this one with `traits: []` neither fetches nor builds them (README, "The
+    // library").
+    traits: [
+        .default(enabledTraits: ["Tools"]),
+        .trait(name: "Tools", description: "aqsync's command line and session files: swift-argument-parser, TOMLKit."),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -52,7 +60,7 @@ let package = Package(
         .target(name: "AQFileStream", dependencies: ["AQTypes"], swiftSettings: strict),
         // session.toml: model, loader, the player that feeds queues from the parser, offline render.
         .target(name: "AQSession", dependencies: [
-            "AQEngine", "AQConvert", "AQFileStream", .product(name: "TOMLKit", package: "TOMLKit"),
+            "AQEngine", "AQConvert", "AQFileStream", .product(name: "TOMLKit", package: "TOMLKit", condition: .when(traits: ["Tools"])),
         ], swiftSettings: strict),
         // Helpers for tests and benchmarks: a private jackd, impulse finders, WAV reading.
         .target(name: "AQTesting", dependencies: ["AQEngine", "AQJack", "AQJackServer"], swiftSettings: strict),
@@ -73,10 +81,15 @@ let package = Package(
 
         .executableTarget(name: "aqsync", dependencies: [
             "AQEngine", "AQJack", "AQJackServer", "AQFileStream", "AQSession", "AQBench", "CAllocCounter",
-            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Tools"])),
         ], swiftSettings: strict),
         .executableTarget(name: "a440", dependencies: ["AQEngine", "AQJack"], swiftSettings: strict),
         .executableTarget(name: "stereo-sine", dependencies: ["AQEngine", "AQJack"], swiftSettings: strict),
+        // The talk's chiptune player: Game_Music_Emu (Debian's libgme-dev) through an output queue.
+        .systemLibrary(name: "CGME", pkgConfig: "libgme", providers: [.apt(["libgme-dev"])]),
+        .executableTarget(name: "chiptune", dependencies: ["AQEngine", "AQJack", "CGME"], swiftSettings: strict),
+        // The complete program of README.md and docs/embedding.md (tests compare and run it).
+        .executableTarget(name: "aqengine-example", dependencies: ["AQEngine", "AQJack"], swiftSettings: strict),
 
         .testTarget(name: "AQCoreTests", dependencies: ["AQCore"]),
         .testTarget(name: "AQConvertTests", dependencies: ["AQConvert"]),

@@ -165,6 +165,10 @@ public struct RenderCore: @unchecked Sendable {
     let liveCount: UnsafeMutablePointer<Int>
     /// Per slot, per channel: peak and mean square of the last cycle, as Float bit patterns.
     let meters: UnsafeMutablePointer<Atomic<UInt32>>
+    /// Per slot, per channel (8): the highest cycle peak since the last ``takePeak(slot:channel:)``,
+    /// as Float bit patterns (non-negative floats order as their bits): raised by the render
+    /// thread, exchanged with 0 by the reader.
+    let meterPeaks: UnsafeMutablePointer<Atomic<UInt32>>
     let meterScratch: UnsafeMutablePointer<Float>
     let stats: UnsafeMutablePointer<Atomic<UInt64>>  // cycles, lateFrames, droppedEvents
     /// Per slot: state, origin, pause frame, volume (Float bits), volume commands applied —
@@ -196,6 +200,8 @@ public struct RenderCore: @unchecked Sendable {
         liveCount.initialize(to: 0)
         let meters = UnsafeMutablePointer<Atomic<UInt32>>.allocate(capacity: q * 16)
         for i in 0..<(q * 16) { (meters + i).initialize(to: Atomic(0)) }
+        let meterPeaks = UnsafeMutablePointer<Atomic<UInt32>>.allocate(capacity: q * 8)
+        for i in 0..<(q * 8) { (meterPeaks + i).initialize(to: Atomic(0)) }
         let scratch = UnsafeMutablePointer<Float>.allocate(capacity: 16)
         scratch.initialize(repeating: 0, count: 16)
         let stats = UnsafeMutablePointer<Atomic<UInt64>>.allocate(capacity: 3)
@@ -215,7 +221,7 @@ public struct RenderCore: @unchecked Sendable {
             commands: .allocate(capacity: capacities.commands),
             events: events,
             capacities: capacities, wake: wake, slots: slots, hot: hot, schedule: schedule, live: live,
-            liveCount: liveCount, meters: meters, meterScratch: scratch, stats: stats, published: published,
+            liveCount: liveCount, meters: meters, meterPeaks: meterPeaks, meterScratch: scratch, stats: stats, published: published,
             control: control)
         let p = UnsafeMutablePointer<RenderCore>.allocate(capacity: 1)
         p.initialize(to: core)
@@ -241,6 +247,8 @@ public struct RenderCore: @unchecked Sendable {
         c.liveCount.deallocate()
         c.meters.deinitialize(count: q * 16)
         c.meters.deallocate()
+        c.meterPeaks.deinitialize(count: q * 8)
+        c.meterPeaks.deallocate()
         c.meterScratch.deallocate()
         c.published.deinitialize(count: q * publishedPerSlot)
         c.published.deallocate()
@@ -336,6 +344,13 @@ public struct RenderCore: @unchecked Sendable {
         let peak = Float(bitPattern: base[0].load(ordering: .relaxed))
         let ms = Float(bitPattern: base[1].load(ordering: .relaxed))
         return (peak, ms.squareRoot())
+    }
+
+    /// The highest peak of `slot`, channel `channel`, over the cycles metered since the last
+    /// call (linear), and starts the next span at 0. Any thread; one reader per slot (each
+    /// read takes what it returns).
+    package func takePeak(slot: Int, channel: Int) -> Float {
+        Float(bitPattern: meterPeaks[slot * 8 + channel].exchange(0, ordering: .relaxed))
     }
 
     /// What the render thread last published about `slot`: whether it runs or is paused, the
@@ -450,6 +465,28 @@ public struct RenderCore: @unchecked Sendable {
         }
     }
 
+    /// No held peak: for a new queue in the slot, a released slot, metering turned on or off.
+    @_noLocks
+    func clearPeaks(slot s: Int) {
+        var k = 0
+        while k < 8 {
+            meterPeaks[s * 8 + k].store(0, ordering: .relaxed)
+            k += 1
+        }
+    }
+
+    /// Raises `held` to `peak` (non-negative: its bits order as the values do).
+    @_noLocks
+    func raisePeak(_ held: UnsafeMutablePointer<Atomic<UInt32>>, to peak: Float) {
+        let bits = peak.bitPattern
+        var current = held.pointee.load(ordering: .relaxed)
+        while bits > current {
+            let (done, seen) = held.pointee.compareExchange(expected: current, desired: bits, ordering: .relaxed)
+            if done { return }
+            current = seen
+        }
+    }
+
     @_noLocks
     func clearMeters(slot s: Int) {
         let m = meters + s * 16
@@ -507,6 +544,7 @@ public struct RenderCore: @unchecked Sendable {
             let s = Int(slot)
             slots[s].activate(channels: channels, map: map, generation: generation)
             clearMeters(slot: s)
+            clearPeaks(slot: s)
             live[liveCount.pointee] = slot
             liveCount.pointee += 1
         case .enqueue(let slot, var buffer):
@@ -602,6 +640,7 @@ public struct RenderCore: @unchecked Sendable {
             }
         case .setMetering(let slot, let enabled):
             slots[Int(slot)].metering = enabled
+            clearPeaks(slot: Int(slot))
         case .setChannelMap(let slot, let map):
             slots[Int(slot)].map = map
         case .release(let slot):
@@ -611,6 +650,7 @@ public struct RenderCore: @unchecked Sendable {
             if slots[s].drainCredit { slots[s].drainCredit = false; refund() }
             slots[s].stopWhenDrained = false
             clearMeters(slot: s)
+            clearPeaks(slot: s)
             slots[s].state = .free
             var i = 0
             while i < liveCount.pointee {
@@ -786,6 +826,7 @@ public struct RenderCore: @unchecked Sendable {
             while c < min(sourceChannels, 8) {
                 m[c * 2].store(meterScratch[c * 2].bitPattern, ordering: .relaxed)
                 m[c * 2 + 1].store((meterScratch[c * 2 + 1] / Float(n)).bitPattern, ordering: .relaxed)
+                raisePeak(meterPeaks + (s * 8 + c), to: meterScratch[c * 2])
                 c += 1
             }
         }

@@ -319,6 +319,22 @@ extension AudioQueue {
         }
     }
 
+    /// Per channel (at most 8), the highest sample peak (linear, after the queue's volume) of
+    /// every render cycle since the previous call, or since metering was turned on; each call
+    /// starts a new span at 0. Unlike ``currentLevelMeter()``, which holds only the latest
+    /// cycle, nothing played between two reads is missed: what meters on a display read. A
+    /// queue has one such span: two readers would each see part of it. Not in the reference.
+    ///
+    /// Refused with `.invalidProperty` while metering is off, `.invalidQueue` through a stale
+    /// handle. Any thread but the render thread; does not block (the queue's lock, briefly).
+    public func peakSinceLastRead() throws(AudioQueueError) -> [Float] {
+        lock.lock()
+        defer { lock.unlock() }
+        if disposed { throw AudioQueueError(.invalidQueue, "the queue was disposed of: the handle is stale") }
+        guard meteringEnabled else { throw AudioQueueError(.invalidProperty, "level metering is off") }
+        return (0..<min(channels, 8)).map { c in hub.core.pointee.takePeak(slot: Int(slot), channel: c) }
+    }
+
     static func decibels(_ v: Float) -> Float { v > 1e-6 ? 20 * log10(v) : -120 }
 
     /// `kAudioQueueProperty_MagicCookie`, for compressed formats: the bytes last set with

@@ -353,10 +353,12 @@ public final class SessionPlayer: @unchecked Sendable {
         }
     }
 
-    /// Per track, per channel: the peak level of the latest render cycle in dB (-120 for
-    /// silence), or nil for a track whose metering is off.
+    /// Per track, per channel: the highest sample peak in dBFS (-120 for silence) of every
+    /// render cycle since the previous call (`AudioQueue.peakSinceLastRead()`: a burst
+    /// shorter than the time between two calls is not missed), or nil for a track whose
+    /// metering is off. One reader: each call starts the next span. Any control thread.
     public func levels() -> [[Float]?] {
-        tracks.map { t in (try? t.queue.currentLevelMeterDB())?.map(\.peakPower) }
+        tracks.map { t in (try? t.queue.peakSinceLastRead())?.map { $0 > 1e-6 ? 20 * log10($0) : -120 } }
     }
 
     /// Late frames of every track so far.

@@ -308,6 +308,10 @@ final class Player: @unchecked Sendable {
         let names = player.trackNames
         let width = max(5, names.map(\.count).max() ?? 5)
         var doneLogged = Set<Int>()
+        // Terminal meters: per track, per channel (fed with the peak since the last redraw).
+        var meters = [[PeakMeter]](repeating: [], count: names.count)
+        var page = 0
+        var pageTurned = monotonicSeconds()
         var status: Int32 = 0
         var awaySince: Date?
         var lostSeen = device.lostFrames
@@ -350,19 +354,36 @@ final class Player: @unchecked Sendable {
             let late = player.lateFrames
             let head = "\(formatSeconds(position)) / \(formatSeconds(Double(player.lengthFrames) / rate))  discontinuities \(discontinuities)  late frames \(late)"
             if tty {
-                var lines = ["▶ " + head]
+                let size = terminalSize()
                 let finished = player.report().map { $0.completed || $0.error != nil }
+                let t = monotonicSeconds()
                 for (i, lv) in player.levels().enumerated() {
+                    let peaks = lv ?? []
+                    if meters[i].count != peaks.count { meters[i] = Array(repeating: PeakMeter(), count: peaks.count) }
+                    for c in peaks.indices { meters[i][c].update(peakDB: peaks[c], at: t) }
+                }
+                // Every track's bars the same width, so that the scale lines up with them.
+                let channels = max(1, meters.map(\.count).max() ?? 1)
+                let cells = max(4, min(32, (size.width - 1 - width - 3 - 16) / channels - 3))
+                var trackLines: [String] = []
+                for i in names.indices {
+                    let name = names[i].padding(toLength: width, withPad: " ", startingAt: 0)
                     if finished[i] {
-                        lines.append("  \(names[i].padding(toLength: width, withPad: " ", startingAt: 0)) done")
+                        trackLines.append("  \(name) done")
                         continue
                     }
-                    let name = names[i].padding(toLength: width, withPad: " ", startingAt: 0)
-                    let peaks = lv ?? []
-                    let bars = peaks.map { meter($0) }.joined(separator: " ")
-                    let db = peaks.max().map { $0 <= -119 ? "  -inf" : String(format: "%6.1f", $0) } ?? ""
-                    lines.append("  \(name) \(bars) \(db) dB")
+                    let bars = meters[i].map { "[" + $0.bar(cells: cells) + "]" }.joined(separator: " ")
+                    let hold = meters[i].map(\.hold).max() ?? PeakMeter.floorDB
+                    let db = hold <= PeakMeter.floorDB ? " -inf" : String(format: "%5.1f", hold)
+                    let clip = meters[i].contains(where: \.clipped) ? " CLIP" : ""
+                    trackLines.append("  \(name) \(bars) \(db) dB\(clip)")
                 }
+                let scale = "  " + String(repeating: " ", count: width) + "  " + PeakMeter.scale(cells: cells) + "  dBFS"
+                if t - pageTurned >= 3 {
+                    page += 1
+                    pageTurned = t
+                }
+                let lines = StatusScreen.layout(head: "▶ " + head, scale: scale, tracks: trackLines, width: size.width, height: size.height, page: page)
                 redraw(lines, &drawn)
             } else {
                 let reports = player.report()
@@ -423,25 +444,33 @@ final class Player: @unchecked Sendable {
         }
     }
 
-    func meter(_ db: Float) -> String {
-        let cells = 20
-        let filled = max(0, min(cells, Int(((db + 60) / 60 * Float(cells)).rounded())))
-        return "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: cells - filled) + "]"
+    /// The terminal's columns and rows (80 × 24 when it does not say).
+    func terminalSize() -> (width: Int, height: Int) {
+        var ws = winsize()
+        if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &ws) == 0 && ws.ws_col > 0 && ws.ws_row > 0 {
+            return (Int(ws.ws_col), Int(ws.ws_row))
+        }
+        return (80, 24)
     }
 
+    func monotonicSeconds() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    /// Replaces the lines drawn last with `lines` (each fits the terminal: none wraps).
     func redraw(_ lines: [String], _ drawn: inout Int) {
-        var out = drawn > 0 ? "\u{1B}[\(drawn)A" : ""
-        for l in lines { out += "\r\u{1B}[2K" + l + "\n" }
-        FileHandle.standardOutput.write(Data(out.utf8))
+        FileHandle.standardOutput.write(Data(StatusScreen.redraw(lines, replacing: drawn).utf8))
         drawn = lines.count
     }
 
     func clear(_ drawn: inout Int) {
         guard drawn > 0 else { return }
-        var out = "\u{1B}[\(drawn)A"
-        for _ in 0..<drawn { out += "\r\u{1B}[2K\n" }
-        out += "\u{1B}[\(drawn)A"
-        FileHandle.standardOutput.write(Data(out.utf8))
+        // Line by line, not "erase to the end of the screen": from the top-left corner that
+        // erases the whole screen, which tmux first copies into its history (scroll-on-clear).
+        let erase = String(repeating: "\r\u{1B}[2K\n", count: drawn)
+        FileHandle.standardOutput.write(Data("\u{1B}[\(drawn)A\(erase)\u{1B}[\(drawn)A".utf8))
         drawn = 0
     }
 
