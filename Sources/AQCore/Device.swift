@@ -62,7 +62,7 @@ public enum DiscontinuityReason: UInt8, Sendable, BitwiseCopyable, CustomStringC
 }
 
 /// A source of render cycles: the JACK device, or the hand-driven device for tests and
-/// offline rendering. Both call the same ``RenderCore/render(_:outputs:channelCount:)``.
+/// offline rendering. Both call the same ``RenderCore/render(_:outputs:channelCount:inputs:inputCount:)``.
 ///
 /// Thread safety: every member may be called from any control thread; none from the render
 /// thread.
@@ -73,6 +73,8 @@ public protocol AudioDevice: AnyObject, Sendable {
     var sampleRate: Double { get }
     /// Output channels the renderer mixes into.
     var outputChannelCount: Int { get }
+    /// Input (capture) channels the device hands the renderer each cycle; 0 for none.
+    var inputChannelCount: Int { get }
     /// Frames per cycle now (may change: a buffer-size change is a discontinuity).
     var framesPerCycle: Int { get }
     /// Frames after the next cycle's first frame that a command sent now is sure to reach the
@@ -127,6 +129,8 @@ public enum DeviceStatus: Sendable, Equatable {
 }
 
 extension AudioDevice {
+    /// Devices without inputs need not say so; the default: 0.
+    public var inputChannelCount: Int { 0 }
     /// Devices that know their next frame without a clock say so; the default: nil.
     public var nextCycleFrame: Int64? { nil }
     /// Devices that never change state ignore the handler.

@@ -7,12 +7,19 @@ import Synchronization
 /// Host time is synthetic: frame `f` is at `f × 1e9 / sampleRate` ns after ``hostTimeOrigin``,
 /// so translations are exact and repeatable.
 ///
-/// Thread safety: ``render(frames:into:)`` from one thread at a time (it is the render thread
-/// while it runs); everything else from any thread.
+/// Inputs: a device made with input channels takes the frames captured in each cycle from its
+/// caller (``render(frames:inputs:into:)``), so tests feed known samples at known device frames;
+/// ``render(frames:into:)`` captures silence.
+///
+/// Thread safety: ``render(frames:into:)`` and ``render(frames:inputs:into:)`` from one thread
+/// at a time (it is the render thread while it runs); everything else from any thread.
 public final class ManualDevice: HandDrivenDevice, @unchecked Sendable {
     public let uid: String
     public let sampleRate: Double
     public let outputChannelCount: Int
+    /// Input channels: each cycle's captured frames come from the caller of
+    /// ``render(frames:inputs:into:)``.
+    public let inputChannelCount: Int
     public var framesPerCycle: Int { Int(lastFrames.load(ordering: .relaxed)) }
     public var schedulingLead: Int64 { 0 }
     public var isRunning: Bool { core.load(ordering: .acquiring) != 0 }
@@ -23,21 +30,40 @@ public final class ManualDevice: HandDrivenDevice, @unchecked Sendable {
     private let nextFrame = Atomic<Int64>(0)
     private let lastFrames = Atomic<Int64>(0)
     private let scratch: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    private let inputScratch: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    /// Silence for ``render(frames:into:)``'s inputs (grown on the calling thread when a cycle
+    /// is longer than it; the hand-driven device's caller is not realtime).
+    private var silence: UnsafeMutablePointer<Float>
+    private var silenceFrames: Int
 
     /// - Parameters:
     ///   - sampleRate: nominal frames per second.
     ///   - channels: output channels.
+    ///   - inputChannels: input channels (0: none), fed by ``render(frames:inputs:into:)``.
     ///   - framesPerCycle: the cycle size reported before the first render.
-    public init(sampleRate: Double = 48000, channels: Int = 2, framesPerCycle: Int = 256, uid: String = "manual") {
+    /// Any thread; does not block.
+    public init(
+        sampleRate: Double = 48000, channels: Int = 2, inputChannels: Int = 0, framesPerCycle: Int = 256,
+        uid: String = "manual"
+    ) {
         self.sampleRate = sampleRate
         self.outputChannelCount = channels
+        self.inputChannelCount = max(inputChannels, 0)
         self.uid = uid
         self.hostTimeOrigin = HostClock.now()
         lastFrames.store(Int64(framesPerCycle), ordering: .relaxed)
         scratch = .allocate(capacity: max(channels, 1))
+        inputScratch = .allocate(capacity: max(inputChannels, 1))
+        silenceFrames = max(framesPerCycle, 1)
+        silence = .allocate(capacity: silenceFrames)
+        silence.initialize(repeating: 0, count: silenceFrames)
     }
 
-    deinit { scratch.deallocate() }
+    deinit {
+        scratch.deallocate()
+        inputScratch.deallocate()
+        silence.deallocate()
+    }
 
     public func start(rendering core: UnsafeMutablePointer<RenderCore>) throws(DeviceError) {
         self.core.store(UInt(bitPattern: core), ordering: .releasing)
@@ -58,8 +84,32 @@ public final class ManualDevice: HandDrivenDevice, @unchecked Sendable {
 
     /// Renders one cycle of `frames` frames into `outputs` (one pointer per output channel,
     /// each with room for `frames` floats). Returns false when the device is not started.
+    /// A device with input channels captures silence in that cycle.
     @discardableResult
     public func render(frames: Int, into outputs: UnsafePointer<UnsafeMutablePointer<Float>>) -> Bool {
+        if inputChannelCount == 0 { return render(frames: frames, inputs: nil, into: outputs) }
+        if frames > silenceFrames {
+            silence.deallocate()
+            silenceFrames = frames
+            silence = .allocate(capacity: frames)
+            silence.initialize(repeating: 0, count: frames)
+        }
+        for c in 0..<inputChannelCount { inputScratch[c] = silence }
+        return render(frames: frames, inputs: UnsafePointer(inputScratch), into: outputs)
+    }
+
+    /// Renders one cycle of `frames` frames into `outputs` (one pointer per output channel, each
+    /// with room for `frames` floats), the device having captured `inputs` in it: one pointer
+    /// per input channel (``inputChannelCount`` of them), each with `frames` floats, sample `i`
+    /// captured at device frame ``currentFrame`` + `i`. nil: the device captured nothing (as a
+    /// device without inputs). Returns false when the device is not started. The calling thread
+    /// is the render thread while it runs; it does not block (but waits for a control thread
+    /// applying commands, see ``RenderCore``).
+    @discardableResult
+    public func render(
+        frames: Int, inputs: UnsafePointer<UnsafeMutablePointer<Float>>?,
+        into outputs: UnsafePointer<UnsafeMutablePointer<Float>>
+    ) -> Bool {
         guard let p = UnsafeMutablePointer<RenderCore>(bitPattern: core.load(ordering: .acquiring)) else {
             return false
         }
@@ -68,7 +118,9 @@ public final class ManualDevice: HandDrivenDevice, @unchecked Sendable {
             frame: f, frames: Int32(frames), hostTimeNs: hostTime(ofFrame: f),
             nextHostTimeNs: 0)  // exactly the nominal rate
         lastFrames.store(Int64(frames), ordering: .relaxed)
-        p.pointee.render(cycle, outputs: outputs, channelCount: outputChannelCount)
+        p.pointee.render(
+            cycle, outputs: outputs, channelCount: outputChannelCount, inputs: inputs,
+            inputCount: inputs == nil ? 0 : inputChannelCount)
         nextFrame.store(f + Int64(frames), ordering: .relaxed)
         return true
     }
@@ -86,14 +138,34 @@ public final class ManualDevice: HandDrivenDevice, @unchecked Sendable {
     /// Renders `frames` frames in cycles of `cycle` frames and returns them, planar
     /// (`[channel][frame]`). Convenience for tests and offline rendering.
     public func render(frames: Int, cycle: Int) -> [[Float]] {
-        var out = [[Float]](repeating: [Float](repeating: 0, count: frames), count: outputChannelCount)
+        render(frames: frames, cycle: cycle, inputs: [])
+    }
+
+    /// Renders `frames` frames in cycles of `cycle` frames, the device capturing `inputs`
+    /// (planar, `[channel][frame]`, frame 0 captured at ``currentFrame``; a missing channel or
+    /// frame is silence), and returns the outputs, planar. Convenience for tests. Calling
+    /// thread as ``render(frames:inputs:into:)``.
+    public func render(frames: Int, cycle: Int, inputs: [[Float]]) -> [[Float]] {
+        let ins = max(inputChannelCount, 1)
+        let inTmp = UnsafeMutablePointer<Float>.allocate(capacity: cycle * ins)
+        defer { inTmp.deallocate() }
         var done = 0
-        let tmp = UnsafeMutablePointer<Float>.allocate(capacity: cycle * outputChannelCount)
-        defer { tmp.deallocate() }
-        for c in 0..<outputChannelCount { scratch[c] = tmp + c * cycle }
+        var out = [[Float]](repeating: [Float](repeating: 0, count: frames), count: outputChannelCount)
+        let tmp0 = UnsafeMutablePointer<Float>.allocate(capacity: cycle * max(outputChannelCount, 1))
+        defer { tmp0.deallocate() }
+        for c in 0..<outputChannelCount { scratch[c] = tmp0 + c * cycle }
         while done < frames {
             let n = min(cycle, frames - done)
-            guard render(frames: n, into: scratch) else { break }
+            for c in 0..<inputChannelCount {
+                let dst = inTmp + c * cycle
+                for i in 0..<n {
+                    let k = done + i
+                    dst[i] = c < inputs.count && k < inputs[c].count ? inputs[c][k] : 0
+                }
+                inputScratch[c] = dst
+            }
+            guard render(frames: n, inputs: inputChannelCount == 0 ? nil : UnsafePointer(inputScratch), into: scratch)
+            else { break }
             for c in 0..<outputChannelCount {
                 out[c].withUnsafeMutableBufferPointer { $0.baseAddress!.advanced(by: done).update(from: scratch[c], count: n) }
             }

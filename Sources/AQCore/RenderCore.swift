@@ -16,12 +16,22 @@ public struct RenderCapacities: Sendable, Equatable {
     public var commands: Int
     /// Output channels the renderer can mix into.
     public var outputChannels: Int
+    /// Device input channels the renderer reads each cycle (more are ignored).
+    public var inputChannels: Int
+    /// Frames of the capture ring (rounded up to a power of two): how far behind the device the
+    /// control side may read captured input before frames are lost. 0: no capture ring.
+    public var captureFrames: Int
 
-    public init(queues: Int = 256, buffersPerQueue: Int = 64, commands: Int = 8192, outputChannels: Int = 32) {
+    public init(
+        queues: Int = 256, buffersPerQueue: Int = 64, commands: Int = 8192, outputChannels: Int = 32,
+        inputChannels: Int = 8, captureFrames: Int = 16384
+    ) {
         self.queues = queues
         self.buffersPerQueue = buffersPerQueue
         self.commands = commands
         self.outputChannels = outputChannels
+        self.inputChannels = inputChannels
+        self.captureFrames = captureFrames
     }
 }
 
@@ -142,10 +152,10 @@ struct HotSlot {
 
 /// The renderer: everything the render thread owns, reached through plain pointers so that
 /// the render path never retains, releases, locks or allocates. The compiler checks this:
-/// ``render(_:outputs:channelCount:)`` and everything it calls are `@_noLocks`.
+/// ``render(_:outputs:channelCount:inputs:inputCount:)`` and everything it calls are `@_noLocks`.
 ///
 /// Memory is allocated by ``allocate(sampleRate:capacities:)`` and freed by ``deallocate()``
-/// on a control thread once no device calls ``render(_:outputs:channelCount:)``.
+/// on a control thread once no device calls ``render(_:outputs:channelCount:inputs:inputCount:)``.
 public struct RenderCore: @unchecked Sendable {
     /// The device clock this renderer publishes each cycle's anchor to.
     package let clock: DeviceClockCore
@@ -180,6 +190,24 @@ public struct RenderCore: @unchecked Sendable {
     /// slot + 1 of the only queue mixed (offline rendering of one queue), 0 for every queue.
     let control: UnsafeMutablePointer<Atomic<Int>>
     static let publishedPerSlot = 5
+    /// The device's inputs as the render thread last saw them: per input channel (up to
+    /// `capacities.inputChannels`), [2c] the latest cycle's peak and [2c+1] the highest peak
+    /// since the last ``takeInputPeak(channel:)`` (Float bit patterns, non-negative); after
+    /// them, [2·inputChannels] the input channels the latest cycle had and
+    /// [2·inputChannels+1] the input frames seen so far (cycles with inputs), as UInt32 halves
+    /// of nothing: plain counts.
+    let inputMeters: UnsafeMutablePointer<Atomic<UInt32>>
+    /// [0] device frame of the latest cycle that had inputs, [1] input frames seen in all,
+    /// [2] the capture ring's first valid frame (−1: nothing captured), [3] its end (the frame
+    /// after the last captured), [4] the end of the frames being written (a seqlock for
+    /// readers: frames below `[4] − ring` may be overwritten while read), [5] device frames
+    /// the device skipped (read as silence).
+    let inputCounters: UnsafeMutablePointer<Atomic<Int64>>
+    /// The capture ring: `inputChannels` planes of `captureMask + 1` floats; device frame `f`
+    /// of channel `c` is at `c · (captureMask + 1) + (f & captureMask)`. Written by the render
+    /// thread only, read by control threads (``readCapture(from:maxFrames:into:channels:)``).
+    let capture: UnsafeMutablePointer<Float>
+    let captureMask: Int
 
     package static func allocate(sampleRate: Double, capacities: RenderCapacities) -> UnsafeMutablePointer<RenderCore> {
         let q = capacities.queues
@@ -210,6 +238,19 @@ public struct RenderCore: @unchecked Sendable {
         for i in 0..<(q * publishedPerSlot) { (published + i).initialize(to: Atomic(0)) }
         let control = UnsafeMutablePointer<Atomic<Int>>.allocate(capacity: 5)
         for i in 0..<5 { (control + i).initialize(to: Atomic(0)) }
+        let inputMeterCount = 2 * capacities.inputChannels + 2
+        let inputMeters = UnsafeMutablePointer<Atomic<UInt32>>.allocate(capacity: inputMeterCount)
+        for i in 0..<inputMeterCount { (inputMeters + i).initialize(to: Atomic(0)) }
+        let inputCounters = UnsafeMutablePointer<Atomic<Int64>>.allocate(capacity: 6)
+        for i in 0..<6 { (inputCounters + i).initialize(to: Atomic(0)) }
+        inputCounters[0].store(-1, ordering: .relaxed)
+        inputCounters[2].store(-1, ordering: .relaxed)
+        var ringFrames = 1
+        while ringFrames < max(capacities.captureFrames, 1) { ringFrames <<= 1 }
+        if capacities.inputChannels == 0 || capacities.captureFrames == 0 { ringFrames = 1 }
+        let captureCount = max(capacities.inputChannels, 1) * ringFrames
+        let capture = UnsafeMutablePointer<Float>.allocate(capacity: captureCount)
+        capture.initialize(repeating: 0, count: captureCount)
         let wake = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
         sem_init(wake, 0, 0)
         // Every buffer produces one done event; a few state events per queue on top.
@@ -222,7 +263,8 @@ public struct RenderCore: @unchecked Sendable {
             events: events,
             capacities: capacities, wake: wake, slots: slots, hot: hot, schedule: schedule, live: live,
             liveCount: liveCount, meters: meters, meterPeaks: meterPeaks, meterScratch: scratch, stats: stats, published: published,
-            control: control)
+            control: control, inputMeters: inputMeters, inputCounters: inputCounters,
+            capture: capture, captureMask: ringFrames - 1)
         let p = UnsafeMutablePointer<RenderCore>.allocate(capacity: 1)
         p.initialize(to: core)
         return p
@@ -256,6 +298,11 @@ public struct RenderCore: @unchecked Sendable {
         c.control.deallocate()
         c.stats.deinitialize(count: 3)
         c.stats.deallocate()
+        c.inputMeters.deinitialize(count: 2 * c.capacities.inputChannels + 2)
+        c.inputMeters.deallocate()
+        c.inputCounters.deinitialize(count: 6)
+        c.inputCounters.deallocate()
+        c.capture.deallocate()
         pointer.deinitialize(count: 1)
         pointer.deallocate()
     }
@@ -378,14 +425,21 @@ public struct RenderCore: @unchecked Sendable {
     // MARK: - The render entry point
 
     /// Renders one cycle: applies pending commands, mixes every running queue into the
-    /// `channelCount` non-interleaved outputs (`cycle.frames` frames each, overwritten), reports
-    /// what happened, and publishes the cycle's anchor to the clock. Render thread only.
+    /// `channelCount` non-interleaved outputs (`cycle.frames` frames each, overwritten), reads
+    /// the device's `inputCount` non-interleaved inputs (`cycle.frames` frames each, captured at
+    /// the cycle's frames; only read, never kept: nil or 0 when the device has none), reports
+    /// what happened, and publishes the cycle's anchor to the clock. Render thread only; never
+    /// blocks (a realtime device's cycle never waits; see docs/architecture.md).
     @_noLocks
     public func render(
-        _ cycle: CycleInfo, outputs: UnsafePointer<UnsafeMutablePointer<Float>>, channelCount: Int
+        _ cycle: CycleInfo, outputs: UnsafePointer<UnsafeMutablePointer<Float>>, channelCount: Int,
+        inputs: UnsafePointer<UnsafeMutablePointer<Float>>? = nil, inputCount: Int = 0
     ) {
         clock.publish(cycle)
         let n = Int(cycle.frames)
+        if let inputs, inputCount > 0 {
+            meterInputs(inputs, count: min(inputCount, capacities.inputChannels), frame: cycle.frame, n: n)
+        }
         let channels = min(channelCount, capacities.outputChannels)
         for c in 0..<channelCount {
             outputs[c].update(repeating: 0, count: n)
@@ -434,6 +488,146 @@ public struct RenderCore: @unchecked Sendable {
             // sem_post is async-signal-safe: it neither locks nor allocates.
             _unsafePerformance { _ = sem_post(wake) }
         }
+    }
+
+    /// Meters the device's inputs for one cycle: each channel's peak, the held peak, the
+    /// channel count, the cycle's frame and the frames seen. Render thread.
+    @_noLocks
+    func meterInputs(_ inputs: UnsafePointer<UnsafeMutablePointer<Float>>, count: Int, frame: Int64, n: Int) {
+        let k = capacities.inputChannels
+        var c = 0
+        while c < count {
+            let p = inputs[c]
+            var peak: Float = 0
+            var i = 0
+            while i < n {
+                let v = abs(p[i])
+                if v > peak { peak = v }
+                i += 1
+            }
+            inputMeters[2 * c].store(peak.bitPattern, ordering: .relaxed)
+            raisePeak(inputMeters + (2 * c + 1), to: peak)
+            c += 1
+        }
+        if captureMask > 0 { captureInputs(inputs, count: count, frame: frame, n: n) }
+        inputMeters[2 * k].store(UInt32(truncatingIfNeeded: count), ordering: .relaxed)
+        inputCounters[1].store(inputCounters[1].load(ordering: .relaxed) &+ Int64(n), ordering: .relaxed)
+        inputCounters[0].store(frame, ordering: .releasing)
+    }
+
+    /// Copies one cycle's inputs into the capture ring at their device frames; channels the
+    /// cycle lacks are silence, and so are device frames skipped since the previous cycle (at
+    /// most the ring's length of them is written). Render thread.
+    @_noLocks
+    func captureInputs(_ inputs: UnsafePointer<UnsafeMutablePointer<Float>>, count: Int, frame: Int64, n: Int) {
+        let ring = captureMask + 1
+        let planes = capacities.inputChannels
+        var start = inputCounters[2].load(ordering: .relaxed)
+        let end = inputCounters[3].load(ordering: .relaxed)
+        var from = frame
+        if start < 0 || frame < end {
+            // The first cycle, or time went back (a new time line): the ring starts over.
+            start = frame
+        } else if frame > end {
+            // Skipped frames: silence, as far back as the ring reaches.
+            inputCounters[5].store(inputCounters[5].load(ordering: .relaxed) &+ (frame - end), ordering: .relaxed)
+            from = max(end, frame &- Int64(ring))
+        }
+        let writeEnd = frame &+ Int64(n)
+        inputCounters[4].store(writeEnd, ordering: .relaxed)
+        atomicMemoryFence(ordering: .releasing)
+        var c = 0
+        while c < planes {
+            let plane = capture + c * ring
+            var f = from
+            while f < frame {
+                plane[Int(f) & captureMask] = 0
+                f += 1
+            }
+            let src: UnsafeMutablePointer<Float>? = c < count ? inputs[c] : nil
+            var i = 0
+            while i < n {
+                plane[(Int(frame) &+ i) & captureMask] = src == nil ? 0 : src.unsafelyUnwrapped[i]
+                i += 1
+            }
+            c += 1
+        }
+        if start != inputCounters[2].load(ordering: .relaxed) {
+            inputCounters[2].store(start, ordering: .relaxed)
+        }
+        inputCounters[3].store(writeEnd, ordering: .releasing)
+    }
+
+    /// The captured input frames a reader can have now: from the first valid frame (−1: none
+    /// captured yet) to `end` (exclusive), with `ring` frames at most kept. Any thread; never
+    /// blocks.
+    package var captureWindow: (first: Int64, end: Int64, ring: Int) {
+        let end = inputCounters[3].load(ordering: .acquiring)
+        return (inputCounters[2].load(ordering: .relaxed), end, captureMask + 1)
+    }
+
+    /// Device frames the device skipped (captured as silence). Any thread; never blocks.
+    package var skippedCaptureFrames: Int64 { inputCounters[5].load(ordering: .relaxed) }
+
+    /// Copies captured input from device frame `frame` on, at most `maxFrames` frames, into
+    /// `dest` (`channels` pointers, device input channel `c` into `dest[c]`; channels beyond
+    /// the ring's are silence). Returns the device frame of `dest`'s first frame and how many
+    /// were copied: the first is later than `frame` when frames from `frame` on were already
+    /// overwritten (or never captured) — those are lost; 0 frames when none is there yet.
+    /// A control thread (one reader per destination); never blocks, never waits for the render
+    /// thread: a copy the render thread overwrote meanwhile is retried from later frames.
+    package func readCapture(
+        from frame: Int64, maxFrames: Int, into dest: UnsafePointer<UnsafeMutablePointer<Float>>, channels: Int
+    ) -> (first: Int64, frames: Int) {
+        let ring = Int64(captureMask + 1)
+        var lo = frame
+        for _ in 0..<8 {
+            let end = inputCounters[3].load(ordering: .acquiring)
+            let start = inputCounters[2].load(ordering: .relaxed)
+            if start < 0 || captureMask == 0 { return (frame, 0) }
+            // Keep clear of the cycle being written: it may overwrite up to a cycle past `end − ring`.
+            lo = max(lo, start, end - ring)
+            if lo >= end { return (max(lo, frame), 0) }
+            let k = Int(min(Int64(maxFrames), end - lo))
+            for c in 0..<channels {
+                let d = dest[c]
+                if c < capacities.inputChannels {
+                    let plane = capture + c * (captureMask + 1)
+                    for i in 0..<k { d[i] = plane[(Int(lo) &+ i) & captureMask] }
+                } else {
+                    d.update(repeating: 0, count: k)
+                }
+            }
+            atomicMemoryFence(ordering: .acquiring)
+            let writing = inputCounters[4].load(ordering: .relaxed)
+            let firstIntact = writing - ring
+            if lo >= firstIntact { return (lo, k) }
+            lo = firstIntact  // overwritten while copied: those frames are lost
+        }
+        return (lo, 0)
+    }
+
+    /// What the render thread last saw of the device's inputs: the device frame of the latest
+    /// cycle that had inputs (−1: none yet), the input channels it had, and the input frames
+    /// seen in all. Any thread; never blocks.
+    package var inputStatus: (latestCycleFrame: Int64, channels: Int, framesSeen: Int64) {
+        let frame = inputCounters[0].load(ordering: .acquiring)
+        return (frame, Int(inputMeters[2 * capacities.inputChannels].load(ordering: .relaxed)),
+                inputCounters[1].load(ordering: .relaxed))
+    }
+
+    /// The peak (linear, absolute) of device input `channel` in the latest cycle that had
+    /// inputs. Any thread; never blocks.
+    package func inputPeak(channel: Int) -> Float {
+        guard channel >= 0, channel < capacities.inputChannels else { return 0 }
+        return Float(bitPattern: inputMeters[2 * channel].load(ordering: .relaxed))
+    }
+
+    /// The highest peak of device input `channel` since the last call, and starts the next
+    /// span at 0. Any thread, one reader at a time; never blocks.
+    package func takeInputPeak(channel: Int) -> Float {
+        guard channel >= 0, channel < capacities.inputChannels else { return 0 }
+        return Float(bitPattern: inputMeters[2 * channel + 1].exchange(0, ordering: .relaxed))
     }
 
     /// Takes the gate for a cycle: false when a control thread holds it and this device does

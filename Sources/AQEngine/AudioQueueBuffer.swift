@@ -27,8 +27,10 @@ public final class AudioQueueBuffer: @unchecked Sendable {
     /// Packet descriptions in use (`mPacketDescriptionCount`).
     public var packetDescriptionCount: Int = 0
 
-    /// The queue that owns it.
+    /// The queue that owns it (nil for a buffer of an input queue: see ``inputQueue``).
     public private(set) weak var queue: AudioQueue?
+    /// The input (recording) queue that owns it, for buffers of ``AudioInputQueue``.
+    public private(set) weak var inputQueue: AudioInputQueue?
     /// True from enqueue until the output callback hands it back (or a synchronous stop,
     /// reset or dispose took it back). Any thread (an atomic); written under its queue's lock.
     public internal(set) var isEnqueued: Bool {
@@ -62,6 +64,23 @@ public final class AudioQueueBuffer: @unchecked Sendable {
         render.initialize(repeating: 0, count: max(renderCapacity * channels, 1))
         renderChannels = .allocate(capacity: channels)
         for c in 0..<channels { renderChannels[c] = render + c * renderCapacity }
+    }
+
+    /// A buffer of an input queue: the render thread never sees it (captured frames come from
+    /// the renderer's capture ring), so it has no render storage.
+    init(inputQueue: AudioInputQueue, token: UInt32, capacity: Int, packetDescriptions: Int, channels: Int) {
+        self.inputQueue = inputQueue
+        self.token = token
+        audioData = .allocate(byteCount: max(capacity, 1), alignment: 16)
+        audioDataBytesCapacity = capacity
+        packetDescriptionCapacity = packetDescriptions
+        self.packetDescriptions = packetDescriptions > 0 ? .allocate(capacity: packetDescriptions) : nil
+        self.channels = channels
+        renderCapacity = 0
+        render = .allocate(capacity: 1)
+        render.initialize(to: 0)
+        renderChannels = .allocate(capacity: max(channels, 1))
+        for c in 0..<channels { renderChannels[c] = render }
     }
 
     deinit {

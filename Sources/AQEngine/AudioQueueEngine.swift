@@ -151,6 +151,31 @@ public final class AudioQueueEngine: @unchecked Sendable {
         return q
     }
 
+    /// Makes an input (recording) queue (`AudioQueueNewInput`). Any control thread; does not
+    /// block (beyond short locks).
+    ///
+    /// - Parameters:
+    ///   - format: interleaved linear PCM at the device's rate: signed int16, int24, int32 or
+    ///     float32, either endianness, at most as many channels as the device has inputs
+    ///     (channel `c` records device input `c`).
+    ///   - callback: called with each buffer the queue filled, on the engine's events thread
+    ///     (or the thread in ``deliverPendingEvents()``); for buffers handed back by an immediate
+    ///     stop, a reset or a flush, on the thread that called it.
+    /// - Throws: `.unsupportedDataFormat` for another format, `.invalidDevice` once closed.
+    public func newInput(
+        format: AudioStreamBasicDescription, callback: @escaping AudioInputQueue.InputCallback
+    ) throws(AudioQueueError) -> AudioInputQueue {
+        try AudioInputQueue.validate(
+            format, deviceRate: device.sampleRate, inputs: min(device.inputChannelCount, capacities.inputChannels))
+        let hub = shared
+        hub.lock.lock()
+        defer { hub.lock.unlock() }
+        if hub.closed { throw AudioQueueError(.invalidDevice, "the engine is closed") }
+        let q = AudioInputQueue(hub: hub, format: format, callback: callback)
+        hub.inputs.append(q)
+        return q
+    }
+
     /// Starts every queue of `queues` on one device frame, or none of them. Any control
     /// thread; does not block.
     ///

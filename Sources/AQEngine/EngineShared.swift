@@ -35,6 +35,9 @@ final class EngineShared: @unchecked Sendable {
     /// The user's device-status handler (``AudioQueueEngine/onDeviceStatus``).
     var statusHandler: (@Sendable (DeviceStatus) -> Void)?
     var nextGeneration: UInt32 = 0
+    /// Input (recording) queues, read from the capture ring after each delivery of events.
+    /// Guarded by `lock`.
+    var inputs: [AudioInputQueue] = []
     /// Set once by ``close()``.
     let closedFlag = Atomic<Bool>(false)
     var closed: Bool { closedFlag.load(ordering: .acquiring) }
@@ -74,6 +77,18 @@ final class EngineShared: @unchecked Sendable {
         slots = Array(repeating: nil, count: capacities.queues)
         lock.unlock()
         for q in queues { q.markGone() }
+        lock.lock()
+        let ins = inputs
+        inputs.removeAll()
+        lock.unlock()
+        for q in ins { q.markGone() }
+    }
+
+    /// Forgets a disposed input queue. No queue lock held.
+    func removeInput(_ q: AudioInputQueue) {
+        lock.lock()
+        inputs.removeAll { $0 === q }
+        lock.unlock()
     }
 
     // MARK: - Events thread
@@ -127,6 +142,11 @@ final class EngineShared: @unchecked Sendable {
         pendingNotices.removeAll()
         lock.unlock()
         for n in notices { n() }
+        // Input queues record what the render thread captured since the last delivery.
+        lock.lock()
+        let ins = inputs
+        lock.unlock()
+        for q in ins { q.pump() }
     }
 
     /// The live queue an event is for, or nil for a stale event (its queue is gone).

@@ -19,6 +19,11 @@ struct JackCallbackState: ~Copyable {
     /// A one-float buffer the `outputs` slots point at before the first cycle.
     let dummy: UnsafeMutablePointer<Float>
     let outputCount: Int
+    /// Input ports `in_1…M` (M = `inputCount`); nil before the client registers them.
+    let inPorts: UnsafeMutablePointer<OpaquePointer?>
+    /// Preallocated array of input buffer pointers handed to the renderer each cycle.
+    let inputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    let inputCount: Int
     /// The clock `jack_get_time` reads (see ``JackClockSource``).
     var clockSource: JackClockSource = .monotonicRaw
     /// The renderer, while started; the notification callbacks reach its clock through it.
@@ -58,14 +63,19 @@ struct JackCallbackState: ~Copyable {
     /// of that change, not lost time.
     let periodChanged = Atomic<Bool>(false)
 
-    init(outputCount: Int) {
+    init(outputCount: Int, inputCount: Int = 0) {
         self.outputCount = outputCount
+        self.inputCount = inputCount
+        inPorts = .allocate(capacity: max(inputCount, 1))
+        inPorts.initialize(repeating: nil, count: max(inputCount, 1))
         outPorts = .allocate(capacity: max(outputCount, 1))
         outPorts.initialize(repeating: nil, count: max(outputCount, 1))
         dummy = .allocate(capacity: 1)
         dummy.initialize(to: 0)
         outputs = .allocate(capacity: max(outputCount, 1))
         outputs.initialize(repeating: dummy, count: max(outputCount, 1))
+        inputs = .allocate(capacity: max(inputCount, 1))
+        inputs.initialize(repeating: dummy, count: max(inputCount, 1))
         counts = .allocate(capacity: Self.reasonCount)
         for i in 0..<Self.reasonCount { (counts + i).initialize(to: Atomic(0)) }
     }
@@ -73,6 +83,8 @@ struct JackCallbackState: ~Copyable {
     deinit {
         outPorts.deallocate()
         outputs.deallocate()
+        inPorts.deallocate()
+        inputs.deallocate()
         dummy.deallocate()
         counts.deinitialize(count: Self.reasonCount)
         counts.deallocate()
@@ -108,6 +120,10 @@ func jackProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> 
     let n = st.pointee.outputCount
     let outs = st.pointee.outputs
     let ports = st.pointee.outPorts
+    // Input buffers: every registered input port's (the capture ports' contents this cycle).
+    var inputCount = 0
+    let ins = st.pointee.inputs
+    let inPorts = st.pointee.inPorts
     var frame: jack_nframes_t = 0
     var usecs: jack_time_t = 0
     var nextUsecs: jack_time_t = 0
@@ -120,6 +136,12 @@ func jackProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> 
             if let buf = jack_port_get_buffer(ports[c], nframes) {
                 outs[c] = buf.assumingMemoryBound(to: Float.self)
             }
+        }
+        while inputCount < st.pointee.inputCount, let port = inPorts[inputCount],
+            let buf = jack_port_get_buffer(port, nframes)
+        {
+            ins[inputCount] = buf.assumingMemoryBound(to: Float.self)
+            inputCount += 1
         }
         ok = jack_get_cycle_times(client, &frame, &usecs, &nextUsecs, &periodUsecs)
         if ok != 0 {
@@ -157,7 +179,8 @@ func jackProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> 
         CycleInfo(
             frame: step.frame, frames: Int32(truncatingIfNeeded: nframes), hostTimeNs: host, nextHostTimeNs: next)
     }
-    core.pointee.render(cycle, outputs: UnsafePointer(outs), channelCount: n)
+    core.pointee.render(
+        cycle, outputs: UnsafePointer(outs), channelCount: n, inputs: UnsafePointer(ins), inputCount: inputCount)
     if let capture = st.pointee.capture.load(ordering: .acquiring) {
         capture.pointee.record(frames: Int(nframes))
     }

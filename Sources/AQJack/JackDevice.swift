@@ -109,6 +109,8 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
 
     /// The options the device was opened with.
     public let options: JackDeviceOptions
+    /// Capture ports `in_1…` handed to the renderer each cycle. Any thread; does not block.
+    public var inputChannelCount: Int { options.inputChannels }
     /// The server's name (resolved from the options, `JACK_DEFAULT_SERVER`, or `default`).
     public let serverName: String
     /// `jack:SERVER:CLIENT` with the client name JACK gave at the first open. Any thread.
@@ -136,7 +138,7 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         self.serverName = JackDevice.resolveServerName(options.serverName)
         self.outputChannelCount = options.outputChannels
         state = .allocate(capacity: 1)
-        state.initialize(to: JackCallbackState(outputCount: options.outputChannels))
+        state.initialize(to: JackCallbackState(outputCount: options.outputChannels, inputCount: options.inputChannels))
         state.pointee.keeper.policy = options.lostTimePolicy ?? JackImplementation.current.defaultLostTimePolicy
         try openClient()  // on failure, deinit frees `state`
         // After the client is open: libjack sets up jack_get_time's clock when a client opens;
@@ -513,6 +515,7 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
                 throw DeviceError("JACK device: cannot register port “\(c.clientName):in_\(i + 1)”")
             }
             inPorts.append(port)
+            state.pointee.inPorts[i] = port
             inNames.append(String(cString: jack_port_name(port)))
         }
         let events = try JackEventThread { [weak self] reason, code in
@@ -548,6 +551,10 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         state.pointee.events = nil
         for i in 0..<outputChannelCount { state.pointee.outPorts[i] = nil }
         for i in 0..<outputChannelCount { state.pointee.outputs[i] = state.pointee.dummy }
+        for i in 0..<state.pointee.inputCount {
+            state.pointee.inPorts[i] = nil
+            state.pointee.inputs[i] = state.pointee.dummy
+        }
         c.inPorts = []
         let events = c.events
         c.events = nil

@@ -1,0 +1,608 @@
+import AQCore
+import AQTypes
+import Foundation
+import Synchronization
+
+/// A recording audio queue (`AudioQueueRef` made by `AudioQueueNewInput`), made by
+/// ``AudioQueueEngine/newInput(format:callback:)``.
+///
+/// The render thread copies the device's inputs into the renderer's capture ring at their
+/// device frames; the queue reads the ring on the control side (the engine's events thread, or
+/// the thread in ``AudioQueueEngine/deliverPendingEvents()``), fills its enqueued buffers in
+/// order, converting to its format, and hands each full buffer to the input callback with the
+/// device time its first frame was captured at. A buffer's frames are always consecutive device
+/// frames: a jump (frames lost for want of a buffer, a pause) hands the buffer in progress back
+/// with the frames it has. See docs/recording.md.
+///
+/// A handle stays tied to its queue: once disposed of, every call through it is refused with
+/// `.invalidQueue` (reads give neutral values).
+///
+/// Thread safety: every method may be called from any thread but the render thread, including
+/// from the input callback and listeners. Calls that block are marked so.
+public final class AudioInputQueue: @unchecked Sendable {
+    /// Called with a buffer the queue filled (`AudioQueueInputCallback`): the buffer (its
+    /// ``AudioQueueBuffer/audioDataByteSize`` says how much it holds), the time its first frame
+    /// was captured at (device sample time and host time, both flags set), and the packet
+    /// descriptions (none for linear PCM: the packet count is the buffer's frames). On the
+    /// engine's events thread (or the thread in ``AudioQueueEngine/deliverPendingEvents()``);
+    /// for buffers an immediate stop, a reset or a flush hands back, on the thread that called
+    /// it, before it returns.
+    public typealias InputCallback = @Sendable (
+        AudioInputQueue, AudioQueueBuffer, AudioTimeStamp, [AudioStreamPacketDescription]
+    ) -> Void
+    /// Called when a property changed (only ``AudioQueuePropertyID/isRunning`` for input
+    /// queues): on the thread that changed it, or the events thread.
+    public typealias PropertyListener = @Sendable (AudioInputQueue, AudioQueuePropertyID) -> Void
+
+    /// The format buffers are filled in (interleaved linear PCM at the device's rate).
+    public let format: AudioStreamBasicDescription
+    let hub: EngineShared
+    let callback: InputCallback
+    let channels: Int
+    let bytesPerFrame: Int
+    let sampleBytes: Int
+    let isFloat: Bool
+    let bigEndian: Bool
+
+    /// Guards everything below. Order: `callbackLock` → `lock` → the engine's lock.
+    let lock = NSLock()
+    /// Held while the callback or a listener runs (recursive); a disposal takes it.
+    let callbackLock = NSRecursiveLock()
+    let runningFlag = Atomic<Bool>(false)
+
+    enum RunState { case stopped, running, paused }
+    var state = RunState.stopped
+    var disposed = false
+    var buffers: [UInt32: AudioQueueBuffer] = [:]
+    var nextToken: UInt32 = 0
+    /// Enqueued buffers, in order; the first is the one in progress.
+    var pending: [AudioQueueBuffer] = []
+    /// Frames the buffer in progress holds, and the device frame of its first.
+    var filled = 0
+    var headStart: Int64 = 0
+    /// The next device frame to record.
+    var readPosition: Int64 = 0
+    /// Paused: frames before this device frame are still recorded.
+    var pauseFrame: Int64 = 0
+    /// Stop once the buffer in progress is full (`stop(immediately: false)`).
+    var stopAfterBuffer = false
+    var lost: Int64 = 0
+    var discontinuities = 0
+    var meteringEnabled = false
+    var meterValues: [AudioQueueLevelMeterState]
+    var listeners: [(token: Int, listener: PropertyListener)] = []
+    var nextListenerToken = 0
+    /// Planar scratch the ring is read into.
+    let scratchFrames = 4096
+    let scratch: UnsafeMutablePointer<Float>
+    let scratchChannels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+
+    init(hub: EngineShared, format: AudioStreamBasicDescription, callback: @escaping InputCallback) {
+        self.hub = hub
+        self.format = format
+        self.callback = callback
+        channels = Int(format.channelsPerFrame)
+        bytesPerFrame = Int(format.bytesPerFrame)
+        sampleBytes = Int(format.bitsPerChannel) / 8
+        isFloat = format.formatFlags.contains(.isFloat)
+        bigEndian = format.formatFlags.contains(.isBigEndian)
+        meterValues = Array(repeating: AudioQueueLevelMeterState(averagePower: 0, peakPower: 0), count: channels)
+        scratch = .allocate(capacity: scratchFrames * channels)
+        scratch.initialize(repeating: 0, count: scratchFrames * channels)
+        scratchChannels = .allocate(capacity: channels)
+        for c in 0..<channels { scratchChannels[c] = scratch + c * scratchFrames }
+    }
+
+    deinit {
+        scratch.deallocate()
+        scratchChannels.deallocate()
+    }
+
+    /// Checks `format` for an input queue on a device of `deviceRate` Hz with `inputs` channels.
+    static func validate(_ format: AudioStreamBasicDescription, deviceRate: Double, inputs: Int) throws(AudioQueueError) {
+        let f = format.formatFlags
+        guard format.formatID == AudioFormatID.linearPCM else {
+            throw AudioQueueError(.unsupportedDataFormat, "input queues record linear PCM only (got \(format.formatID))")
+        }
+        guard !f.contains(.isNonInterleaved) else {
+            throw AudioQueueError(.unsupportedDataFormat, "input queues record interleaved linear PCM only")
+        }
+        guard format.sampleRate == deviceRate else {
+            throw AudioQueueError(.unsupportedDataFormat, "input queues record at the device's rate (\(deviceRate) Hz) only, not \(format.sampleRate) Hz")
+        }
+        let bits = Int(format.bitsPerChannel), n = Int(format.channelsPerFrame)
+        let ok = f.contains(.isFloat) ? bits == 32 : (f.contains(.isSignedInteger) && [16, 24, 32].contains(bits))
+        guard ok, format.framesPerPacket == 1, n >= 1, Int(format.bytesPerFrame) == n * bits / 8,
+            format.bytesPerPacket == format.bytesPerFrame
+        else {
+            throw AudioQueueError(.unsupportedDataFormat, "input queues record packed int16, int24, int32 or float32 (got \(bits) bits, flags \(f.rawValue))")
+        }
+        guard n <= inputs else {
+            throw AudioQueueError(.unsupportedDataFormat, "\(n) channels asked for, the device has \(inputs) inputs")
+        }
+    }
+
+    func checkLive() throws(AudioQueueError) {
+        if hub.closed { throw AudioQueueError(.invalidDevice, "the engine is closed") }
+        if disposed { throw AudioQueueError(.invalidQueue, "the queue was disposed of: the handle is stale") }
+    }
+
+    // MARK: - Buffers
+
+    /// Allocates a buffer of `capacity` bytes (`AudioQueueAllocateBuffer`). Any control thread;
+    /// does not block. Throws `.invalidQueue` for a disposed queue.
+    public func allocateBuffer(capacity: Int) throws(AudioQueueError) -> AudioQueueBuffer {
+        lock.lock()
+        defer { lock.unlock() }
+        try checkLive()
+        guard capacity >= bytesPerFrame else {
+            throw AudioQueueError(.invalidParameter, "a buffer must hold at least one frame (\(bytesPerFrame) bytes)")
+        }
+        nextToken &+= 1
+        let b = AudioQueueBuffer(inputQueue: self, token: nextToken, capacity: capacity, packetDescriptions: 0, channels: channels)
+        buffers[nextToken] = b
+        return b
+    }
+
+    /// Frees a buffer (`AudioQueueFreeBuffer`). Any control thread; does not block.
+    /// Throws `.bufferInQueue` while it is enqueued, `.invalidBuffer` for another queue's buffer.
+    public func freeBuffer(_ buffer: AudioQueueBuffer) throws(AudioQueueError) {
+        lock.lock()
+        defer { lock.unlock() }
+        try checkLive()
+        guard buffers[buffer.token] === buffer else { throw AudioQueueError(.invalidBuffer, "not a buffer of this queue") }
+        if buffer.isEnqueued { throw AudioQueueError(.bufferInQueue, "the buffer is enqueued") }
+        buffers[buffer.token] = nil
+    }
+
+    /// Enqueues an empty buffer to be filled (`AudioQueueEnqueueBuffer` on a recording queue:
+    /// no packet descriptions). Any control thread, including the input callback; does not block.
+    /// Throws `.invalidBuffer` (another queue's buffer, or already enqueued).
+    public func enqueue(_ buffer: AudioQueueBuffer) throws(AudioQueueError) {
+        lock.lock()
+        defer { lock.unlock() }
+        try checkLive()
+        guard buffers[buffer.token] === buffer, !buffer.isEnqueued else {
+            throw AudioQueueError(.invalidBuffer, "not a buffer of this queue, or already enqueued")
+        }
+        buffer.audioDataByteSize = 0
+        buffer.isEnqueued = true
+        pending.append(buffer)
+    }
+
+    /// Output queues' enqueue with parameters, trims or a start time: refused on a recording
+    /// queue with `.invalidQueueType` (the reference: those belong to playback). Any thread.
+    public func enqueue(
+        _ buffer: AudioQueueBuffer, trimFramesAtStart: Int, trimFramesAtEnd: Int,
+        parameterEvents: [AudioQueueParameterEvent], startTime: AudioTimeStamp?
+    ) throws(AudioQueueError) -> AudioTimeStamp {
+        try locked { () throws(AudioQueueError) in try checkLive() }
+        throw AudioQueueError(.invalidQueueType, "enqueueing with parameters, trims or a start time is for playback queues")
+    }
+
+    /// `AudioQueuePrime` belongs to playback queues: `.invalidQueueType`. Any thread.
+    public func prime() throws(AudioQueueError) -> Int {
+        try locked { () throws(AudioQueueError) in try checkLive() }
+        throw AudioQueueError(.invalidQueueType, "priming is for playback queues")
+    }
+
+    /// Parameters (volume, rate…) belong to playback queues: `.invalidQueueType`. Any thread.
+    public func setParameter(_ id: AudioQueueParameterID, _ value: Float) throws(AudioQueueError) {
+        try locked { () throws(AudioQueueError) in try checkLive() }
+        throw AudioQueueError(.invalidQueueType, "recording queues take no parameters")
+    }
+
+    func locked<T>(_ body: () throws(AudioQueueError) -> T) throws(AudioQueueError) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
+    // MARK: - Control
+
+    /// Starts (or resumes) recording (`AudioQueueStart`): from device time `time`
+    /// (`sampleTime` or `hostTime`), or from the next cycle's first frame when nil or earlier.
+    /// The first frame recorded is exactly that device frame. Any control thread; does not block.
+    /// Returns the device frame recording starts at.
+    @discardableResult
+    public func start(at time: AudioTimeStamp? = nil) throws(AudioQueueError) -> Int64 {
+        var changed = false
+        var handed: [(AudioQueueBuffer, Int64)] = []
+        let frame: Int64
+        do {
+            lock.lock()
+            defer { lock.unlock() }
+            try checkLive()
+            try hub.checkUsableLocking()
+            var f = hub.nextCycleFrame()
+            if let time {
+                var requested: Int64?
+                if time.flags.contains(.sampleTimeValid) {
+                    requested = Int64(time.sampleTime.rounded())
+                } else if time.flags.contains(.hostTimeValid), let tb = hub.timebase {
+                    requested = Int64(tb.sampleTime(forHostTime: time.hostTime).rounded())
+                }
+                if let r = requested, r > f { f = r }
+            }
+            switch state {
+            case .running:
+                break
+            case .paused:
+                // Record what was captured before the pause, then jump to the resumption.
+                handed += pumpLocked(until: pauseFrame)
+                if filled > 0 { handed.append(completeHead()) }
+                if readPosition < pauseFrame {
+                    lost += pauseFrame - readPosition
+                    discontinuities += 1
+                }
+                readPosition = f
+                state = .running
+                changed = true
+            case .stopped:
+                readPosition = f
+                state = .running
+                changed = true
+            }
+            stopAfterBuffer = false
+            frame = readPosition
+        }
+        deliver(handed)
+        if changed { setRunning(true) }
+        return frame
+    }
+
+    /// Pauses recording (`AudioQueuePause`): frames from the next cycle's first frame on are not
+    /// recorded until ``start(at:)``; buffers stay enqueued. Any control thread; does not block.
+    public func pause() throws(AudioQueueError) {
+        lock.lock()
+        defer { lock.unlock() }
+        try checkLive()
+        guard state == .running else { return }
+        pauseFrame = hub.nextCycleFrame()
+        state = .paused
+    }
+
+    /// Stops recording (`AudioQueueStop`). `immediately`: synchronous — the frames captured up to
+    /// now are recorded, the buffer in progress is handed back with the frames it holds and the
+    /// other enqueued buffers empty, through the callback on this thread, and the queue is
+    /// stopped when it returns (it blocks only for the callbacks it runs). Otherwise the queue
+    /// stops once the buffer in progress is full (the others are then handed back empty); the
+    /// call returns at once. Any control thread, including the callback.
+    public func stop(immediately: Bool) throws(AudioQueueError) {
+        var handed: [(AudioQueueBuffer, Int64)] = []
+        var changed = false
+        do {
+            lock.lock()
+            defer { lock.unlock() }
+            try checkLive()
+            guard state != .stopped else { return }
+            if !immediately {
+                stopAfterBuffer = true
+                return
+            }
+            handed = stopLocked(recordingUpTo: hub.nextCycleFrame())
+            changed = true
+        }
+        deliver(handed)
+        if changed { setRunning(false) }
+    }
+
+    /// Records up to `end` (exclusive), hands every buffer back (the one in progress with its
+    /// frames) and stops. Queue lock held.
+    func stopLocked(recordingUpTo end: Int64) -> [(AudioQueueBuffer, Int64)] {
+        let last = state == .paused ? min(end, pauseFrame) : end
+        var handed = pumpLocked(until: last)
+        handed += takeAllLocked()
+        if readPosition < last {
+            // No buffer left for these (those handed back cannot return before the stop).
+            lost += last - readPosition
+            discontinuities += 1
+            readPosition = last
+        }
+        state = .stopped
+        stopAfterBuffer = false
+        return handed
+    }
+
+    /// Every enqueued buffer, the one in progress with its frames, the others empty. Queue lock held.
+    func takeAllLocked() -> [(AudioQueueBuffer, Int64)] {
+        var handed: [(AudioQueueBuffer, Int64)] = []
+        if filled > 0 { handed.append(completeHead()) }
+        for b in pending {
+            b.audioDataByteSize = 0
+            b.isEnqueued = false
+            handed.append((b, readPosition))
+        }
+        pending.removeAll()
+        return handed
+    }
+
+    /// Hands the buffer in progress back now with the frames it holds (`AudioQueueFlush`: what
+    /// was captured so far is delivered), through the callback on this thread. Any control
+    /// thread; blocks only for the callback.
+    public func flush() throws(AudioQueueError) {
+        var handed: [(AudioQueueBuffer, Int64)] = []
+        do {
+            lock.lock()
+            defer { lock.unlock() }
+            try checkLive()
+            if state != .stopped {
+                handed = pumpLocked(until: state == .paused ? pauseFrame : hub.nextCycleFrame())
+            }
+            if filled > 0 { handed.append(completeHead()) }
+        }
+        deliver(handed)
+    }
+
+    /// Hands every enqueued buffer back empty (`AudioQueueReset`), the frames of the buffer in
+    /// progress discarded, through the callback on this thread; the run state does not change
+    /// and recording goes on into buffers enqueued afterwards. Any control thread; blocks only for
+    /// the callbacks.
+    public func reset() throws(AudioQueueError) {
+        var handed: [(AudioQueueBuffer, Int64)] = []
+        do {
+            lock.lock()
+            defer { lock.unlock() }
+            try checkLive()
+            if state == .running { readPosition = max(readPosition, hub.nextCycleFrame()) }
+            filled = 0
+            handed = takeAllLocked()
+        }
+        deliver(handed)
+    }
+
+    /// Disposes of the queue (`AudioQueueDispose`): no callback or listener runs once it
+    /// returned (it waits for one running on another thread); buffers are not handed back.
+    /// `immediately` false is treated as true (recording has nothing left to play). Afterwards
+    /// every call through the handle is `.invalidQueue`. Any control thread, including the
+    /// callback (then that callback is the last).
+    public func dispose(immediately: Bool) throws(AudioQueueError) {
+        callbackLock.lock()
+        defer { callbackLock.unlock() }
+        lock.lock()
+        do {
+            defer { lock.unlock() }
+            try checkLive()
+            disposed = true
+            state = .stopped
+            runningFlag.store(false, ordering: .releasing)
+            for b in pending { b.isEnqueued = false }
+            pending.removeAll()
+            listeners.removeAll()
+        }
+        hub.removeInput(self)
+    }
+
+    /// Marks the handle stale (its engine closed). Any thread.
+    func markGone() {
+        lock.lock()
+        disposed = true
+        state = .stopped
+        runningFlag.store(false, ordering: .releasing)
+        lock.unlock()
+    }
+
+    // MARK: - Reading the capture ring
+
+    /// Records what the ring holds now. Called by the engine on the events thread (or the
+    /// thread in `deliverPendingEvents`), with its consumer lock held.
+    /// Reads again after delivering while buffers came back (the callback re-enqueues them), so
+    /// that frames are lost only when no buffer is left.
+    func pump() {
+        while true {
+            var handed: [(AudioQueueBuffer, Int64)] = []
+            var stopped = false
+            do {
+                lock.lock()
+                defer { lock.unlock() }
+                guard !disposed, state != .stopped else { return }
+                let end = hub.core.pointee.captureWindow.end
+                handed = pumpLocked(until: state == .paused ? min(end, pauseFrame) : end)
+                if stopAfterBuffer && !handed.isEmpty {
+                    handed += takeAllLocked()
+                    state = .stopped
+                    stopAfterBuffer = false
+                    stopped = true
+                }
+            }
+            deliver(handed)
+            if stopped { setRunning(false) }
+            if handed.isEmpty || stopped { return }
+        }
+    }
+
+    /// Copies captured frames from ``readPosition`` up to `end` into the enqueued buffers; returns
+    /// the buffers filled (each with the device frame of its first frame). Frames with no buffer
+    /// to go to, or gone from the ring, are lost and counted. Queue lock held.
+    func pumpLocked(until end: Int64) -> [(AudioQueueBuffer, Int64)] {
+        var handed: [(AudioQueueBuffer, Int64)] = []
+        let core = hub.core.pointee
+        while readPosition < end {
+            guard let head = pending.first else {
+                // Buffers handed back in this pass may come back from the callback: the caller
+                // delivers them and reads again.
+                if !handed.isEmpty { break }
+                // Nowhere to record: the frames are lost (a discontinuity on the queue's time line).
+                lost += end - readPosition
+                discontinuities += 1
+                readPosition = end
+                break
+            }
+            let room = head.audioDataBytesCapacity / bytesPerFrame - filled
+            let want = Int(min(Int64(min(room, scratchFrames)), end - readPosition))
+            let r = core.readCapture(from: readPosition, maxFrames: want, into: scratchChannels, channels: channels)
+            if r.first > readPosition {
+                // Gone from the ring (or never captured): lost; the buffer in progress ends here.
+                lost += r.first - readPosition
+                discontinuities += 1
+                readPosition = r.first
+                if filled > 0 { handed.append(completeHead()); continue }
+            }
+            if r.frames == 0 { break }
+            if filled == 0 { headStart = r.first }
+            encode(r.frames, into: head.audioData + filled * bytesPerFrame)
+            if meteringEnabled { meter(r.frames) }
+            filled += r.frames
+            readPosition += Int64(r.frames)
+            if filled * bytesPerFrame + bytesPerFrame > head.audioDataBytesCapacity {
+                handed.append(completeHead())
+                if stopAfterBuffer { break }
+            }
+        }
+        return handed
+    }
+
+    /// The buffer in progress, done: its size set, taken off the queue. Queue lock held.
+    func completeHead() -> (AudioQueueBuffer, Int64) {
+        let b = pending.removeFirst()
+        b.audioDataByteSize = filled * bytesPerFrame
+        b.isEnqueued = false
+        let start = headStart
+        filled = 0
+        return (b, start)
+    }
+
+    /// Converts `n` planar scratch frames to the queue's interleaved format at `dst`.
+    func encode(_ n: Int, into dst: UnsafeMutableRawPointer) {
+        var p = dst
+        for i in 0..<n {
+            for c in 0..<channels {
+                let v = scratchChannels[c][i]
+                if isFloat {
+                    let bits = v.bitPattern
+                    p.storeBytes(of: bigEndian ? bits.bigEndian : bits.littleEndian, as: UInt32.self)
+                } else {
+                    let clamped = max(-1, min(1, Double(v)))
+                    switch sampleBytes {
+                    case 2:
+                        let x = Int16(clamping: Int((clamped * 32768).rounded()))
+                        p.storeBytes(of: bigEndian ? x.bigEndian : x.littleEndian, as: Int16.self)
+                    case 3:
+                        let x = UInt32(bitPattern: Int32(clamping: Int((clamped * 8_388_608).rounded())).clamped24)
+                        let b0 = UInt8(x & 0xFF), b1 = UInt8((x >> 8) & 0xFF), b2 = UInt8((x >> 16) & 0xFF)
+                        p.storeBytes(of: bigEndian ? b2 : b0, as: UInt8.self)
+                        (p + 1).storeBytes(of: b1, as: UInt8.self)
+                        (p + 2).storeBytes(of: bigEndian ? b0 : b2, as: UInt8.self)
+                    default:
+                        let x = Int32(clamping: Int64((clamped * 2_147_483_648).rounded()))
+                        p.storeBytes(of: bigEndian ? x.bigEndian : x.littleEndian, as: Int32.self)
+                    }
+                }
+                p += sampleBytes
+            }
+        }
+    }
+
+    func meter(_ n: Int) {
+        for c in 0..<channels {
+            var peak: Float = 0
+            var sum: Double = 0
+            for i in 0..<n {
+                let v = scratchChannels[c][i]
+                peak = max(peak, abs(v))
+                sum += Double(v) * Double(v)
+            }
+            meterValues[c] = AudioQueueLevelMeterState(averagePower: Float((sum / Double(max(n, 1))).squareRoot()), peakPower: peak)
+        }
+    }
+
+    /// The time stamp of device frame `frame`: sample time and host time, both flags set.
+    func timeStamp(ofFrame frame: Int64) -> AudioTimeStamp {
+        if let manual = hub.device as? any HandDrivenDevice {
+            return AudioTimeStamp(
+                sampleTime: Double(frame), hostTime: manual.hostTime(ofFrame: frame), rateScalar: 1,
+                flags: [.sampleTimeValid, .hostTimeValid, .rateScalarValid])
+        }
+        if let tb = hub.timebase { return tb.timeStamp(forSampleTime: Double(frame)) }
+        return AudioTimeStamp(sampleTime: Double(frame))
+    }
+
+    /// Runs the callback for each buffer handed back, in order, under the callback lock.
+    /// No queue lock held.
+    func deliver(_ handed: [(AudioQueueBuffer, Int64)]) {
+        guard !handed.isEmpty else { return }
+        callbackLock.lock()
+        defer { callbackLock.unlock() }
+        for (b, frame) in handed {
+            if locked({ disposed }) { return }
+            callback(self, b, timeStamp(ofFrame: frame), [])
+        }
+    }
+
+    func locked<T>(_ body: () -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body()
+    }
+
+    func setRunning(_ on: Bool) {
+        runningFlag.store(on, ordering: .releasing)
+        callbackLock.lock()
+        defer { callbackLock.unlock() }
+        let ls = locked { disposed ? [] : listeners.map(\.listener) }
+        for l in ls { l(self, .isRunning) }
+    }
+
+    // MARK: - Properties
+
+    /// Whether the queue records (`kAudioQueueProperty_IsRunning`): true from ``start(at:)``
+    /// to a stop (paused counts as running, as for output queues). Any thread; does not block.
+    public var isRunning: Bool { runningFlag.load(ordering: .acquiring) }
+
+    /// Frames captured while the queue was running that it could not record (no enqueued
+    /// buffer, or read too late from the capture ring). Any thread; does not block.
+    public var lostFrames: Int64 { locked { lost } }
+
+    /// How many times frames were lost (each a discontinuity on the queue's time line: the next
+    /// buffer's start time jumps). Any thread; does not block.
+    public var discontinuityCount: Int { locked { discontinuities } }
+
+    /// Level metering of what is recorded (`kAudioQueueProperty_EnableLevelMetering`). Any
+    /// thread; does not block. Throws `.invalidQueue` for a disposed queue.
+    public func setLevelMetering(_ on: Bool) throws(AudioQueueError) {
+        try locked { () throws(AudioQueueError) in
+            try checkLive()
+            meteringEnabled = on
+            if !on { meterValues = meterValues.map { _ in AudioQueueLevelMeterState(averagePower: 0, peakPower: 0) } }
+        }
+    }
+
+    /// Per channel, the RMS and peak (linear) of the frames recorded by the latest read of the
+    /// capture ring (`kAudioQueueProperty_CurrentLevelMeter`). Any thread; does not block.
+    /// Throws `.invalidQueue` for a disposed queue, `.invalidProperty` while metering is off.
+    public func currentLevelMeter() throws(AudioQueueError) -> [AudioQueueLevelMeterState] {
+        try locked { () throws(AudioQueueError) in
+            try checkLive()
+            guard meteringEnabled else { throw AudioQueueError(.invalidProperty, "level metering is off") }
+            return meterValues
+        }
+    }
+
+    /// Adds a listener for ``AudioQueuePropertyID/isRunning``; returns its token. Any thread;
+    /// does not block. Throws `.invalidProperty` for another property, `.invalidQueue` when stale.
+    public func addPropertyListener(_ id: AudioQueuePropertyID, _ listener: @escaping PropertyListener) throws(AudioQueueError) -> Int {
+        try locked { () throws(AudioQueueError) in
+            try checkLive()
+            guard id == .isRunning else { throw AudioQueueError(.invalidProperty, "input queues report only IsRunning") }
+            nextListenerToken += 1
+            listeners.append((nextListenerToken, listener))
+            return nextListenerToken
+        }
+    }
+
+    /// Removes a listener by its token. Any thread; does not block.
+    public func removePropertyListener(_ token: Int) throws(AudioQueueError) {
+        try locked { () throws(AudioQueueError) in
+            try checkLive()
+            guard let i = listeners.firstIndex(where: { $0.token == token }) else {
+                throw AudioQueueError(.invalidParameter, "no listener with that token")
+            }
+            listeners.remove(at: i)
+        }
+    }
+}
+
+extension Int32 {
+    /// Clamped to the signed 24-bit range.
+    fileprivate var clamped24: Int32 { Swift.max(-8_388_608, Swift.min(8_388_607, self)) }
+}
