@@ -1,3 +1,4 @@
+import AQConvert
 import AQCore
 import AQTypes
 import Foundation
@@ -34,7 +35,7 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// queues): on the thread that changed it, or the events thread.
     public typealias PropertyListener = @Sendable (AudioInputQueue, AudioQueuePropertyID) -> Void
 
-    /// The format buffers are filled in (interleaved linear PCM at the device's rate).
+    /// The format buffers are filled in (interleaved linear PCM).
     public let format: AudioStreamBasicDescription
     let hub: EngineShared
     let callback: InputCallback
@@ -43,6 +44,10 @@ public final class AudioInputQueue: @unchecked Sendable {
     let sampleBytes: Int
     let isFloat: Bool
     let bigEndian: Bool
+    /// Device rate → queue rate, when they differ (control side only).
+    let converter: RateConverter?
+    /// Device frames per queue frame.
+    let ratio: Double
 
     /// Guards everything below. Order: `callbackLock` → `lock` → the engine's lock.
     let lock = NSLock()
@@ -60,6 +65,13 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// Frames the buffer in progress holds, and the device frame of its first.
     var filled = 0
     var headStart: Int64 = 0
+    /// Converting queues: the device frame of the converter stream's input frame 0 (−1: no
+    /// stream), converted frames not yet in a buffer (planar) and the stream output index of
+    /// their first, and the stream output index of the buffer in progress's first frame.
+    var streamStart: Int64 = -1
+    var fifo: [[Float]] = []
+    var fifoFrame = 0
+    var headQueueFrame = 0
     /// The next device frame to record.
     var readPosition: Int64 = 0
     /// Paused: frames before this device frame are still recorded.
@@ -77,8 +89,10 @@ public final class AudioInputQueue: @unchecked Sendable {
     let scratch: UnsafeMutablePointer<Float>
     let scratchChannels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
 
-    init(hub: EngineShared, format: AudioStreamBasicDescription, callback: @escaping InputCallback) {
+    init(hub: EngineShared, format: AudioStreamBasicDescription, converter: RateConverter?, callback: @escaping InputCallback) {
         self.hub = hub
+        self.converter = converter
+        ratio = hub.device.sampleRate / format.sampleRate
         self.format = format
         self.callback = callback
         channels = Int(format.channelsPerFrame)
@@ -91,6 +105,7 @@ public final class AudioInputQueue: @unchecked Sendable {
         scratch.initialize(repeating: 0, count: scratchFrames * channels)
         scratchChannels = .allocate(capacity: channels)
         for c in 0..<channels { scratchChannels[c] = scratch + c * scratchFrames }
+        fifo = Array(repeating: [], count: channels)
     }
 
     deinit {
@@ -99,16 +114,13 @@ public final class AudioInputQueue: @unchecked Sendable {
     }
 
     /// Checks `format` for an input queue on a device of `deviceRate` Hz with `inputs` channels.
-    static func validate(_ format: AudioStreamBasicDescription, deviceRate: Double, inputs: Int) throws(AudioQueueError) {
+    static func validate(_ format: AudioStreamBasicDescription, deviceRate: Double, inputs: Int) throws(AudioQueueError) -> RateConverter? {
         let f = format.formatFlags
         guard format.formatID == AudioFormatID.linearPCM else {
             throw AudioQueueError(.unsupportedDataFormat, "input queues record linear PCM only (got \(format.formatID))")
         }
         guard !f.contains(.isNonInterleaved) else {
             throw AudioQueueError(.unsupportedDataFormat, "input queues record interleaved linear PCM only")
-        }
-        guard format.sampleRate == deviceRate else {
-            throw AudioQueueError(.unsupportedDataFormat, "input queues record at the device's rate (\(deviceRate) Hz) only, not \(format.sampleRate) Hz")
         }
         let bits = Int(format.bitsPerChannel), n = Int(format.channelsPerFrame)
         let ok = f.contains(.isFloat) ? bits == 32 : (f.contains(.isSignedInteger) && [16, 24, 32].contains(bits))
@@ -119,6 +131,12 @@ public final class AudioInputQueue: @unchecked Sendable {
         }
         guard n <= inputs else {
             throw AudioQueueError(.unsupportedDataFormat, "\(n) channels asked for, the device has \(inputs) inputs")
+        }
+        guard format.sampleRate != deviceRate else { return nil }
+        do {
+            return try RateConverter(inputRate: deviceRate, outputRate: format.sampleRate, channels: n)
+        } catch {
+            throw AudioQueueError(.unsupportedDataFormat, "cannot convert \(deviceRate) Hz to \(format.sampleRate) Hz: \(error)")
         }
     }
 
@@ -202,12 +220,16 @@ public final class AudioInputQueue: @unchecked Sendable {
 
     /// Starts (or resumes) recording (`AudioQueueStart`): from device time `time`
     /// (`sampleTime` or `hostTime`), or from the next cycle's first frame when nil or earlier.
-    /// The first frame recorded is exactly that device frame. Any control thread; does not block.
+    /// The first frame recorded is exactly that device frame. Any control thread; waits only for
+    /// a callback of this queue running on another thread (buffers come back in order).
     /// Returns the device frame recording starts at.
     @discardableResult
     public func start(at time: AudioTimeStamp? = nil) throws(AudioQueueError) -> Int64 {
+        // Buffers are handed back in the order they were filled, whichever thread hands them.
+        callbackLock.lock()
+        defer { callbackLock.unlock() }
         var changed = false
-        var handed: [(AudioQueueBuffer, Int64)] = []
+        var handed: [(AudioQueueBuffer, Double)] = []
         let frame: Int64
         do {
             lock.lock()
@@ -230,6 +252,7 @@ public final class AudioInputQueue: @unchecked Sendable {
             case .paused:
                 // Record what was captured before the pause, then jump to the resumption.
                 handed += pumpLocked(until: pauseFrame)
+                if converter != nil { endStreamLocked(&handed) }
                 if filled > 0 { handed.append(completeHead()) }
                 if readPosition < pauseFrame {
                     lost += pauseFrame - readPosition
@@ -265,11 +288,14 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// Stops recording (`AudioQueueStop`). `immediately`: synchronous — the frames captured up to
     /// now are recorded, the buffer in progress is handed back with the frames it holds and the
     /// other enqueued buffers empty, through the callback on this thread, and the queue is
-    /// stopped when it returns (it blocks only for the callbacks it runs). Otherwise the queue
+    /// stopped when it returns (it blocks only for the callbacks it runs, and for one of this
+    /// queue running on another thread). Otherwise the queue
     /// stops once the buffer in progress is full (the others are then handed back empty); the
-    /// call returns at once. Any control thread, including the callback.
+    /// call does not wait for that. Any control thread, including the callback.
     public func stop(immediately: Bool) throws(AudioQueueError) {
-        var handed: [(AudioQueueBuffer, Int64)] = []
+        callbackLock.lock()
+        defer { callbackLock.unlock() }
+        var handed: [(AudioQueueBuffer, Double)] = []
         var changed = false
         do {
             lock.lock()
@@ -289,9 +315,10 @@ public final class AudioInputQueue: @unchecked Sendable {
 
     /// Records up to `end` (exclusive), hands every buffer back (the one in progress with its
     /// frames) and stops. Queue lock held.
-    func stopLocked(recordingUpTo end: Int64) -> [(AudioQueueBuffer, Int64)] {
+    func stopLocked(recordingUpTo end: Int64) -> [(AudioQueueBuffer, Double)] {
         let last = state == .paused ? min(end, pauseFrame) : end
         var handed = pumpLocked(until: last)
+        if converter != nil { endStreamLocked(&handed) }
         handed += takeAllLocked()
         if readPosition < last {
             // No buffer left for these (those handed back cannot return before the stop).
@@ -305,13 +332,13 @@ public final class AudioInputQueue: @unchecked Sendable {
     }
 
     /// Every enqueued buffer, the one in progress with its frames, the others empty. Queue lock held.
-    func takeAllLocked() -> [(AudioQueueBuffer, Int64)] {
-        var handed: [(AudioQueueBuffer, Int64)] = []
+    func takeAllLocked() -> [(AudioQueueBuffer, Double)] {
+        var handed: [(AudioQueueBuffer, Double)] = []
         if filled > 0 { handed.append(completeHead()) }
         for b in pending {
             b.audioDataByteSize = 0
             b.isEnqueued = false
-            handed.append((b, readPosition))
+            handed.append((b, Double(readPosition)))
         }
         pending.removeAll()
         return handed
@@ -321,7 +348,9 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// was captured so far is delivered), through the callback on this thread. Any control
     /// thread; blocks only for the callback.
     public func flush() throws(AudioQueueError) {
-        var handed: [(AudioQueueBuffer, Int64)] = []
+        callbackLock.lock()
+        defer { callbackLock.unlock() }
+        var handed: [(AudioQueueBuffer, Double)] = []
         do {
             lock.lock()
             defer { lock.unlock() }
@@ -329,6 +358,7 @@ public final class AudioInputQueue: @unchecked Sendable {
             if state != .stopped {
                 handed = pumpLocked(until: state == .paused ? pauseFrame : hub.nextCycleFrame())
             }
+            if converter != nil { endStreamLocked(&handed) }
             if filled > 0 { handed.append(completeHead()) }
         }
         deliver(handed)
@@ -339,13 +369,20 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// and recording goes on into buffers enqueued afterwards. Any control thread; blocks only for
     /// the callbacks.
     public func reset() throws(AudioQueueError) {
-        var handed: [(AudioQueueBuffer, Int64)] = []
+        callbackLock.lock()
+        defer { callbackLock.unlock() }
+        var handed: [(AudioQueueBuffer, Double)] = []
         do {
             lock.lock()
             defer { lock.unlock() }
             try checkLive()
             if state == .running { readPosition = max(readPosition, hub.nextCycleFrame()) }
             filled = 0
+            if let converter {
+                converter.reset()
+                streamStart = -1
+                fifo = Array(repeating: [], count: channels)
+            }
             handed = takeAllLocked()
         }
         deliver(handed)
@@ -389,8 +426,10 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// Reads again after delivering while buffers came back (the callback re-enqueues them), so
     /// that frames are lost only when no buffer is left.
     func pump() {
+        callbackLock.lock()
+        defer { callbackLock.unlock() }
         while true {
-            var handed: [(AudioQueueBuffer, Int64)] = []
+            var handed: [(AudioQueueBuffer, Double)] = []
             var stopped = false
             do {
                 lock.lock()
@@ -414,8 +453,12 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// Copies captured frames from ``readPosition`` up to `end` into the enqueued buffers; returns
     /// the buffers filled (each with the device frame of its first frame). Frames with no buffer
     /// to go to, or gone from the ring, are lost and counted. Queue lock held.
-    func pumpLocked(until end: Int64) -> [(AudioQueueBuffer, Int64)] {
-        var handed: [(AudioQueueBuffer, Int64)] = []
+    func pumpLocked(until end: Int64) -> [(AudioQueueBuffer, Double)] {
+        var handed: [(AudioQueueBuffer, Double)] = []
+        if converter != nil {
+            pumpConvertedLocked(until: end, handed: &handed)
+            return handed
+        }
         let core = hub.core.pointee
         while readPosition < end {
             guard let head = pending.first else {
@@ -452,22 +495,122 @@ public final class AudioInputQueue: @unchecked Sendable {
         return handed
     }
 
+    /// ``pumpLocked(until:)`` for a queue at another rate than the device's: the frames read
+    /// from the ring go through the converter (a stream that starts at the device frame
+    /// ``streamStart``: its output frame k is at device time `streamStart + k × ratio`), then
+    /// into the buffers. Queue lock held.
+    func pumpConvertedLocked(until end: Int64, handed: inout [(AudioQueueBuffer, Double)]) {
+        guard let converter else { return }
+        let core = hub.core.pointee
+        // At the start of a pass nothing was handed back yet: with no buffer, frames are lost.
+        drainFifoLocked(&handed, allowLoss: true)
+        while readPosition < end && (fifo[0].isEmpty || !pending.isEmpty) {
+            let want = Int(min(Int64(scratchFrames), end - readPosition))
+            let r = core.readCapture(from: readPosition, maxFrames: want, into: scratchChannels, channels: channels)
+            if r.first > readPosition {
+                lost += r.first - readPosition
+                discontinuities += 1
+                endStreamLocked(&handed)
+                readPosition = r.first
+            }
+            if r.frames == 0 { break }
+            if streamStart < 0 {
+                streamStart = r.first
+                fifoFrame = 0
+            }
+            if meteringEnabled { meter(r.frames) }
+            let capacity = RateConverter.maximumOutputFrames(inputFrames: r.frames, inputRate: converter.inputRate, outputRate: converter.outputRate) + 64
+            let out = UnsafeMutablePointer<Float>.allocate(capacity: capacity * channels)
+            defer { out.deallocate() }
+            let outs = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: channels)
+            defer { outs.deallocate() }
+            for c in 0..<channels { outs[c] = out + c * capacity }
+            let ins = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: channels)
+            defer { ins.deallocate() }
+            for c in 0..<channels { ins[c] = UnsafePointer(scratchChannels[c]) }
+            let k = converter.process(input: ins, frames: r.frames, output: outs, capacity: capacity)
+            for c in 0..<channels { fifo[c].append(contentsOf: UnsafeBufferPointer(start: outs[c], count: k)) }
+            readPosition += Int64(r.frames)
+            drainFifoLocked(&handed, allowLoss: handed.isEmpty)
+            if stopAfterBuffer && !handed.isEmpty { break }
+        }
+    }
+
+    /// Moves converted frames into the enqueued buffers; with no buffer left, loses them
+    /// (counted in device frames) when `allowLoss`, keeps them otherwise. Queue lock held.
+    func drainFifoLocked(_ handed: inout [(AudioQueueBuffer, Double)], allowLoss: Bool) {
+        while !fifo[0].isEmpty {
+            guard let head = pending.first else {
+                if allowLoss {
+                    lost += Int64((Double(fifo[0].count) * ratio).rounded())
+                    discontinuities += 1
+                    fifoFrame += fifo[0].count
+                    fifo = Array(repeating: [], count: channels)
+                }
+                return
+            }
+            let room = head.audioDataBytesCapacity / bytesPerFrame - filled
+            let k = min(room, fifo[0].count)
+            if filled == 0 { headQueueFrame = fifoFrame }
+            let planes = fifo
+            encode(k, into: head.audioData + filled * bytesPerFrame) { c, i in planes[c][i] }
+            for c in 0..<channels { fifo[c].removeFirst(k) }
+            fifoFrame += k
+            filled += k
+            if filled * bytesPerFrame + bytesPerFrame > head.audioDataBytesCapacity {
+                handed.append(completeHead())
+            }
+        }
+    }
+
+    /// Ends the converter stream: its last frames (the filter's tail) go into the buffers, the
+    /// buffer in progress is handed back, and the next frames read start a new stream. Queue
+    /// lock held.
+    func endStreamLocked(_ handed: inout [(AudioQueueBuffer, Double)]) {
+        guard let converter, streamStart >= 0 else { return }
+        let pendingOut = converter.pendingOutputFrames
+        if pendingOut > 0 {
+            let out = UnsafeMutablePointer<Float>.allocate(capacity: pendingOut * channels)
+            defer { out.deallocate() }
+            let outs = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: channels)
+            defer { outs.deallocate() }
+            for c in 0..<channels { outs[c] = out + c * pendingOut }
+            var got = 0
+            while got < pendingOut {
+                for c in 0..<channels { outs[c] = out + c * pendingOut + got }
+                let k = converter.flush(output: outs, capacity: pendingOut - got)
+                if k == 0 { break }
+                got += k
+            }
+            for c in 0..<channels { fifo[c].append(contentsOf: UnsafeBufferPointer(start: out + c * pendingOut, count: got)) }
+        }
+        drainFifoLocked(&handed, allowLoss: true)
+        if filled > 0 { handed.append(completeHead()) }
+        converter.reset()
+        streamStart = -1
+    }
+
     /// The buffer in progress, done: its size set, taken off the queue. Queue lock held.
-    func completeHead() -> (AudioQueueBuffer, Int64) {
+    func completeHead() -> (AudioQueueBuffer, Double) {
         let b = pending.removeFirst()
         b.audioDataByteSize = filled * bytesPerFrame
         b.isEnqueued = false
-        let start = headStart
+        let start = converter == nil ? Double(headStart) : Double(streamStart) + Double(headQueueFrame) * ratio
         filled = 0
         return (b, start)
     }
 
     /// Converts `n` planar scratch frames to the queue's interleaved format at `dst`.
     func encode(_ n: Int, into dst: UnsafeMutableRawPointer) {
+        encode(n, into: dst) { c, i in scratchChannels[c][i] }
+    }
+
+    /// Converts `n` frames of `sample(channel, frame)` to the queue's interleaved format at `dst`.
+    func encode(_ n: Int, into dst: UnsafeMutableRawPointer, _ sample: (Int, Int) -> Float) {
         var p = dst
         for i in 0..<n {
             for c in 0..<channels {
-                let v = scratchChannels[c][i]
+                let v = sample(c, i)
                 if isFloat {
                     let bits = v.bitPattern
                     p.storeBytes(of: bigEndian ? bits.bigEndian : bits.littleEndian, as: UInt32.self)
@@ -506,26 +649,29 @@ public final class AudioInputQueue: @unchecked Sendable {
         }
     }
 
-    /// The time stamp of device frame `frame`: sample time and host time, both flags set.
-    func timeStamp(ofFrame frame: Int64) -> AudioTimeStamp {
+    /// The time stamp of device sample time `sample` (fractional for converting queues):
+    /// sample time and host time, both flags set.
+    func timeStamp(ofSampleTime sample: Double) -> AudioTimeStamp {
         if let manual = hub.device as? any HandDrivenDevice {
+            let whole = sample.rounded(.down)
+            let host = manual.hostTime(ofFrame: Int64(whole)) &+ UInt64(((sample - whole) * 1e9 / hub.device.sampleRate).rounded())
             return AudioTimeStamp(
-                sampleTime: Double(frame), hostTime: manual.hostTime(ofFrame: frame), rateScalar: 1,
+                sampleTime: sample, hostTime: host, rateScalar: 1,
                 flags: [.sampleTimeValid, .hostTimeValid, .rateScalarValid])
         }
-        if let tb = hub.timebase { return tb.timeStamp(forSampleTime: Double(frame)) }
-        return AudioTimeStamp(sampleTime: Double(frame))
+        if let tb = hub.timebase { return tb.timeStamp(forSampleTime: sample) }
+        return AudioTimeStamp(sampleTime: sample)
     }
 
     /// Runs the callback for each buffer handed back, in order, under the callback lock.
     /// No queue lock held.
-    func deliver(_ handed: [(AudioQueueBuffer, Int64)]) {
+    func deliver(_ handed: [(AudioQueueBuffer, Double)]) {
         guard !handed.isEmpty else { return }
         callbackLock.lock()
         defer { callbackLock.unlock() }
         for (b, frame) in handed {
             if locked({ disposed }) { return }
-            callback(self, b, timeStamp(ofFrame: frame), [])
+            callback(self, b, timeStamp(ofSampleTime: frame), [])
         }
     }
 

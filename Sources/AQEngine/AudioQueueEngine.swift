@@ -155,9 +155,10 @@ public final class AudioQueueEngine: @unchecked Sendable {
     /// block (beyond short locks).
     ///
     /// - Parameters:
-    ///   - format: interleaved linear PCM at the device's rate: signed int16, int24, int32 or
-    ///     float32, either endianness, at most as many channels as the device has inputs
-    ///     (channel `c` records device input `c`).
+    ///   - format: interleaved linear PCM: signed int16, int24, int32 or float32, either
+    ///     endianness, at most as many channels as the device has inputs (channel `c` records
+    ///     device input `c`); a rate other than the device's is converted (libsoxr) on the
+    ///     control side, the start times staying exact (docs/recording.md).
     ///   - callback: called with each buffer the queue filled, on the engine's events thread
     ///     (or the thread in ``deliverPendingEvents()``); for buffers handed back by an immediate
     ///     stop, a reset or a flush, on the thread that called it.
@@ -165,13 +166,13 @@ public final class AudioQueueEngine: @unchecked Sendable {
     public func newInput(
         format: AudioStreamBasicDescription, callback: @escaping AudioInputQueue.InputCallback
     ) throws(AudioQueueError) -> AudioInputQueue {
-        try AudioInputQueue.validate(
+        let converter = try AudioInputQueue.validate(
             format, deviceRate: device.sampleRate, inputs: min(device.inputChannelCount, capacities.inputChannels))
         let hub = shared
         hub.lock.lock()
         defer { hub.lock.unlock() }
         if hub.closed { throw AudioQueueError(.invalidDevice, "the engine is closed") }
-        let q = AudioInputQueue(hub: hub, format: format, callback: callback)
+        let q = AudioInputQueue(hub: hub, format: format, converter: converter, callback: callback)
         hub.inputs.append(q)
         return q
     }

@@ -296,13 +296,49 @@ import Testing
         expectStale { try rig.queue.dispose(immediately: true) }
     }
 
+    /// A queue at 44.1 kHz on a 48 kHz device: the converted buffers follow one another
+    /// exactly (each start time is the previous one plus its frames × 48000/44100), the first
+    /// is the start frame, every impulse peaks at round((d − start) × 44100/48000) ± 1 (the
+    /// converter's contract), and an immediate stop delivers exactly the converted length of
+    /// what was captured (the filter's tail included).
+    @Test(arguments: [64, 256, 331])
+    func anotherRateKeepsExactTimes(cycle: Int) throws {
+        let format = AudioStreamBasicDescription.linearPCM(sampleRate: 44100, channels: 1, bits: 32, isFloat: true)
+        let rig = try Rig(format: format, count: 4, frames: 441, reenqueue: true, inputs: 1)
+        let start: Int64 = 1000
+        #expect(try rig.queue.start(at: AudioTimeStamp(sampleTime: Double(start))) == start)
+        let frames = 12000
+        let impulses = [3000, 4801, 9973]
+        var x = [Float](repeating: 0, count: frames)
+        for d in impulses { x[d] = 0.5 }
+        rig.feedDelivering([x], cycle: cycle)
+        try rig.queue.stop(immediately: true)
+        // Buffers handed back empty by the stop carry the device frame it stopped at.
+        let got = rig.got.values.filter { !$0.planes[0].isEmpty }
+        #expect(rig.got.values.count - got.count == 3)
+        let ratio = 48000.0 / 44100.0
+        #expect(got.first?.time.sampleTime == Double(start))
+        for (a, b) in zip(got, got.dropFirst()) {
+            #expect(abs(b.time.sampleTime - (a.time.sampleTime + Double(a.planes[0].count) * ratio)) < 1e-6)
+        }
+        let all = got.flatMap { $0.planes[0] }
+        #expect(all.count == 10106, "round(11000 × 44100 / 48000) frames")
+        #expect(rig.queue.lostFrames == 0)
+        for d in impulses {
+            let expected = Int((Double(d - Int(start)) / ratio).rounded())
+            let window = (expected - 20)..<(expected + 20)
+            let peak = window.max { abs(all[$0]) < abs(all[$1]) }!
+            #expect(abs(peak - expected) <= 1, "impulse at device frame \(d): peak at queue frame \(peak), expected \(expected)")
+        }
+    }
+
     /// Formats an input queue cannot record are refused.
     @Test func unsupportedFormats() throws {
         let device = ManualDevice(sampleRate: 48000, channels: 2, inputChannels: 2)
         let engine = try AudioQueueEngine(device: device)
         for f in [
             AudioStreamBasicDescription.linearPCM(sampleRate: 48000, channels: 3, bits: 16),
-            AudioStreamBasicDescription.linearPCM(sampleRate: 44100, channels: 2, bits: 16),
+            AudioStreamBasicDescription.linearPCM(sampleRate: 500, channels: 2, bits: 16),
             AudioStreamBasicDescription.linearPCM(sampleRate: 48000, channels: 2, bits: 8),
         ] {
             do { _ = try engine.newInput(format: f) { _, _, _, _ in }; Issue.record("accepted \(f)") } catch {
