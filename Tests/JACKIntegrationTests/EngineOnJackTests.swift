@@ -220,7 +220,9 @@ struct EngineOnJackTests {
         #expect(q.error?.code == .cannotStart)
         #expect(q.error?.message.contains("server") == true, "\(String(describing: q.error))")
         #expect(engine.discontinuity.reason == .serverShutdown)
-        // Every listener call on the engine's events thread, server loss included.
+        // Every listener call on the engine's events thread, server loss included (the
+        // listener notes its thread just after its run state).
+        #expect(waitUntil(timeout: .seconds(2)) { threads.withLock { $0.count } == 2 })
         #expect(threads.withLock { $0 } == ["aqsync-events", "aqsync-events"])
         #expect(waitUntil(timeout: .seconds(2)) { userHandlerCalls.load(ordering: .relaxed) == 1 })
     }
