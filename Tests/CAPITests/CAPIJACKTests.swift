@@ -13,7 +13,7 @@ import Testing
         let make = try CAPI.shell("make -s -C '\(CAPI.root.path)' examples PREFIX='\(prefix.path)'")
         try #require(make.status == 0, "\(make.output)")
         let exe = CAPI.root.appendingPathComponent(".build/c-examples/\(program)")
-        let server = try PrivateJackServer(sampleRate: 48000, period: 256)
+        let server = try PrivateJackServer(sampleRate: 48000, period: 256, realtime: true)
         defer { server.stop() }
         let runner = ProgramRunner(exe, ["--seconds", "3"], ["JACK_DEFAULT_SERVER": server.name, "AQSYNC_CONNECT": ""])
         let ports = ["\(program):out_1", "\(program):out_2"]
@@ -35,7 +35,7 @@ import Testing
     /// the program checks listeners, translate round trips, nearest start times, starvation.
     @Test func timingConformanceInARecording() throws {
         let exe = try CAPI.build("Tests/CAPIPrograms/conformance_jack.c")
-        let server = try PrivateJackServer(sampleRate: 48000, period: 256)
+        let server = try PrivateJackServer(sampleRate: 48000, period: 256, realtime: true)
         defer { server.stop() }
         let rec = try JackRecorder(server: server.name, channels: 2)
         defer { rec.removeFiles() }
@@ -67,7 +67,7 @@ import Testing
         let ff = try CAPI.shell("ffmpeg -loglevel error -y -f lavfi -i sine=frequency=1000:sample_rate=48000:duration=2 -ac 2 -c:a aac -b:a 128k -f adts '\(file.path)'")
         try #require(ff.status == 0, "\(ff.output)")
         let exe = try CAPI.build("Tests/CAPIPrograms/stream_adts.c")
-        let server = try PrivateJackServer(sampleRate: 48000, period: 256)
+        let server = try PrivateJackServer(sampleRate: 48000, period: 256, realtime: true)
         defer { server.stop() }
         let rec = try JackRecorder(server: server.name, channels: 2)
         defer { rec.removeFiles() }
@@ -152,7 +152,7 @@ final class ProgramRunner: @unchecked Sendable {
 @Suite(.serialized) struct CAPIServerLossJACKTests {
     @Test func serverGoneIsCannotStart() throws {
         let exe = try CAPI.build("Tests/CAPIPrograms/server_loss.c")
-        let server = try PrivateJackServer(sampleRate: 48000, period: 256)
+        let server = try PrivateJackServer(sampleRate: 48000, period: 256, realtime: true)
         var stopped = false
         defer { if !stopped { server.stop() } }
         let runner = ProgramRunner(exe, [], [

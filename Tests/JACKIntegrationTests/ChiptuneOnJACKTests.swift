@@ -66,7 +66,7 @@ struct ChiptuneOnJACKTests {
         try Data(sn76489ToneVGM(period: 254, seconds: 3)).write(to: vgm)
         let expected = 3_579_545.0 / (32 * 254)  // 440.40 Hz
 
-        let server = try PrivateJackServer(sampleRate: 48000, period: 256)
+        let server = try PrivateJackServer(sampleRate: 48000, period: 256, realtime: true)
         defer { server.stop() }
         let log = dir.appendingPathComponent("out.log")
         _ = FileManager.default.createFile(atPath: log.path, contents: nil)
@@ -110,7 +110,7 @@ struct EmbeddingExampleOnJACKTests {
     /// (its IsRunning listener hears the asynchronous stop) with status 0, after its 2 s.
     @Test(.timeLimit(.minutes(1)))
     func playsItsToneAndEnds() throws {
-        let server = try PrivateJackServer(sampleRate: 48000, period: 256)
+        let server = try PrivateJackServer(sampleRate: 48000, period: 256, realtime: true)
         defer { server.stop() }
         let p = Process()
         p.executableURL = builtProduct("aqengine-example")
