@@ -122,28 +122,32 @@ public struct AllocationCounter: Sendable {
 /// reads the device's cycle probe every 100 ms. Control thread; blocks for about
 /// `seconds + 1` s.
 ///
+/// The server a benchmark runs on: the one `o.server` names when reachable, else a private
+/// dummy jackd at `o.sampleRate` and `o.frames` (the caller stops it). Control thread; blocks
+/// while a private server starts.
+func benchServer(_ o: LiveBenchOptions, log: (String) -> Void) throws -> (name: String, started: JackServer?) {
+    if JackDevice.isServerReachable(o.server) {
+        let name = JackDevice.resolveServerName(o.server)
+        log("using JACK server “\(name)” (its own period; --frames is not applied to a server aqsync did not start)")
+        return (name, nil)
+    }
+    do {
+        let s = try JackServer.startPrivate(
+            name: "aqbench-\(getpid())", backend: .dummy, sampleRate: o.sampleRate, period: o.frames ?? 256)
+        log("started a \(s.summary)")
+        return (s.name, s)
+    } catch {
+        throw BenchError("no JACK server reachable and none could be started: \(error)")
+    }
+}
+
 /// - Parameters:
 ///   - allocations: counts allocations on JACK's process thread; nil reports -1.
 ///   - log: progress lines for people.
 public func runLiveBench(
     _ o: LiveBenchOptions, allocations: AllocationCounter? = nil, log: (String) -> Void = { _ in }
 ) throws -> LiveBenchResult {
-    var privateServer: JackServer?
-    let serverName: String
-    if JackDevice.isServerReachable(o.server) {
-        serverName = JackDevice.resolveServerName(o.server)
-        log("using JACK server “\(serverName)” (its own period; --frames is not applied to a server aqsync did not start)")
-    } else {
-        do {
-            let s = try JackServer.startPrivate(
-                name: "aqbench-\(getpid())", backend: .dummy, sampleRate: o.sampleRate, period: o.frames ?? 256)
-            privateServer = s
-            serverName = s.name
-            log("started a \(s.summary)")
-        } catch {
-            throw BenchError("no JACK server reachable and none could be started: \(error)")
-        }
-    }
+    let (serverName, privateServer) = try benchServer(o, log: log)
     defer { privateServer?.stop() }
 
     let device: JackDevice

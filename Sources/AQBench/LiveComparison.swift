@@ -71,22 +71,7 @@ public struct LiveComparisonResult: Sendable, Codable {
 public func runLiveComparison(
     _ o: LiveBenchOptions, rounds: Int = 3, allocations: AllocationCounter? = nil, log: (String) -> Void = { _ in }
 ) throws -> LiveComparisonResult {
-    var privateServer: JackServer?
-    var serverName: String
-    if JackDevice.isServerReachable(o.server) {
-        serverName = JackDevice.resolveServerName(o.server)
-        log("using JACK server “\(serverName)”")
-    } else {
-        do {
-            let s = try JackServer.startPrivate(
-                name: "aqbench-\(getpid())", backend: .dummy, sampleRate: o.sampleRate, period: o.frames ?? 256)
-            privateServer = s
-            serverName = s.name
-            log("started a \(s.summary)")
-        } catch {
-            throw BenchError("no JACK server reachable and none could be started: \(error)")
-        }
-    }
+    let (serverName, privateServer) = try benchServer(o, log: log)
     defer { privateServer?.stop() }
     let rounds = max(1, rounds)
     let each = o.seconds / Double(rounds)

@@ -87,9 +87,6 @@ public protocol AudioDevice: AnyObject, Sendable {
     func start(rendering core: UnsafeMutablePointer<RenderCore>) throws(DeviceError)
     /// Stops calling the renderer; when it returns, no render call is under way.
     func stop()
-    /// The device frame the next cycle will start at, when the device knows it without a
-    /// rendered cycle (the hand-driven device); nil when only the clock's anchor tells (JACK).
-    var nextCycleFrame: Int64? { get }
     /// Installs the engine's handler for the device's own state changes (server lost, back,
     /// gone for good), replacing the previous one; nil removes it. The handler runs on a thread
     /// of the device's (never the render thread) and must not block for long. Control thread.
@@ -131,8 +128,6 @@ public enum DeviceStatus: Sendable, Equatable {
 extension AudioDevice {
     /// Devices without inputs need not say so; the default: 0.
     public var inputChannelCount: Int { 0 }
-    /// Devices that know their next frame without a clock say so; the default: nil.
-    public var nextCycleFrame: Int64? { nil }
     /// Devices that never change state ignore the handler.
     public func setStatusHandler(_ handler: (@Sendable (DeviceStatus) -> Void)?) {}
 }

@@ -74,9 +74,6 @@ public final class ManualDevice: HandDrivenDevice, @unchecked Sendable {
     /// The device frame the next cycle starts at.
     public var currentFrame: Int64 { nextFrame.load(ordering: .relaxed) }
 
-    /// Same as ``currentFrame``: the hand-driven device always knows its next frame.
-    public var nextCycleFrame: Int64? { currentFrame }
-
     /// Host time of device frame `frame`.
     public func hostTime(ofFrame frame: Int64) -> UInt64 {
         hostTimeOrigin &+ UInt64((Double(frame) * 1e9 / sampleRate).rounded())

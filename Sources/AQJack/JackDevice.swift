@@ -590,15 +590,6 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
 
     // MARK: Reconnection (on the reconnector's thread)
 
-    /// Closes the dead client (libjack must forget it before a new client meets the new
-    /// server). Reconnection thread.
-    func closeDeadClient() {
-        let retired = control.withLock { c in closeClient(&c) }
-        // Not joined: the event thread may be inside the user's onShutdown handler, which may
-        // be waiting for this thread (it may call stop()).
-        retired?.stop(join: false)
-    }
-
     /// One attempt to reach the server again and resume rendering. Returns nil when the server
     /// is not there yet, else the outcome. Reconnection thread.
     func tryResume(awaySince: ContinuousClock.Instant) -> DeviceStatus? {

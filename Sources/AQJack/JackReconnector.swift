@@ -20,8 +20,8 @@ public enum JackConnectionState: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// The thread that brings a ``JackDevice`` back when its server returns: it closes the dead
-/// client, then tries to open a new one on a server of the same name with a growing pause
+/// The thread that brings a ``JackDevice`` back when its server returns (the device closed its
+/// dead client before starting it): it tries to open a new one on a server of the same name with a growing pause
 /// between tries (50 ms, ×1.5, at most 1 s) until one answers or the device is stopped.
 ///
 /// Thread safety: made by the device's event thread; ``cancelAndWait()`` from any control
@@ -47,9 +47,6 @@ final class JackReconnector: @unchecked Sendable {
 
     /// The device is held only during one attempt, so that dropping it stops the retries.
     private func run(lostAt: ContinuousClock.Instant) {
-        // The device closed its dead client before starting this thread (see
-        // JackDevice.serverDidShutDown); this only makes sure.
-        JackMessages.whileMuted { device?.closeDeadClient() }
         var pause = 0.05
         var outcome: DeviceStatus?
         while !cancelled.load(ordering: .acquiring) {

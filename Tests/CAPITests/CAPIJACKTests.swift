@@ -23,7 +23,7 @@ import Testing
         defer { rec.removeFiles() }
         try rec.wait()
         let wav = try rec.read()
-        let fl = frequency(wav.channels[0], rate: 48000), fr = frequency(wav.channels[1], rate: 48000)
+        let fl = risingZeroCrossingFrequency(wav.channels[0], rate: 48000), fr = risingZeroCrossingFrequency(wav.channels[1], rate: 48000)
         #expect(abs(fl - left) < 2, "\(program) left: \(fl) Hz")
         #expect(abs(fr - right) < 2, "\(program) right: \(fr) Hz")
         let r = runner.finish(timeout: 30)
@@ -97,7 +97,7 @@ import Testing
         // The tone without the encoder's ramps at its ends: its pitch, and no gap (a sine of
         // 1000 Hz at 48 kHz is never near 0 for more than a few frames in a row).
         let middle = Array(x[(on + 2400)..<max(on + 2401, off - 2400)])
-        #expect(abs(frequency(middle, rate: 48000) - 1000) < 2, "\(frequency(middle, rate: 48000)) Hz")
+        #expect(abs(risingZeroCrossingFrequency(middle, rate: 48000) - 1000) < 2, "\(risingZeroCrossingFrequency(middle, rate: 48000)) Hz")
         var run = 0, longest = 0
         for v in middle {
             run = abs(v) < 0.001 ? run + 1 : 0

@@ -92,10 +92,3 @@ enum CAPI {
     }
 }
 
-/// Frequency of `x` from its rising zero crossings.
-func frequency(_ x: [Float], rate: Double) -> Double {
-    var crossings: [Int] = []
-    for i in 1..<x.count where x[i - 1] < 0 && x[i] >= 0 { crossings.append(i) }
-    guard crossings.count > 2 else { return 0 }
-    return Double(crossings.count - 1) * rate / Double(crossings.last! - crossings.first!)
-}

@@ -2,23 +2,6 @@ import AQTesting
 import Foundation
 import Testing
 
-/// The executables built next to the test bundle (`swift build --build-tests` builds them).
-private func builtProduct(_ name: String) -> URL {
-    let dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    let beside = dir.appendingPathComponent(name)
-    if FileManager.default.isExecutableFile(atPath: beside.path) { return beside }
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    return root.appendingPathComponent(".build/debug/\(name)")
-}
-
-/// Frequency of `x` from its rising zero crossings.
-private func crossingFrequency(_ x: [Float], rate: Double) -> Double {
-    var crossings: [Int] = []
-    for i in 1..<x.count where x[i - 1] < 0 && x[i] >= 0 { crossings.append(i) }
-    guard crossings.count > 2 else { return 0 }
-    return Double(crossings.count - 1) * rate / Double(crossings.last! - crossings.first!)
-}
-
 /// A VGM file (a register log of a Sega Master System's SN76489 PSG, clock 3 579 545 Hz) that
 /// plays tone channel 0 at full volume with period `period` for `seconds`, then silences it:
 /// a square wave of 3 579 545 / (32 × period) Hz. VGM 1.50: a 64-byte header, then commands
@@ -90,7 +73,7 @@ struct ChiptuneOnJACKTests {
         try rec.wait()
         let wav = try rec.read()
         for c in 0..<2 {
-            let f = crossingFrequency(wav.channels[c], rate: 48000)
+            let f = risingZeroCrossingFrequency(wav.channels[c], rate: 48000)
             #expect(abs(f - expected) < 1, "channel \(c + 1): \(f) Hz, expected \(expected) Hz")
             #expect(wav.channels[c].map(abs).max() ?? 0 > 0.05, "channel \(c + 1) is (nearly) silent")
         }
@@ -129,7 +112,7 @@ struct EmbeddingExampleOnJACKTests {
         try rec.wait()
         let wav = try rec.read()
         for c in 0..<2 {
-            let f = crossingFrequency(wav.channels[c], rate: 48000)
+            let f = risingZeroCrossingFrequency(wav.channels[c], rate: 48000)
             #expect(abs(f - 440) < 1, "channel \(c + 1): \(f) Hz")
         }
         p.waitUntilExit()

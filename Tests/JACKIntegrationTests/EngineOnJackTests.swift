@@ -27,14 +27,6 @@ private func productURL(_ name: String) -> URL {
     return root.appendingPathComponent(".build/debug/\(name)")
 }
 
-/// Frequency of `x` from its rising zero crossings.
-private func frequency(_ x: [Float], rate: Double) -> Double {
-    var crossings: [Int] = []
-    for i in 1..<x.count where x[i - 1] < 0 && x[i] >= 0 { crossings.append(i) }
-    guard crossings.count > 2 else { return 0 }
-    return Double(crossings.count - 1) * rate / Double(crossings.last! - crossings.first!)
-}
-
 /// A private server (48 kHz, 256 frames), a JackDevice on it with unconnected outputs, and an
 /// engine; released in that order's reverse (the engine's client closes before the server
 /// stops).
@@ -341,7 +333,7 @@ struct EngineOnJackTests {
         defer { rec.removeFiles() }
         try rec.wait()
         let wav = try rec.read()
-        let fl = frequency(wav.channels[0], rate: 48000), fr = frequency(wav.channels[1], rate: 48000)
+        let fl = risingZeroCrossingFrequency(wav.channels[0], rate: 48000), fr = risingZeroCrossingFrequency(wav.channels[1], rate: 48000)
         #expect(abs(fl - left) < 2, "\(program) left: \(fl) Hz")
         #expect(abs(fr - right) < 2, "\(program) right: \(fr) Hz")
         p.waitUntilExit()

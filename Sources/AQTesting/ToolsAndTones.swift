@@ -1,0 +1,20 @@
+import Foundation
+
+/// The frequency of `x` (at `rate` frames per second) from its rising zero crossings; 0 when
+/// there are fewer than three. For tests that measure a tone in a recording. Any thread.
+public func risingZeroCrossingFrequency(_ x: [Float], rate: Double) -> Double {
+    var crossings: [Int] = []
+    for i in 1..<x.count where x[i - 1] < 0 && x[i] >= 0 { crossings.append(i) }
+    guard crossings.count > 2 else { return 0 }
+    return Double(crossings.count - 1) * rate / Double(crossings.last! - crossings.first!)
+}
+
+/// An executable of this package built beside the running test bundle (`swift build
+/// --build-tests` builds them), else in `.build/debug` of the package this file belongs to.
+/// Any thread.
+public func builtProduct(_ name: String) -> URL {
+    let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(name)
+    if FileManager.default.isExecutableFile(atPath: beside.path) { return beside }
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    return root.appendingPathComponent(".build/debug/\(name)")
+}
