@@ -1,12 +1,18 @@
 import Foundation
 
 /// The frequency of `x` (at `rate` frames per second) from its rising zero crossings; 0 when
-/// there are fewer than three. For tests that measure a tone in a recording. Any thread.
+/// there are fewer than three. Periods more than 20 % away from the median period are left
+/// out: a recording in which the machine lost a cycle (an xrun) has one broken period there,
+/// which says nothing about the tone. For tests that measure a tone in a recording. Any thread.
 public func risingZeroCrossingFrequency(_ x: [Float], rate: Double) -> Double {
     var crossings: [Int] = []
     for i in 1..<x.count where x[i - 1] < 0 && x[i] >= 0 { crossings.append(i) }
     guard crossings.count > 2 else { return 0 }
-    return Double(crossings.count - 1) * rate / Double(crossings.last! - crossings.first!)
+    let periods = zip(crossings.dropFirst(), crossings).map { Double($0 - $1) }
+    let median = periods.sorted()[periods.count / 2]
+    let kept = periods.filter { abs($0 - median) <= 0.2 * median }
+    guard !kept.isEmpty else { return 0 }
+    return Double(kept.count) * rate / kept.reduce(0, +)
 }
 
 /// An executable of this package built beside the running test bundle (`swift build
