@@ -91,6 +91,32 @@ public protocol AudioDevice: AnyObject, Sendable {
     /// gone for good), replacing the previous one; nil removes it. The handler runs on a thread
     /// of the device's (never the render thread) and must not block for long. Control thread.
     func setStatusHandler(_ handler: (@Sendable (DeviceStatus) -> Void)?)
+    /// The latencies of the device's ports now, in device frames (see ``DeviceLatency``).
+    /// May change while the device runs (JACK recomputes latencies when connections change).
+    var latency: DeviceLatency { get }
+}
+
+/// How far the device's ports are from the world, in device frames.
+///
+/// - `capture`: a frame that reaches the renderer's inputs at device frame `f` entered the
+///   physical input (the microphone's converter) at `f - capture`.
+/// - `playback`: a frame the renderer writes at device frame `f` leaves the physical output
+///   (is heard) at `f + playback`.
+///
+/// Input queues' start times already subtract `capture` (the time stamp is when the frame was
+/// played into the input, not when it arrived at the engine). A take recorded while a
+/// performer listens to the engine lands where it was played on the engine's timeline when
+/// `playback` is subtracted as well (docs/recording.md, "Latency").
+public struct DeviceLatency: Sendable, Equatable, CustomStringConvertible {
+    /// Frames from the physical input to the renderer's inputs.
+    public var capture: Int
+    /// Frames from the renderer's outputs to the physical output.
+    public var playback: Int
+    public init(capture: Int = 0, playback: Int = 0) {
+        self.capture = capture
+        self.playback = playback
+    }
+    public var description: String { "capture \(capture), playback \(playback) frames" }
 }
 
 /// A device whose cycles its caller renders, one call a cycle, on the calling thread (the
@@ -130,6 +156,8 @@ extension AudioDevice {
     public var inputChannelCount: Int { 0 }
     /// Devices that never change state ignore the handler.
     public func setStatusHandler(_ handler: (@Sendable (DeviceStatus) -> Void)?) {}
+    /// Devices that know no latency: none.
+    public var latency: DeviceLatency { DeviceLatency() }
 }
 
 /// A device failure, with a message for people.
