@@ -1,10 +1,9 @@
 import AQCore
 import CJACK
-import Foundation
 import Synchronization
 
 /// The render-side half of a capture: the device's input ports and a ring of interleaved
-/// float frames. Filled by the process callback, drained by the capture's writer thread.
+/// float frames. Filled by the process callback, drained by ``JackCapture/read(into:maxFrames:)``.
 /// Memory owned by ``JackCapture``.
 struct JackCaptureStorage: ~Copyable {
     let ports: UnsafeMutablePointer<OpaquePointer?>
@@ -63,113 +62,69 @@ struct JackCaptureStorage: ~Copyable {
     }
 }
 
-/// Records what a ``JackDevice`` sent, through its own JACK input ports: input `i` is
-/// connected to output `i`, the process callback copies the inputs into a preallocated ring,
-/// and a writer thread writes them to a 32-bit float WAV file. Start it with
-/// ``JackDevice/startCapture(to:)``.
+/// What a ``JackDevice`` sent, taken back through its own JACK input ports: input `i` is
+/// connected to output `i` and the process callback copies the inputs into a preallocated
+/// ring (4 s) that ``read(into:maxFrames:)`` drains. The device module only keeps the frames;
+/// writing them somewhere (aqsync's `--capture` WAV file: `CaptureFileWriter` in AQSession) is
+/// the caller's. Start it with ``JackDevice/startCapture()``.
 ///
-/// Thread safety: any control thread.
+/// Thread safety: any control thread; ``read(into:maxFrames:)`` from one thread at a time.
+/// Nothing blocks except ``stop()`` (two cycles at most).
 public final class JackCapture: @unchecked Sendable {
-    /// The WAV file being written.
-    public let url: URL
-    /// Channels recorded.
+    /// Channels taken (the device's outputs).
     public let channels: Int
+    /// The server's rate when the capture started.
     public let sampleRate: Int
     let storage: UnsafeMutablePointer<JackCaptureStorage>
-    private let file: FileHandle
-    private let done = DispatchSemaphore(value: 0)
-    private let stopping = Atomic<Bool>(false)
-    private let framesOnDisk = Atomic<Int>(0)
     private let state = Mutex<(stopped: Bool, detach: (@Sendable () -> Void)?)>((false, nil))
 
-    init(url: URL, ports: [OpaquePointer?], sampleRate: Int, seconds: Double = 4) throws(DeviceError) {
-        self.url = url
+    init(ports: [OpaquePointer?], sampleRate: Int, seconds: Double = 4) {
         self.channels = ports.count
         self.sampleRate = sampleRate
-        guard FileManager.default.createFile(atPath: url.path, contents: nil),
-              let fh = try? FileHandle(forWritingTo: url)
-        else { throw DeviceError("cannot write the capture file \(url.path)") }
-        file = fh
         storage = .allocate(capacity: 1)
         storage.initialize(to: JackCaptureStorage(ports: ports, capacity: max(Int(seconds * Double(sampleRate)), 4096)))
-        fh.write(Self.header(channels: channels, sampleRate: sampleRate, frames: 0))
-        let t = Thread { [self] in writerLoop() }
-        t.name = "aqsync-capture"
-        t.start()
     }
 
     deinit {
-        _ = stop()
+        stop()
         storage.deinitialize(count: 1)
         storage.deallocate()
     }
 
     func setDetach(_ f: @escaping @Sendable () -> Void) { state.withLock { $0.detach = f } }
 
-    private func writerLoop() {
+    /// Moves up to `maxFrames` frames out of the ring, de-interleaved: `planes[c]` receives
+    /// channel `c` (``channels`` planes). Returns the frames moved (0 when none are waiting).
+    /// Frames keep arriving until ``stop()``; after it, what is left can still be read.
+    /// Never blocks.
+    public func read(into planes: UnsafePointer<UnsafeMutablePointer<Float>>, maxFrames: Int) -> Int {
         let st = storage
-        let ch = st.pointee.channels
-        var chunk = [Float](repeating: 0, count: 4096 * max(ch, 1))
-        while true {
-            let last = stopping.load(ordering: .acquiring)
-            var w = st.pointee.written.load(ordering: .acquiring)
-            var r = st.pointee.read.load(ordering: .relaxed)
-            while r < w {
-                let n = min(w - r, 4096)
-                for i in 0..<n {
-                    let slot = (r + i) % st.pointee.capacity
-                    for c in 0..<ch { chunk[i * ch + c] = st.pointee.ring[slot * ch + c] }
-                }
-                chunk.withUnsafeBytes { file.write(Data($0.prefix(n * ch * 4))) }
-                r += n
-                st.pointee.read.store(r, ordering: .releasing)
-                framesOnDisk.store(r, ordering: .relaxed)
-                w = st.pointee.written.load(ordering: .acquiring)
-            }
-            if last { break }
-            Thread.sleep(forTimeInterval: 0.02)
+        let w = st.pointee.written.load(ordering: .acquiring)
+        let r = st.pointee.read.load(ordering: .relaxed)
+        let n = min(w - r, maxFrames)
+        if n <= 0 { return 0 }
+        let ch = st.pointee.channels, cap = st.pointee.capacity
+        for i in 0..<n {
+            let slot = (r + i) % cap
+            for c in 0..<ch { planes[c][i] = st.pointee.ring[slot * ch + c] }
         }
-        done.signal()
+        st.pointee.read.store(r + n, ordering: .releasing)
+        return n
     }
 
-    /// Frames written to the file so far.
-    public var frames: Int { framesOnDisk.load(ordering: .relaxed) }
-    /// Frames lost because the writer fell behind (the ring holds 4 s).
+    /// Frames moved out by ``read(into:maxFrames:)`` so far.
+    public var framesRead: Int { storage.pointee.read.load(ordering: .relaxed) }
+    /// Frames lost because the reader fell behind (the ring holds 4 s).
     public var droppedFrames: Int { storage.pointee.dropped.load(ordering: .relaxed) }
 
-    /// Stops recording, writes what is left and completes the WAV header. Returns the frames
-    /// written. Idempotent.
-    @discardableResult
-    public func stop() -> Int {
+    /// The process callback stops taking frames; returns once no cycle can still be copying
+    /// (two cycles, 200 ms at most). Idempotent. Control thread.
+    public func stop() {
         let detach: (@Sendable () -> Void)? = state.withLock { s in
             if s.stopped { return nil }
             s.stopped = true
             return s.detach ?? {}
         }
-        guard let detach else { return frames }
-        detach()  // the process callback no longer records
-        stopping.store(true, ordering: .releasing)
-        done.wait()
-        let total = frames
-        try? file.seek(toOffset: 0)
-        file.write(Self.header(channels: channels, sampleRate: sampleRate, frames: total))
-        try? file.close()
-        return total
-    }
-
-    /// A WAVE_FORMAT_IEEE_FLOAT header for `frames` frames: `fmt ` with its cbSize (18
-    /// bytes) and the `fact` chunk that non-PCM WAVE files carry.
-    static func header(channels: Int, sampleRate: Int, frames: Int) -> Data {
-        var d = Data()
-        func u32(_ v: Int) { withUnsafeBytes(of: UInt32(truncatingIfNeeded: v).littleEndian) { d.append(contentsOf: $0) } }
-        func u16(_ v: Int) { withUnsafeBytes(of: UInt16(truncatingIfNeeded: v).littleEndian) { d.append(contentsOf: $0) } }
-        let dataBytes = frames * channels * 4
-        d.append(contentsOf: Array("RIFF".utf8)); u32(4 + (8 + 18) + (8 + 4) + (8 + dataBytes))
-        d.append(contentsOf: Array("WAVE".utf8))
-        d.append(contentsOf: Array("fmt ".utf8)); u32(18)
-        u16(3); u16(channels); u32(sampleRate); u32(sampleRate * channels * 4); u16(channels * 4); u16(32); u16(0)
-        d.append(contentsOf: Array("fact".utf8)); u32(4); u32(frames)
-        d.append(contentsOf: Array("data".utf8)); u32(dataBytes)
-        return d
+        detach?()
     }
 }

@@ -340,11 +340,12 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         }
     }
 
-    /// Starts recording what the device sends, through its own input ports: input `i` is
-    /// connected to output `i` and a ``JackCapture`` writes them to a float WAV at `url`. The
-    /// device must be running and opened with at least as many input channels as outputs.
-    /// Control thread.
-    public func startCapture(to url: URL) throws(DeviceError) -> JackCapture {
+    /// Starts taking back what the device sends, through its own input ports: input `i` is
+    /// connected to output `i` and the returned ``JackCapture`` keeps the frames for its
+    /// reader. The device must be running and opened with at least as many input channels as
+    /// outputs. Blocks until the connections carry data (two cycles after JACK reports them,
+    /// 2 s at most). Control thread.
+    public func startCapture() throws(DeviceError) -> JackCapture {
         let (client, ins, outNames, inNames, rate): (OpaquePointer, [OpaquePointer?], [String], [String], Int) = try control.withLock { c throws(DeviceError) in
             guard c.running, let client = state.pointee.client else {
                 throw DeviceError("JACK device \(uid): capture needs a running device")
@@ -368,7 +369,7 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
             let target = core.pointee.clock.cycleCount + 2
             while core.pointee.clock.cycleCount < target && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.001) }
         }
-        let capture = try JackCapture(url: url, ports: ins, sampleRate: rate)
+        let capture = JackCapture(ports: ins, sampleRate: rate)
         let storage = capture.storage
         capture.setDetach { [weak self] in self?.detachCapture() }
         state.pointee.capture.store(storage, ordering: .releasing)

@@ -212,10 +212,19 @@ final class Player: @unchecked Sendable {
         // session start is chosen once the connections are live and 8 cycles in a row have
         // run on one driver (at most 2 s).
         waitForSettledClock(device: device, engine: engine, connecting: !outputsUnconnected)
-        var capture: JackCapture?
+        var capture: (tap: JackCapture, file: CaptureFileWriter)?
         if let path = command.capture {
             do {
-                capture = try device.startCapture(to: URL(fileURLWithPath: path))
+                let tap = try device.startCapture()
+                do {
+                    capture = (tap, try CaptureFileWriter(url: URL(fileURLWithPath: path), sampleRate: tap.sampleRate, channels: tap.channels) {
+                        tap.read(into: $0, maxFrames: $1)
+                    })
+                } catch {
+                    tap.stop()
+                    printError("--capture \(path): \(error.description)")
+                    return 1
+                }
             } catch {
                 printError("--capture \(path): \(error.message)")
                 return 1
@@ -229,7 +238,8 @@ final class Player: @unchecked Sendable {
             sessionStart = try player.start(at: AudioTimeStamp(sampleTime: want.rounded(.up)))
         } catch {
             printError(error.description)
-            _ = capture?.stop()
+            capture?.tap.stop()
+            _ = try? capture?.file.finish()
             return 1
         }
         log("playing '\(session.name)': \(session.tracks.count) track(s), \(formatSeconds(Double(player.lengthFrames) / rate)) at \(Int(rate)) Hz on \(device.uid), session start at device frame \(sessionStart); \(JackImplementation.current), lost time: \(device.lostTimePolicy == .followWallClock ? "skipped (--keep-every-frame keeps it)" : "kept (--follow-wall-clock skips it)")")
@@ -259,9 +269,14 @@ final class Player: @unchecked Sendable {
         }
         let status = monitor(player: player, engine: engine, device: device, sessionStart: sessionStart, epoch0: epoch0, rate: rate)
         if let capture {
-            let frames = capture.stop()
-            let dropped = capture.droppedFrames
-            log("capture: \(frames) frames written to \(command.capture!)\(dropped > 0 ? " (\(dropped) frames dropped)" : "")")
+            capture.tap.stop()
+            let dropped = capture.tap.droppedFrames
+            do {
+                let frames = try capture.file.finish()
+                log("capture: \(frames) frames written to \(command.capture!)\(dropped > 0 ? " (\(dropped) frames dropped)" : "")")
+            } catch {
+                printError("--capture: \(error.description)")
+            }
         }
         let reports = player.report()
         printReport(reports)

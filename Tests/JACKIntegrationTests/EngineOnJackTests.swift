@@ -163,16 +163,25 @@ struct EngineOnJackTests {
         try b.setOutputChannels([1])
         try a.enqueue(impulseBuffer(a, frames: 5000, impulses: [0, 257, 4999], value: 0.25))
         try b.enqueue(impulseBuffer(b, frames: 100, impulses: [31], value: -0.75), startTime: AudioTimeStamp(sampleTime: 3001))
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("aqsync-capture-\(getpid()).wav")
-        defer { try? FileManager.default.removeItem(at: url) }
-        let capture = try device.startCapture(to: url)
+        let capture = try device.startCapture()
+        #expect(capture.channels == 2 && capture.sampleRate == 48000)
         _ = try engine.start([a, b], at: engine.nearestStartTime(AudioTimeStamp(sampleTime: engine.deviceCurrentTime().sampleTime + 2400)))
-        Thread.sleep(forTimeInterval: 0.5)
-        let frames = capture.stop()
-        #expect(frames > 12_000)
+        // Take frames until the last impulse (2400 + 4999 frames after now) is surely in, reading
+        // as a writer would, in chunks into planes (no file: writing is the caller's).
+        var channels: [[Float]] = [[], []]
+        let planes = [UnsafeMutablePointer<Float>.allocate(capacity: 1000), .allocate(capacity: 1000)]
+        defer { planes.forEach { $0.deallocate() } }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while channels[0].count < 24_000 && ContinuousClock.now < deadline {
+            let n = planes.withUnsafeBufferPointer { capture.read(into: $0.baseAddress!, maxFrames: 1000) }
+            for c in 0..<2 { channels[c] += UnsafeBufferPointer(start: planes[c], count: n) }
+            if n == 0 { usleep(5000) }  // frames arrive with the server's cycles
+        }
+        capture.stop()
+        #expect(channels[0].count >= 24_000)
         #expect(capture.droppedFrames == 0)
-        let wav = try WAVReader.read(url)
-        #expect(wav.frameCount == frames && wav.sampleRate == 48000 && wav.isFloat)
+        #expect(capture.framesRead == channels[0].count)
+        let wav = (channels: channels, frameCount: channels[0].count)
         let found = ImpulseFinder.find(channels: wav.channels, threshold: 0.1)
         let nz0 = wav.channels[0].indices.filter { wav.channels[0][$0] != 0 }
         let nz1 = wav.channels[1].indices.filter { wav.channels[1][$0] != 0 }
