@@ -44,8 +44,17 @@ public struct LiveBenchFigures: Sendable, Codable {
     public var periodUs: Double
     /// Process callback duration (entry to exit, renderer included), µs.
     public var callbackUs: Percentiles
-    /// Callback entry minus the cycle's start as JACK reports it, µs.
+    /// How much later than its earliest the process callback was entered, µs: for each cycle,
+    /// entry − the cycle's start as JACK reports it, minus the smallest such value of the run
+    /// (cycles next to an xrun left out). Never negative. Why not the plain difference: jackd2
+    /// reports as "cycle start" its delay-locked loop's *prediction* of the driver's wake-up
+    /// (`fCurrentWakeup`), not the wake-up itself, so entry − start is off by the filter's
+    /// error (it read −65.8 µs once) and its absolute value means little; its spread does.
+    /// The plain difference is ``wakeupVersusJackUs``.
     public var wakeupUs: Percentiles
+    /// Callback entry − the cycle's start as JACK reports it, µs, signed (see ``wakeupUs``). On
+    /// PipeWire the reported start is the driver's own time, so there it is the wake-up itself.
+    public var wakeupVersusJackUs: Percentiles
     /// |host time the timeline predicted for the cycle's first frame from the previous cycle's
     /// anchor − the cycle start JACK reports|, µs.
     public var translateErrorUs: Percentiles
@@ -79,6 +88,7 @@ public struct LiveBenchFigures: Sendable, Codable {
         case periodUs = "period_us"
         case callbackUs = "callback_us"
         case wakeupUs = "wakeup_us"
+        case wakeupVersusJackUs = "wakeup_vs_jack_us"
         case translateErrorUs = "translate_error_us"
         case dspLoad = "dsp_load"
         case renderAllocations = "render_allocations"
@@ -235,15 +245,18 @@ public func runLiveBench(
 
     // Statistics, off the render thread.
     var callback: [Double] = [], wakeup: [Double] = [], translate: [Double] = []
+    var steady = Double.infinity  // the smallest entry − start of cycles not next to an xrun
     callback.reserveCapacity(records.count)
     wakeup.reserveCapacity(records.count)
     translate.reserveCapacity(records.count)
     for (i, m) in records.enumerated() {
         callback.append(Double(m.exitNs &- m.entryNs) / 1000)
-        wakeup.append((Double(m.entryNs) - Double(m.cycle.hostTimeNs)) / 1000)
+        let late = (Double(m.entryNs) - Double(m.cycle.hostTimeNs)) / 1000
+        wakeup.append(late)
         if i > 0 {
             let prev = records[i - 1].cycle
             if prev.frame + Int64(prev.frames) == m.cycle.frame && records[i - 1].xruns == m.xruns {
+                steady = min(steady, late)
                 // What the timeline (the engine's own translation) predicted from the previous
                 // anchor for this cycle's first frame, against what JACK reports for it.
                 let tb = DeviceTimebase(cycle: prev, nominalRate: rate)
@@ -254,7 +267,9 @@ public func runLiveBench(
     }
     let figures = LiveBenchFigures(
         queues: o.queues, frames: frames, seconds: o.seconds, sampleRate: rate,
-        periodUs: Double(frames) / rate * 1e6, callbackUs: Percentiles(callback), wakeupUs: Percentiles(wakeup),
+        periodUs: Double(frames) / rate * 1e6, callbackUs: Percentiles(callback),
+        wakeupUs: Percentiles(steady.isFinite ? wakeup.map { max(0, $0 - steady) } : []),
+        wakeupVersusJackUs: Percentiles(wakeup),
         translateErrorUs: Percentiles(translate), xruns: xruns, discontinuities: discontinuities,
         dspLoad: loads.isEmpty ? 0 : loads.reduce(0, +) / Double(loads.count), renderAllocations: renderAllocations,
         cycles: records.count, droppedCycles: dropped, lateFrames: lateFrames, server: serverName,
@@ -287,7 +302,9 @@ public func describe(_ r: LiveBenchFigures, samples: [Double]) -> String {
     }
     s += row("callback", r.callbackUs)
     s += row("wake-up", r.wakeupUs)
+    s += row("  vs JACK start", r.wakeupVersusJackUs)
     s += row("translation err", r.translateErrorUs)
+    s += "(wake-up: beyond the run's earliest entry; jackd2's reported start is a smoothed estimate)\n"
     s += "\ncallback p99.9 = \(fmt(r.callbackUs.p999 / r.periodUs * 100)) % of the period\n"
     s += "xruns \(r.xruns), discontinuities \(r.discontinuities), DSP load \(fmt(r.dspLoad)) %, "
     s += "render-thread allocations \(r.renderAllocations < 0 ? "not counted" : String(r.renderAllocations)), "

@@ -14,7 +14,7 @@ import Testing
         let json = try #require(object)
         for key in [
             "callback_us", "wakeup_us", "translate_error_us", "period_us", "sample_rate", "frames", "queues", "seconds",
-            "xruns", "discontinuities", "render_allocations", "dsp_load", "cycles",
+            "xruns", "discontinuities", "render_allocations", "dsp_load", "cycles", "wakeup_vs_jack_us",
         ] {
             #expect(json[key] != nil, "missing key \(key)")
         }
@@ -36,6 +36,10 @@ import Testing
         #expect((json["render_allocations"] as? Int ?? -2) >= -1)
         #expect((json["xruns"] as? Int ?? -1) >= 0)
         #expect(r.callbackUs.count == cycles)
+        // The wake-up is measured from the run's earliest entry: its best cycle reads 0, none
+        // reads below (the signed figure against JACK's smoothed start is wakeup_vs_jack_us).
+        let wakeup = try #require(json["wakeup_us"] as? [String: Any])
+        #expect((wakeup["p50"] as? Double ?? -1) >= 0)
     }
 
     /// `--versus-c`: the engine and the C client alternate on one private server; both are
