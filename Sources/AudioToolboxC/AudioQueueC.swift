@@ -3,12 +3,19 @@ import AQEngine
 import CAudioToolbox
 import Foundation
 
-/// What an `AudioQueueRef` points to: the engine's queue, the C callback and its user data,
-/// the run loop its callbacks go to (nil: the engine's events thread), its C buffers and its C
-/// listeners. Thread safety: `lock` guards the tables; the rest is set once.
+/// What an `AudioQueueRef` points to: the engine's queue (playback or recording), the C
+/// callback and its user data, the run loop its callbacks go to (nil: the engine's events
+/// thread), its C buffers and its C listeners. Thread safety: `lock` guards the tables; the rest
+/// is set once.
 final class CQueue: @unchecked Sendable {
-    let queue: AQEngine.AudioQueue
-    let callback: AudioQueueOutputCallback
+    /// The engine's queue: a playback queue (`AudioQueueNewOutput`) or a recording one
+    /// (`AudioQueueNewInput`).
+    enum Kind {
+        case output(AQEngine.AudioQueue)
+        case input(AudioInputQueue)
+    }
+    let kind: Kind
+    let engine: AudioQueueEngine
     let userData: UnsafeMutableRawPointer?
     let runLoop: RunLoop?
     let lock = NSLock()
@@ -19,11 +26,22 @@ final class CQueue: @unchecked Sendable {
     /// The CurrentDevice property as a C string (a CFStringRef here), made once.
     var deviceString: UnsafeMutablePointer<CChar>?
 
-    init(queue: AQEngine.AudioQueue, callback: AudioQueueOutputCallback, userData: UnsafeMutableRawPointer?, runLoop: RunLoop?) {
-        self.queue = queue
-        self.callback = callback
+    init(kind: Kind, engine: AudioQueueEngine, userData: UnsafeMutableRawPointer?, runLoop: RunLoop?) {
+        self.kind = kind
+        self.engine = engine
         self.userData = userData
         self.runLoop = runLoop
+    }
+
+    /// The playback queue; a recording queue answers kAudioQueueErr_InvalidQueueType (the call
+    /// belongs to the other kind of queue).
+    var queue: AQEngine.AudioQueue {
+        get throws(AudioQueueError) {
+            switch kind {
+            case .output(let q): return q
+            case .input: throw AudioQueueError(.invalidQueueType, "a playback queue's call on a recording queue")
+            }
+        }
     }
 
     var ref: AudioQueueRef { OpaquePointer(Unmanaged.passUnretained(self).toOpaque()) }
@@ -85,16 +103,15 @@ func withQueue(_ ref: AudioQueueRef?, _ body: (CQueue) throws(AudioQueueError) -
     let loop = inCallbackRunLoop.map(RunLoop.from)
     return status { () throws(AudioQueueError) in
         let engine = try ProcessEngine.shared.get(channels: Int(format.channelsPerFrame))
-        var made: CQueue?
         let box = WeakBox()
         let queue = try engine.newOutput(format: format) { _, buffer in
             guard let cq = box.value, let cb = cq.cBuffer(for: buffer) else { return }
-            cq.deliver { cq.callback(cq.userData, cq.ref, cb) }
+            cq.deliver { inCallbackProc(cq.userData, cq.ref, cb) }
         }
-        made = CQueue(queue: queue, callback: inCallbackProc, userData: inUserData, runLoop: loop)
+        let made = CQueue(kind: .output(queue), engine: engine, userData: inUserData, runLoop: loop)
         box.value = made
-        Handles.add(made!)
-        outAQ.pointee = made!.ref
+        Handles.add(made)
+        outAQ.pointee = made.ref
     }
 }
 
@@ -103,22 +120,63 @@ final class WeakBox: @unchecked Sendable {
     weak var value: CQueue?
 }
 
-/// Input queues do not exist in the engine yet: this answers kAudioQueueErr_InvalidQueueType,
-/// the reference's code for "an input queue where this build has only output queues".
+/// `AudioQueueNewInput`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads
+/// and blocking in docs/c-api.md. The queue records the JACK device's inputs `in_1…` (channel
+/// `c` from input `c`; docs/c-api.md: how many there are and what they are connected to).
 @c public func AudioQueueNewInput(
     _ inFormat: UnsafePointer<CFormat>?, _ inCallbackProc: AudioQueueInputCallback?, _ inUserData: UnsafeMutableRawPointer?,
     _ inCallbackRunLoop: OpaquePointer?, _ inCallbackRunLoopMode: OpaquePointer?, _ inFlags: UInt32,
     _ outAQ: UnsafeMutablePointer<AudioQueueRef?>?
 ) -> OSStatus {
-    guard inFormat != nil, inCallbackProc != nil, let outAQ else { return paramError }
-    outAQ.pointee = nil
-    return OSStatus(kAudioQueueErr_InvalidQueueType)
+    guard let inFormat, let inCallbackProc, let outAQ else { return paramError }
+    guard inFlags == 0 else { return paramError }
+    let format = SFormat(c: inFormat.pointee)
+    let loop = inCallbackRunLoop.map(RunLoop.from)
+    return status { () throws(AudioQueueError) in
+        let engine = try ProcessEngine.shared.get(channels: 2, inputs: Int(format.channelsPerFrame))
+        let box = WeakBox()
+        let queue = try engine.newInput(format: format) { _, buffer, time, descriptions in
+            guard let cq = box.value, let cb = cq.cBuffer(for: buffer) else { return }
+            // The C buffer shares the engine buffer's bytes; its size and descriptions are copied.
+            cb.pointee.mAudioDataByteSize = UInt32(buffer.audioDataByteSize)
+            var cDescriptions = descriptions.map {
+                CPacketDescription(mStartOffset: $0.startOffset, mVariableFramesInPacket: $0.variableFramesInPacket, mDataByteSize: $0.dataByteSize)
+            }
+            if let own = cb.pointee.mPacketDescriptions, cb.pointee.mPacketDescriptionCapacity > 0 {
+                let n = min(cDescriptions.count, Int(cb.pointee.mPacketDescriptionCapacity))
+                for i in 0..<n { own[i] = cDescriptions[i] }
+                cb.pointee.mPacketDescriptionCount = UInt32(n)
+            }
+            // Constant-size packets (linear PCM): the count is the buffer's packets (its frames)
+            // and there are no descriptions, as the reference says.
+            let packets = descriptions.isEmpty
+                ? (format.bytesPerPacket > 0 ? buffer.audioDataByteSize / Int(format.bytesPerPacket) : 0) : descriptions.count
+            let stamp = time.c
+            cq.deliver {
+                var t = stamp
+                cDescriptions.withUnsafeMutableBufferPointer { d in
+                    inCallbackProc(cq.userData, cq.ref, cb, &t, UInt32(packets), d.isEmpty ? nil : UnsafePointer(d.baseAddress))
+                }
+            }
+        }
+        let made = CQueue(kind: .input(queue), engine: engine, userData: inUserData, runLoop: loop)
+        box.value = made
+        Handles.add(made)
+        outAQ.pointee = made.ref
+    }
 }
 
 /// `AudioQueueDispose`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
 /// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueueDispose(_ inAQ: AudioQueueRef?, _ inImmediate: Bool) -> OSStatus {
     withQueue(inAQ) { q throws(AudioQueueError) in
+        if case .input(let input) = q.kind {
+            // A recording queue has nothing left to play: both ways finish now, and no callback
+            // or listener runs once this returns.
+            try input.dispose(immediately: inImmediate)
+            release(q)
+            return
+        }
         try q.queue.dispose(immediately: inImmediate)
         q.lock.withLock { q.disposed = inImmediate }
         if inImmediate { release(q) }
@@ -174,12 +232,19 @@ func allocate(_ inAQ: AudioQueueRef?, _ size: UInt32, _ descriptions: UInt32, _ 
         // A compressed queue's engine buffers always carry packet descriptions; a buffer
         // allocated without them (AudioQueueAllocateBuffer) gets room for one per 64 bytes
         // (at least 16), which AudioQueueEnqueueBuffer's descriptions are copied into.
-        var hidden = Int(descriptions)
-        if hidden == 0 && !q.queue.format.isLinearPCM { hidden = max(16, Int(size) / 64) }
-        let b = try q.queue.allocateBuffer(capacity: Int(size), packetDescriptions: hidden)
+        let b: SBuffer
+        switch q.kind {
+        case .output(let queue):
+            var hidden = Int(descriptions)
+            if hidden == 0 && !queue.format.isLinearPCM { hidden = max(16, Int(size) / 64) }
+            b = try queue.allocateBuffer(capacity: Int(size), packetDescriptions: hidden)
+        case .input(let input):
+            // Linear PCM recording: no packet descriptions (the callback's count is 0).
+            b = try input.allocateBuffer(capacity: Int(size))
+        }
         let p = UnsafeMutablePointer<CBuffer>.allocate(capacity: 1)
         let pds = descriptions > 0 ? UnsafeMutableRawPointer(b.packetDescriptions)?.assumingMemoryBound(to: CPacketDescription.self) : nil
-        aqc_buffer_init(p, UInt32(b.audioDataBytesCapacity), b.audioData, descriptions, pds)
+        aqc_buffer_init(p, UInt32(b.audioDataBytesCapacity), b.audioData, pds == nil ? 0 : descriptions, pds)
         b.userData = CBufferBox(p)
         q.lock.withLock { q.buffers[p] = b }
         out.pointee = p
@@ -214,7 +279,10 @@ func engineBuffer(_ q: CQueue, _ p: AudioQueueBufferRef?) throws(AudioQueueError
 @c public func AudioQueueFreeBuffer(_ inAQ: AudioQueueRef?, _ inBuffer: AudioQueueBufferRef?) -> OSStatus {
     withQueue(inAQ) { q throws(AudioQueueError) in
         let b = try engineBuffer(q, inBuffer)
-        try q.queue.freeBuffer(b)
+        switch q.kind {
+        case .output(let queue): try queue.freeBuffer(b)
+        case .input(let input): try input.freeBuffer(b)
+        }
         q.lock.withLock { _ = q.buffers.removeValue(forKey: inBuffer!) }
         b.userData = nil
         inBuffer!.deallocate()
@@ -246,6 +314,7 @@ func prepare(_ b: SBuffer, _ p: AudioQueueBufferRef, _ count: UInt32, _ descript
 ) -> OSStatus {
     withQueue(inAQ) { q throws(AudioQueueError) in
         let b = try engineBuffer(q, inBuffer)
+        if case .input(let input) = q.kind { return try input.enqueue(b) }  // a buffer to fill
         try prepare(b, inBuffer!, inNumPacketDescs, inPacketDescs)
         try q.queue.enqueue(b)
     }
@@ -280,7 +349,11 @@ func prepare(_ b: SBuffer, _ p: AudioQueueBufferRef, _ count: UInt32, _ descript
 /// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueueStart(_ inAQ: AudioQueueRef?, _ inStartTime: UnsafePointer<CTimeStamp>?) -> OSStatus {
     withQueue(inAQ) { q throws(AudioQueueError) in
-        try q.queue.start(at: inStartTime.map { STimeStamp(c: $0.pointee) })
+        let at = inStartTime.map { STimeStamp(c: $0.pointee) }
+        switch q.kind {
+        case .output(let queue): try queue.start(at: at)
+        case .input(let input): _ = try input.start(at: at)
+        }
     }
 }
 
@@ -296,25 +369,45 @@ func prepare(_ b: SBuffer, _ p: AudioQueueBufferRef, _ count: UInt32, _ descript
 /// `AudioQueueStop`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
 /// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueueStop(_ inAQ: AudioQueueRef?, _ inImmediate: Bool) -> OSStatus {
-    withQueue(inAQ) { q throws(AudioQueueError) in try q.queue.stop(immediately: inImmediate) }
+    withQueue(inAQ) { q throws(AudioQueueError) in
+        switch q.kind {
+        case .output(let queue): try queue.stop(immediately: inImmediate)
+        case .input(let input): try input.stop(immediately: inImmediate)
+        }
+    }
 }
 
 /// `AudioQueuePause`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
 /// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueuePause(_ inAQ: AudioQueueRef?) -> OSStatus {
-    withQueue(inAQ) { q throws(AudioQueueError) in try q.queue.pause() }
+    withQueue(inAQ) { q throws(AudioQueueError) in
+        switch q.kind {
+        case .output(let queue): try queue.pause()
+        case .input(let input): try input.pause()
+        }
+    }
 }
 
 /// `AudioQueueFlush`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
 /// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueueFlush(_ inAQ: AudioQueueRef?) -> OSStatus {
-    withQueue(inAQ) { q throws(AudioQueueError) in try q.queue.flush() }
+    withQueue(inAQ) { q throws(AudioQueueError) in
+        switch q.kind {
+        case .output(let queue): try queue.flush()
+        case .input(let input): try input.flush()
+        }
+    }
 }
 
 /// `AudioQueueReset`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
 /// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueueReset(_ inAQ: AudioQueueRef?) -> OSStatus {
-    withQueue(inAQ) { q throws(AudioQueueError) in try q.queue.reset() }
+    withQueue(inAQ) { q throws(AudioQueueError) in
+        switch q.kind {
+        case .output(let queue): try queue.reset()
+        case .input(let input): try input.reset()
+        }
+    }
 }
 
 // MARK: - Parameters and properties
@@ -327,7 +420,7 @@ func prepare(_ b: SBuffer, _ p: AudioQueueBufferRef, _ count: UInt32, _ descript
         guard let id = AQEngine.AudioQueueParameterID(rawValue: inParamID) else {
             throw AudioQueueError(.invalidParameter, "unknown parameter \(inParamID)")
         }
-        outValue.pointee = q.queue.parameter(id)
+        outValue.pointee = try q.queue.parameter(id)
     }
 }
 
@@ -340,7 +433,11 @@ func prepare(_ b: SBuffer, _ p: AudioQueueBufferRef, _ count: UInt32, _ descript
 /// A property's value as the C API lays it out: the engine's bytes, except CurrentDevice,
 /// which is a CFStringRef here pointing to the device's NUL-terminated UTF-8 identifier.
 func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
-    let bytes = try q.queue.property(id)
+    let bytes: [UInt8]
+    switch q.kind {
+    case .output(let queue): bytes = try queue.property(id)
+    case .input(let input): bytes = try inputProperty(input, id, engine: q.engine)
+    }
     guard id == UInt32(kAudioQueueProperty_CurrentDevice) else { return bytes }
     let p: UnsafeMutablePointer<CChar> = q.lock.withLock {
         if let s = q.deviceString { return s }
@@ -392,7 +489,13 @@ func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
             guard let s = inData!.load(as: UnsafePointer<CChar>?.self) else {
                 throw AudioQueueError(.invalidDevice, "no device identifier")
             }
-            try q.queue.setCurrentDevice(String(cString: s))
+            switch q.kind {
+            case .output(let queue): try queue.setCurrentDevice(String(cString: s))
+            case .input:
+                guard String(cString: s) == q.engine.device.uid else {
+                    throw AudioQueueError(.invalidDevice, "a recording queue stays on its process's device")
+                }
+            }
             return
         }
         var bytes = inDataSize == 0 ? [] : Array(UnsafeRawBufferPointer(start: inData, count: Int(inDataSize)))
@@ -402,7 +505,10 @@ func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
             let n = Int(inData!.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
             if n <= 64 && bytes.count >= 12 + 20 * n { bytes = Array(bytes.prefix(12 + 20 * n)) }
         }
-        try q.queue.setProperty(inID, bytes)
+        switch q.kind {
+        case .output(let queue): try queue.setProperty(inID, bytes)
+        case .input(let input): try setInputProperty(input, inID, bytes)
+        }
     }
 }
 
@@ -417,9 +523,18 @@ func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
         let box = WeakBox()
         box.value = q
         let userBits = UInt(bitPattern: inUserData)  // a pointer is not Sendable; its bits are
-        let token = q.queue.addPropertyListener(id) { _, _ in
-            guard let cq = box.value else { return }
-            cq.deliver { inProc(UnsafeMutableRawPointer(bitPattern: userBits), cq.ref, inID) }
+        let token: Int
+        switch q.kind {
+        case .output(let queue):
+            token = queue.addPropertyListener(id) { _, _ in
+                guard let cq = box.value else { return }
+                cq.deliver { inProc(UnsafeMutableRawPointer(bitPattern: userBits), cq.ref, inID) }
+            }
+        case .input(let input):
+            token = try input.addPropertyListener(id) { _, _ in
+                guard let cq = box.value else { return }
+                cq.deliver { inProc(UnsafeMutableRawPointer(bitPattern: userBits), cq.ref, inID) }
+            }
         }
         q.lock.withLock { q.listeners.append((inID, inProc, inUserData, token)) }
     }
@@ -441,7 +556,10 @@ func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
             return q.listeners.remove(at: i).token
         }
         guard let token else { throw AudioQueueError(.invalidParameter, "no such listener") }
-        try q.queue.removePropertyListener(token)
+        switch q.kind {
+        case .output(let queue): try queue.removePropertyListener(token)
+        case .input(let input): try input.removePropertyListener(token)
+        }
     }
 }
 
@@ -452,7 +570,7 @@ func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
 @c public func AudioQueueCreateTimeline(_ inAQ: AudioQueueRef?, _ outTimeline: UnsafeMutablePointer<AudioQueueTimelineRef?>?) -> OSStatus {
     guard let outTimeline else { return paramError }
     return withQueue(inAQ) { q throws(AudioQueueError) in
-        let t = q.queue.createTimeline()
+        let t = try q.queue.createTimeline()
         outTimeline.pointee = OpaquePointer(Unmanaged.passRetained(t).toOpaque())
     }
 }
@@ -474,7 +592,7 @@ func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
 ) -> OSStatus {
     withQueue(inAQ) { q throws(AudioQueueError) in
         let timeline = inTimeline.map { Unmanaged<AudioQueueTimeline>.fromOpaque(UnsafeRawPointer($0)).takeUnretainedValue() }
-        let (time, discontinuity) = q.queue.currentTime(timeline: timeline)
+        let (time, discontinuity) = try q.queue.currentTime(timeline: timeline)
         outTimeStamp?.pointee = time.c
         outTimelineDiscontinuity?.pointee = discontinuity ? 1 : 0
     }
@@ -485,7 +603,7 @@ func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
 @c public func AudioQueueDeviceGetCurrentTime(_ inAQ: AudioQueueRef?, _ outTimeStamp: UnsafeMutablePointer<CTimeStamp>?) -> OSStatus {
     guard let outTimeStamp else { return paramError }
     return withQueue(inAQ) { q throws(AudioQueueError) in
-        outTimeStamp.pointee = q.queue.engine.deviceCurrentTime().c
+        outTimeStamp.pointee = q.engine.deviceCurrentTime().c
     }
 }
 
@@ -494,7 +612,7 @@ func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
 @c public func AudioQueueDeviceTranslateTime(_ inAQ: AudioQueueRef?, _ inTime: UnsafePointer<CTimeStamp>?, _ outTime: UnsafeMutablePointer<CTimeStamp>?) -> OSStatus {
     guard let inTime, let outTime else { return paramError }
     return withQueue(inAQ) { q throws(AudioQueueError) in
-        outTime.pointee = q.queue.engine.translateTime(STimeStamp(c: inTime.pointee)).c
+        outTime.pointee = q.engine.translateTime(STimeStamp(c: inTime.pointee)).c
     }
 }
 
@@ -507,7 +625,7 @@ func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
     return withQueue(inAQ) { q throws(AudioQueueError) in
         let requested = STimeStamp(c: ioRequestedStartTime.pointee)
         let asked: STimeStamp? = requested.flags.isEmpty ? nil : requested
-        ioRequestedStartTime.pointee = q.queue.engine.nearestStartTime(asked).c
+        ioRequestedStartTime.pointee = q.engine.nearestStartTime(asked).c
     }
 }
 
@@ -531,4 +649,45 @@ func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
         try q.queue.offlineRender(at: STimeStamp(c: inTimestamp.pointee), into: b, frames: Int(inNumberFrames))
         ioBuffer!.pointee.mAudioDataByteSize = UInt32(b.audioDataByteSize)
     }
+}
+
+// MARK: - Recording queues' properties
+
+/// A recording queue's property as bytes, laid out as for playback queues (AQEngine's
+/// `AudioQueue.property(_:)`): `IsRunning` and `EnableLevelMetering` a `UInt32`, the device's
+/// rate a `Float64` and its input channels a `UInt32`, `CurrentDevice` the device identifier,
+/// the level meters 8 bytes per channel. Others are `kAudioQueueErr_InvalidProperty`.
+func inputProperty(_ input: AudioInputQueue, _ rawID: UInt32, engine: AudioQueueEngine) throws(AudioQueueError) -> [UInt8] {
+    guard let id = AQEngine.AudioQueuePropertyID(rawValue: rawID) else {
+        throw AudioQueueError(.invalidProperty, "unknown property ID \(rawID)")
+    }
+    func u32(_ v: UInt32) -> [UInt8] { withUnsafeBytes(of: v.littleEndian) { Array($0) } }
+    // A disposed queue's handle is gone from the table before this is reached; metering's
+    // calls below also refuse a stale queue.
+    switch id {
+    case .isRunning: return u32(input.isRunning ? 1 : 0)
+    case .deviceSampleRate: return withUnsafeBytes(of: engine.device.sampleRate.bitPattern.littleEndian) { Array($0) }
+    case .deviceNumberChannels: return u32(UInt32(engine.device.inputChannelCount))
+    case .currentDevice: return Array(engine.device.uid.utf8)
+    case .enableLevelMetering:
+        // Reading the meters tells whether metering is on (they are refused while it is off).
+        let on = (try? input.currentLevelMeter()) != nil
+        return u32(on ? 1 : 0)
+    case .currentLevelMeter, .currentLevelMeterDB:
+        let states = try input.currentLevelMeter()
+        func value(_ x: Float) -> Float { id == .currentLevelMeter ? x : (x > 0 ? 20 * log10(x) : -Float.infinity) }
+        return states.flatMap { u32(value($0.averagePower).bitPattern) + u32(value($0.peakPower).bitPattern) }
+    case .magicCookie, .channelLayout:
+        throw AudioQueueError(.invalidProperty, "\(id) is not available on a linear PCM recording queue")
+    }
+}
+
+/// Sets a recording queue's property: `EnableLevelMetering` only; the others are read-only.
+func setInputProperty(_ input: AudioInputQueue, _ rawID: UInt32, _ value: [UInt8]) throws(AudioQueueError) {
+    guard let id = AQEngine.AudioQueuePropertyID(rawValue: rawID) else {
+        throw AudioQueueError(.invalidProperty, "unknown property ID \(rawID)")
+    }
+    guard id == .enableLevelMetering else { throw AudioQueueError(.invalidProperty, "\(id) cannot be set on a recording queue") }
+    guard value.count == 4 else { throw AudioQueueError(.invalidPropertySize, "EnableLevelMetering is a UInt32 (4 bytes)") }
+    try input.setLevelMetering(value.contains { $0 != 0 })
 }

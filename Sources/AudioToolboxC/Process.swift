@@ -37,22 +37,32 @@ final class ProcessEngine: @unchecked Sendable {
     let lock = NSLock()
     private var engine: AudioQueueEngine?
 
-    /// The engine, made on first use with at least `channels` outputs. Any control thread;
-    /// opening the JACK client blocks for as long as libjack takes.
-    func get(channels: Int) throws(AudioQueueError) -> AudioQueueEngine {
+    /// The engine, made on first use with at least `channels` outputs and `inputs` inputs
+    /// (`AQSYNC_INPUTS`, default 2, or more when the first queue is a recording queue that asks
+    /// for more). Any control thread; opening the JACK client blocks for as long as libjack
+    /// takes.
+    func get(channels: Int, inputs: Int = 0) throws(AudioQueueError) -> AudioQueueEngine {
         lock.lock()
         defer { lock.unlock() }
         if let engine { return engine }
         let env = ProcessInfo.processInfo.environment
         let device: any AudioDevice
+        // Every process's device has input ports (in_1…in_N), so that a recording queue made
+        // after a playback queue has them: N = AQSYNC_INPUTS (0 for none), default 2.
+        let inputCount = max(env["AQSYNC_INPUTS"].flatMap(Int.init).map { max($0, 0) } ?? 2, inputs)
         if env["AQSYNC_DEVICE"] == "offline" {
             let rate = env["AQSYNC_SAMPLE_RATE"].flatMap(Double.init) ?? 48000
-            device = ManualDevice(sampleRate: rate, channels: max(2, channels), framesPerCycle: 1024, uid: "offline")
+            device = ManualDevice(sampleRate: rate, channels: max(2, channels), inputChannels: inputCount, framesPerCycle: 1024, uid: "offline")
         } else {
             var connections = JackConnections.physical
             if let connect = env["AQSYNC_CONNECT"] {
                 let ports = connect.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
                 connections = ports.isEmpty ? .none : .ports(ports)
+            }
+            var inputConnections = JackConnections.physical
+            if let connect = env["AQSYNC_INPUT_CONNECT"] {
+                let ports = connect.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+                inputConnections = ports.isEmpty ? .none : .ports(ports)
             }
             var outputs = max(2, channels)
             if case .ports(let p) = connections { outputs = max(outputs, p.count) }
@@ -63,8 +73,8 @@ final class ProcessEngine: @unchecked Sendable {
             let reconnect = env["AQSYNC_RECONNECT"] != "0"
             do {
                 device = try JackDevice(options: JackDeviceOptions(
-                    clientName: name, serverName: nil, outputChannels: outputs, outputConnections: connections,
-                    reconnect: reconnect))
+                    clientName: name, serverName: nil, outputChannels: outputs, inputChannels: inputCount,
+                    outputConnections: connections, inputConnections: inputConnections, reconnect: reconnect))
             } catch {
                 throw AudioQueueError(.invalidDevice, "no JACK server reachable: \(error.message)")
             }

@@ -57,9 +57,39 @@ int main(void) {
 
     /* Creating. */
     EXPECT_STATUS(AudioQueueNewInput(&format, NULL, NULL, NULL, NULL, 0, &input), kAudio_ParamError);
-    /* No input queues yet (docs/c-api.md). */
-    EXPECT_STATUS(AudioQueueNewInput(&format, inputCallback, NULL, NULL, NULL, 0, &input), kAudioQueueErr_InvalidQueueType);
-    EXPECT(input == NULL, "no input queue");
+    EXPECT_STATUS(AudioQueueNewInput(&format, inputCallback, NULL, NULL, NULL, 1, &input), kAudio_ParamError);
+    AudioStreamBasicDescription mp3 = format;
+    mp3.mFormatID = kAudioFormatMPEGLayer3;
+    EXPECT_STATUS(AudioQueueNewInput(&mp3, inputCallback, NULL, NULL, NULL, 0, &input), kAudioFormatUnsupportedDataFormatError);
+    /* A recording queue (the offline device has two silent inputs): the playback queues' calls
+     * are kAudioQueueErr_InvalidQueueType, the common ones work. */
+    EXPECT_STATUS(AudioQueueNewInput(&format, inputCallback, NULL, NULL, NULL, 0, &input), noErr);
+    if (input) {
+        AudioQueueBufferRef ib = NULL;
+        UInt32 prepared = 0;
+        AudioQueueParameterValue v = 0;
+        AudioTimeStamp at = {0};
+        at.mFlags = kAudioTimeStampSampleTimeValid;
+        EXPECT_STATUS(AudioQueueAllocateBuffer(input, 4096, &ib), noErr);
+        EXPECT_STATUS(AudioQueuePrime(input, 0, &prepared), kAudioQueueErr_InvalidQueueType);
+        EXPECT_STATUS(AudioQueueSetParameter(input, kAudioQueueParam_Volume, 0.5f), kAudioQueueErr_InvalidQueueType);
+        EXPECT_STATUS(AudioQueueGetParameter(input, kAudioQueueParam_Volume, &v), kAudioQueueErr_InvalidQueueType);
+        EXPECT_STATUS(AudioQueueEnqueueBufferWithParameters(input, ib, 0, NULL, 0, 0, 0, NULL, &at, NULL), kAudioQueueErr_InvalidQueueType);
+        EXPECT_STATUS(AudioQueueSetOfflineRenderFormat(input, &format, NULL), kAudioQueueErr_InvalidQueueType);
+        EXPECT_STATUS(AudioQueueEnqueueBuffer(input, ib, 0, NULL), noErr);
+        UInt32 running = 7, size = sizeof running;
+        EXPECT_STATUS(AudioQueueGetProperty(input, kAudioQueueProperty_IsRunning, &running, &size), noErr);
+        EXPECT(running == 0 && size == 4, "a new recording queue is not running (%u, %u bytes)", running, size);
+        UInt32 on = 1;
+        EXPECT_STATUS(AudioQueueSetProperty(input, kAudioQueueProperty_EnableLevelMetering, &on, sizeof on), noErr);
+        EXPECT_STATUS(AudioQueueSetProperty(input, kAudioQueueProperty_IsRunning, &on, sizeof on), kAudioQueueErr_InvalidProperty);
+        EXPECT_STATUS(AudioQueueFreeBuffer(input, ib), kAudioQueueErr_BufferInQueue);
+        EXPECT_STATUS(AudioQueueReset(input), noErr);
+        EXPECT_STATUS(AudioQueueFreeBuffer(input, ib), noErr);
+        EXPECT_STATUS(AudioQueueDispose(input, true), noErr);
+        EXPECT_STATUS(AudioQueueStart(input, NULL), kAudio_ParamError); /* a stale handle */
+        input = NULL;
+    }
     EXPECT_STATUS(AudioQueueNewOutput(NULL, outputCallback, &calls, NULL, NULL, 0, &aq), kAudio_ParamError);
     EXPECT_STATUS(AudioQueueNewOutput(&format, outputCallback, &calls, NULL, NULL, 1, &aq), kAudio_ParamError);
     AudioStreamBasicDescription bad = format;

@@ -169,3 +169,32 @@ final class ProgramRunner: @unchecked Sendable {
         #expect(r.output.contains(" 0 failed"), "\(r.output)")
     }
 }
+
+/// Recording through the C API on a private JACK server (issues 11, 12).
+@Suite(.serialized) struct CAPIRecordingJACKTests {
+    /// A C program records a plain C client's clicks through AudioQueueNewInput: every click
+    /// exactly the clicker's interval after the previous one on the start times' device time
+    /// line (the clicker counts its own frames: the independent witness), across buffer edges;
+    /// the program's own checks (flags, contiguous buffers, listeners, synchronous stop) pass.
+    @Test func recordingQueueHearsClicksAtExactFrames() throws {
+        let exe = try CAPI.build("Tests/CAPIPrograms/record_jack.c")
+        let server = try PrivateJackServer(sampleRate: 48000, period: 256, realtime: true)
+        defer { server.stop() }
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("aqsync-capi-rec-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let interval = 4801  // not a multiple of the period or of the buffer
+        let clicker = try ReferenceClicker(interval: interval, environment: ["JACK_DEFAULT_SERVER": server.name], connectTo: [], directory: dir)
+        defer { clicker.stop() }
+        let r = try CAPI.run(exe, environment: [
+            "JACK_DEFAULT_SERVER": server.name, "AQSYNC_CONNECT": "",
+            "AQSYNC_INPUT_CONNECT": "\(clicker.port),\(clicker.port)", "AQSYNC_CLIENT_NAME": "capi-record",
+        ], timeout: 60)
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains(" 0 failed"), "\(r.output)")
+        let clicks = r.output.split(separator: "\n").compactMap { $0.hasPrefix("click ") ? Int($0.dropFirst(6)) : nil }
+        #expect(clicks.count >= 17, "clicks heard: \(clicks)")
+        let spacing = zip(clicks.dropFirst(), clicks).map { $0 - $1 }
+        #expect(spacing.allSatisfy { $0 == interval }, "spacing \(spacing)")
+    }
+}

@@ -25,7 +25,7 @@ enum {
     kAudioQueueErr_InvalidDevice       = -66680, /* also: no JACK server reachable */
     kAudioQueueErr_BufferInQueue       = -66679,
     kAudioQueueErr_InvalidRunState     = -66678,
-    kAudioQueueErr_InvalidQueueType    = -66677  /* also: AudioQueueNewInput (no input queues yet) */
+    kAudioQueueErr_InvalidQueueType    = -66677  /* a playback queue's call on a recording queue */
 };
 
 /* Declared in AudioFormat.h on Apple's systems. */
@@ -89,7 +89,9 @@ typedef struct AudioQueueLevelMeterState {
  * thread (NULL run loop); for buffers an immediate stop or a reset hands back, on the thread
  * that called it, before it returns. */
 typedef void (*AudioQueueOutputCallback)(void *inUserData, AudioQueueRef inAQ, AudioQueueBufferRef inBuffer);
-/* Recording: declared for source compatibility; no input queue can be made yet. */
+/* Recording: a filled buffer, the start time of its first frame (sample and host time valid),
+ * the packets in it (linear PCM: its frames, with no descriptions). Same threads as the output
+ * callback. */
 typedef void (*AudioQueueInputCallback)(void *inUserData, AudioQueueRef inAQ, AudioQueueBufferRef inBuffer,
                                         const AudioTimeStamp *inStartTime, UInt32 inNumberPacketDescriptions,
                                         const AudioStreamPacketDescription *inPacketDescs);
@@ -101,7 +103,8 @@ typedef void (*AudioQueuePropertyListenerProc)(void *inUserData, AudioQueueRef i
 extern OSStatus AudioQueueNewOutput(const AudioStreamBasicDescription *inFormat, AudioQueueOutputCallback inCallbackProc,
                                     void *inUserData, CFRunLoopRef inCallbackRunLoop, CFStringRef inCallbackRunLoopMode,
                                     UInt32 inFlags, AudioQueueRef *outAQ);
-/* Always kAudioQueueErr_InvalidQueueType for now: the engine has no input queues. */
+/* Records the process client's input ports in_1... (AQSYNC_INPUTS, AQSYNC_INPUT_CONNECT;
+ * docs/c-api.md), interleaved linear PCM at any rate. */
 extern OSStatus AudioQueueNewInput(const AudioStreamBasicDescription *inFormat, AudioQueueInputCallback inCallbackProc,
                                    void *inUserData, CFRunLoopRef inCallbackRunLoop, CFStringRef inCallbackRunLoopMode,
                                    UInt32 inFlags, AudioQueueRef *outAQ);
