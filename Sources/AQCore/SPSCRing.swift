@@ -11,19 +11,19 @@ import Synchronization
 /// Thread safety: ``push(_:)`` from the one producer thread, ``pop()`` from the one consumer
 /// thread, ``count`` from either. Producer and consumer may be different for each ring, but
 /// each role is held by one thread at a time (callers serialise with a lock on the control side).
-public struct SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
+package struct SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
     /// The element storage; slot `i` is used as `storage[i]` after ``RingIndex/writeSlot()`` or
     /// ``RingIndex/readSlot()`` returned `i`.
     package let storage: UnsafeMutablePointer<Element>
     /// The positions, shared by producer and consumer.
     package let index: RingIndex
     /// Slots in the ring (a power of two).
-    public var capacity: Int { index.capacity }
+    package var capacity: Int { index.capacity }
 
     /// Allocates a ring holding at least `capacity` values (rounded up to a power of two).
     /// The storage is written once here, so that its pages are mapped before a realtime
     /// thread touches them (no page fault on the render thread).
-    public static func allocate(capacity: Int) -> SPSCRing {
+    package static func allocate(capacity: Int) -> SPSCRing {
         let index = RingIndex.allocate(capacity: capacity)
         let storage = UnsafeMutablePointer<Element>.allocate(capacity: index.capacity)
         let raw = UnsafeMutableRawPointer(storage)
@@ -33,14 +33,14 @@ public struct SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
     }
 
     /// Frees the ring. No thread may use it afterwards.
-    public func deallocate() {
+    package func deallocate() {
         storage.deallocate()
         index.deallocate()
     }
 
     /// Appends a value; false when the ring is full. Producer thread only.
     @discardableResult
-    public func push(_ value: Element) -> Bool {
+    package func push(_ value: Element) -> Bool {
         guard let i = index.writeSlot() else { return false }
         storage[i] = value
         index.commitWrite()
@@ -48,7 +48,7 @@ public struct SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
     }
 
     /// Removes the oldest value; nil when empty. Consumer thread only.
-    public func pop() -> Element? {
+    package func pop() -> Element? {
         guard let i = index.readSlot() else { return nil }
         let v = storage[i]
         index.commitRead()
@@ -56,13 +56,13 @@ public struct SPSCRing<Element: BitwiseCopyable>: @unchecked Sendable {
     }
 
     /// Free slots as the producer sees them. Producer thread only.
-    public var freeCount: Int { index.freeCount }
+    package var freeCount: Int { index.freeCount }
 
     /// Values pushed since the ring was made (wrapping). Any thread.
-    public var produced: Int { index.produced }
+    package var produced: Int { index.produced }
 
     /// Values waiting (a snapshot). Any thread.
-    public var count: Int { index.count }
+    package var count: Int { index.count }
 }
 
 /// The positions of a single-producer single-consumer ring, apart from its element type, so
