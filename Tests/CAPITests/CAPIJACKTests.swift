@@ -197,4 +197,35 @@ final class ProgramRunner: @unchecked Sendable {
         let spacing = zip(clicks.dropFirst(), clicks).map { $0 - $1 }
         #expect(spacing.allSatisfy { $0 == interval }, "spacing \(spacing)")
     }
+
+    /// The C recording example (`make examples`: docs/examples/c/record.c, the guide's recorder)
+    /// writes exactly the seconds asked for, with the clicker's clicks exactly its interval apart.
+    @Test func recordExampleWritesTheClicks() throws {
+        let prefix = try CAPI.prefix()
+        let make = try CAPI.shell("make -s -C '\(CAPI.root.path)' examples PREFIX='\(prefix.path)'")
+        try #require(make.status == 0, "\(make.output)")
+        let exe = CAPI.root.appendingPathComponent(".build/c-examples/record")
+        let server = try PrivateJackServer(sampleRate: 48000, period: 256, realtime: true)
+        defer { server.stop() }
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("aqsync-capi-recex-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let interval = 4801
+        let clicker = try ReferenceClicker(interval: interval, environment: ["JACK_DEFAULT_SERVER": server.name], connectTo: [], directory: dir)
+        defer { clicker.stop() }
+        let file = dir.appendingPathComponent("take.wav")
+        let r = try CAPI.run(exe, [file.path, "--seconds", "2"], environment: [
+            "JACK_DEFAULT_SERVER": server.name, "AQSYNC_CONNECT": "", "AQSYNC_INPUT_CONNECT": "\(clicker.port),\(clicker.port)",
+        ], timeout: 60)
+        #expect(r.status == 0, "\(r.output)")
+        let wav = try WAVReader.read(file)
+        #expect(wav.sampleRate == 48000 && wav.bitsPerSample == 16 && wav.channels.count == 2)
+        #expect(wav.frameCount == 96_000, "frames \(wav.frameCount)")
+        for channel in wav.channels {
+            let clicks = channel.indices.filter { channel[$0] > 0.5 }
+            #expect(clicks.count >= 19, "clicks at \(clicks)")
+            let spacing = zip(clicks.dropFirst(), clicks).map { $0 - $1 }
+            #expect(spacing.allSatisfy { $0 == interval }, "spacing \(spacing)")
+        }
+    }
 }
