@@ -179,7 +179,7 @@ public final class LatencyClicker: @unchecked Sendable {
         port = "latclicker-\(process.processIdentifier):out"
     }
 
-    /// True while the client runs.
+    /// True while the client runs. Any thread; does not block.
     public var isRunning: Bool { process.isRunning }
 
     /// The clicks logged so far (the client writes them out every 5 ms). Any thread.
