@@ -26,6 +26,22 @@ public final class ManualDevice: HandDrivenDevice, @unchecked Sendable {
     /// Host time of device frame 0.
     public let hostTimeOrigin: UInt64
 
+    /// The latencies the device reports (see ``DeviceLatency``): none until set. Tests set them
+    /// to check what the engine makes of them. Any thread; does not block (atomics). A change is
+    /// seen by the next reader; there is no notification.
+    public var latency: DeviceLatency {
+        get {
+            DeviceLatency(
+                capture: latencyCapture.load(ordering: .relaxed), playback: latencyPlayback.load(ordering: .relaxed))
+        }
+        set {
+            latencyCapture.store(newValue.capture, ordering: .relaxed)
+            latencyPlayback.store(newValue.playback, ordering: .relaxed)
+        }
+    }
+
+    private let latencyCapture = Atomic<Int>(0)
+    private let latencyPlayback = Atomic<Int>(0)
     private let core = Atomic<UInt>(0)
     private let nextFrame = Atomic<Int64>(0)
     private let lastFrames = Atomic<Int64>(0)
@@ -74,9 +90,10 @@ public final class ManualDevice: HandDrivenDevice, @unchecked Sendable {
     /// The device frame the next cycle starts at.
     public var currentFrame: Int64 { nextFrame.load(ordering: .relaxed) }
 
-    /// Host time of device frame `frame`.
+    /// Host time of device frame `frame` (a frame before 0, such as a capture time before the
+    /// first cycle, is before ``hostTimeOrigin``).
     public func hostTime(ofFrame frame: Int64) -> UInt64 {
-        hostTimeOrigin &+ UInt64((Double(frame) * 1e9 / sampleRate).rounded())
+        hostTimeOrigin &+ UInt64(bitPattern: Int64((Double(frame) * 1e9 / sampleRate).rounded()))
     }
 
     /// Renders one cycle of `frames` frames into `outputs` (one pointer per output channel,

@@ -649,9 +649,13 @@ public final class AudioInputQueue: @unchecked Sendable {
         }
     }
 
-    /// The time stamp of device sample time `sample` (fractional for converting queues):
-    /// sample time and host time, both flags set.
-    func timeStamp(ofSampleTime sample: Double) -> AudioTimeStamp {
+    /// The time stamp of the frame that reached the device's inputs at device sample time
+    /// `arrival` (fractional for converting queues): the time it was captured, `arrival` minus
+    /// the device's capture latency as the device reports it now (read once per buffer, when
+    /// the buffer is handed back; docs/recording.md, "Latency"). Sample time and host time, both
+    /// flags set.
+    func timeStamp(ofSampleTime arrival: Double) -> AudioTimeStamp {
+        let sample = arrival - Double(hub.device.latency.capture)
         if let manual = hub.device as? any HandDrivenDevice {
             let whole = sample.rounded(.down)
             let host = manual.hostTime(ofFrame: Int64(whole)) &+ UInt64(((sample - whole) * 1e9 / hub.device.sampleRate).rounded())

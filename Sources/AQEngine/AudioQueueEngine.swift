@@ -213,6 +213,15 @@ public final class AudioQueueEngine: @unchecked Sendable {
     /// but the render thread; does not block.
     public var timebase: DeviceTimebase? { shared.timebase }
 
+    /// The device's port latencies now (``AudioDevice/latency``): `playback`, the frames between
+    /// a frame the engine renders and the performer hearing it; `capture`, the frames between a
+    /// sound entering the physical input and the engine's inputs, which input queues' time
+    /// stamps already subtract. To place a take where it was played against what the performer
+    /// heard, subtract `playback` from its time stamps too (docs/recording.md, "Latency").
+    /// May change while the device runs (JACK recomputes it when connections change). Any
+    /// thread but the render thread; does not block.
+    public var latency: DeviceLatency { device.latency }
+
     /// The device's current time (`AudioQueueDeviceGetCurrentTime`): the host time is always
     /// valid; the sample time once the device has rendered a cycle. For the hand-driven device,
     /// "now" is the first frame of the next cycle. Any thread but the render thread; does not

@@ -62,6 +62,10 @@ struct JackCallbackState: ~Copyable {
     /// Set by a buffer-size change: the next cycle's counter jump is the server's bookkeeping
     /// of that change, not lost time.
     let periodChanged = Atomic<Bool>(false)
+    /// The ports' latencies as JACK last reported them in the latency callback (frames): the
+    /// largest capture latency of the input ports, the largest playback latency of the outputs.
+    let captureLatency = Atomic<UInt32>(0)
+    let playbackLatency = Atomic<UInt32>(0)
 
     init(outputCount: Int, inputCount: Int = 0) {
         self.outputCount = outputCount
@@ -259,4 +263,54 @@ func jackShutdown(_ code: jack_status_t, _ reason: UnsafePointer<CChar>?, _ arg:
     if let ev = st.pointee.events {
         signalShutdown(ev, code: code.rawValue, reason: reason)
     }
+}
+
+/// JACK's latency callback (libjack's notification thread, not the process thread; jackd2
+/// calls it twice whenever latencies are recomputed, after connections change or a client asks
+/// for it: once per mode). Before calling it, libjack has set the ports' latencies from their
+/// connections: the input ports' capture latency (`JackCaptureLatency`), the output ports'
+/// playback latency (`JackPlaybackLatency`).
+///
+/// - `JackCaptureLatency`: stores the largest capture latency of the input ports, and reports
+///   the output ports' capture latency as {0, 0}: what the engine plays is made by the engine
+///   (queues, files), not its inputs passed through, so its outputs are where that signal
+///   enters the graph. Without this callback JACK would give the outputs the inputs' capture
+///   latency (its default treats every client as a pass-through).
+/// - `JackPlaybackLatency`: stores the largest playback latency of the output ports, and
+///   reports the input ports' playback latency as {0, 0}: what reaches the inputs is recorded,
+///   it goes out of no port of ours (docs/jack-device.md, "Latency").
+@_noLocks
+func jackLatency(_ mode: jack_latency_callback_mode_t, _ arg: UnsafeMutableRawPointer?) {
+    guard let arg else { return }
+    let st = arg.assumingMemoryBound(to: JackCallbackState.self)
+    var zero = jack_latency_range_t(min: 0, max: 0)
+    // jack_port_get/set_latency_range read and write the port's shared memory (no lock, no
+    // allocation); the checker cannot see into libjack.
+    _unsafePerformance {
+        if mode == JackCaptureLatency {
+            st.pointee.captureLatency.store(jackLargestLatency(st.pointee.inPorts, st.pointee.inputCount, mode), ordering: .relaxed)
+            for c in 0..<st.pointee.outputCount {
+                if let port = st.pointee.outPorts[c] { jack_port_set_latency_range(port, mode, &zero) }
+            }
+        } else {
+            st.pointee.playbackLatency.store(jackLargestLatency(st.pointee.outPorts, st.pointee.outputCount, mode), ordering: .relaxed)
+            for c in 0..<st.pointee.inputCount {
+                if let port = st.pointee.inPorts[c] { jack_port_set_latency_range(port, mode, &zero) }
+            }
+        }
+    }
+}
+
+/// The largest `max` of the `mode` latency ranges of the first `count` of `ports` (nil ones
+/// skipped); 0 for none. Any thread (reads the ports' shared memory).
+@_noLocks
+func jackLargestLatency(_ ports: UnsafeMutablePointer<OpaquePointer?>, _ count: Int, _ mode: jack_latency_callback_mode_t) -> UInt32 {
+    var largest: UInt32 = 0
+    for c in 0..<count {
+        guard let port = ports[c] else { continue }
+        var range = jack_latency_range_t(min: 0, max: 0)
+        _unsafePerformance { jack_port_get_latency_range(port, mode, &range) }
+        largest = max(largest, range.max)
+    }
+    return largest
 }

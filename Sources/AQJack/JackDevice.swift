@@ -325,6 +325,32 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         }
     }
 
+    // MARK: Latency
+
+    /// The latencies of the device's ports (see ``DeviceLatency``), as JACK last reported them:
+    /// `capture` is the largest capture latency of the input ports `in_1…` (frames from the
+    /// graph's edge — a physical capture port, or a client that declares one — to them),
+    /// `playback` the largest playback latency of the outputs `out_1…` (frames from them to a
+    /// physical playback port). Read in JACK's latency callback, which libjack calls on its
+    /// notification thread whenever connections change, and once more right after the device
+    /// connects its ports (start, reconnection). Zero for unconnected ports and before the
+    /// first start; a stopped device keeps the last values. Any thread; does not block (two
+    /// atomic loads).
+    public var latency: DeviceLatency {
+        DeviceLatency(
+            capture: Int(state.pointee.captureLatency.load(ordering: .relaxed)),
+            playback: Int(state.pointee.playbackLatency.load(ordering: .relaxed)))
+    }
+
+    /// Reads the ports' latencies now (as the latency callback does) into the atomics; the
+    /// callback keeps them current afterwards. Control thread, client open.
+    private func refreshLatency() {
+        state.pointee.captureLatency.store(
+            jackLargestLatency(state.pointee.inPorts, state.pointee.inputCount, JackCaptureLatency), ordering: .relaxed)
+        state.pointee.playbackLatency.store(
+            jackLargestLatency(state.pointee.outPorts, state.pointee.outputCount, JackPlaybackLatency), ordering: .relaxed)
+    }
+
     // MARK: Measurement
 
     /// Makes the process callback record every cycle's timing into a ring of `capacity`
@@ -442,6 +468,7 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
                 }
                 c.running = true
                 c.coreBits = UInt(bitPattern: core)
+                refreshLatency()
                 return .success(())
             } catch {
                 return .failure(error)
@@ -494,6 +521,9 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         state.pointee.shutDown.store(false, ordering: .relaxed)
         state.pointee.sampleRate.store(jack_get_sample_rate(client), ordering: .relaxed)
         state.pointee.bufferSize.store(jack_get_buffer_size(client), ordering: .relaxed)
+        // A new client's ports are connected to nothing yet: no latency until JACK says.
+        state.pointee.captureLatency.store(0, ordering: .relaxed)
+        state.pointee.playbackLatency.store(0, ordering: .relaxed)
 
         var outNames: [String] = []
         for i in 0..<outputChannelCount {
@@ -526,7 +556,8 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         guard jack_set_xrun_callback(client, jackXrun, st) == 0,
             jack_set_sample_rate_callback(client, jackSampleRate, st) == 0,
             jack_set_buffer_size_callback(client, jackBufferSize, st) == 0,
-            jack_set_freewheel_callback(client, jackFreewheel, st) == 0
+            jack_set_freewheel_callback(client, jackFreewheel, st) == 0,
+            jack_set_latency_callback(client, jackLatency, st) == 0
         else {
             state.pointee.events = nil
             events.stop()
@@ -634,6 +665,7 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
             }
             c.running = true
             c.reconnections += 1
+            refreshLatency()
             return .restored(seconds: 0, lostFrames: 0, skipped: false)
         }
         retired?.stop()
