@@ -44,8 +44,12 @@ let package = Package(
 
         // Plain value types shared by the parser and the engine (formats, four-char codes).
         .target(name: "AQTypes", swiftSettings: strict),
-        // Pure Swift, no C: time, rings, render commands, the renderer/mixer, timeline maths.
-        .target(name: "AQCore", dependencies: ["AQTypes"], swiftSettings: strict),
+        // Swift (and one system call's wrapper): time, rings, render commands, the
+        // renderer/mixer, timeline maths.
+        .target(name: "AQCore", dependencies: ["AQTypes", "CMembarrier"], swiftSettings: strict),
+        // membarrier(2) for the renderer's gate: the render thread's side costs no locked
+        // instruction (docs/architecture.md, "The gate").
+        .target(name: "CMembarrier"),
         // Off-render-thread conversion: PCM decoding to float, libsoxr rate conversion,
         // libavcodec packet decoding (MP3, AAC, ALAC).
         .target(name: "AQConvert", dependencies: ["AQTypes", "CSoxr", "CAVCodec"], swiftSettings: strict),

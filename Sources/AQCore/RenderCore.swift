@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import CMembarrier
 import Synchronization
 
 /// Capacities of the renderer, fixed when it is made. Running out is an error on the control
@@ -184,11 +185,18 @@ public struct RenderCore: @unchecked Sendable {
     /// Per slot: state, origin, pause frame, volume (Float bits), volume commands applied —
     /// for control-side reads.
     let published: UnsafeMutablePointer<Atomic<Int64>>
-    /// [0] the gate (0 free, 1 the render thread is in a cycle, 2 a control thread applies
-    /// commands), [1] event credits left, [2] cycles skipped, [3] 1 when the render thread
+    /// [0] unused (the gate is ``gate``), [1] event credits left, [2] cycles skipped, [3] 1 when the render thread
     /// waits for a control thread holding the gate instead of skipping the cycle, [4] the
     /// slot + 1 of the only queue mixed (offline rendering of one queue), 0 for every queue.
     let control: UnsafeMutablePointer<Atomic<Int>>
+    /// The gate that keeps the render thread and a control thread applying commands out of each
+    /// other's way, on a cache line of its own (the events thread writes ``control``'s credits
+    /// often): [0] 1 while the render thread is in a cycle, [1] 1 while a control thread claims
+    /// the renderer, [2] 1 when the gate is asymmetric (membarrier(2) available: the render
+    /// thread's side is plain stores and loads, the control thread's side a system call), 0
+    /// when it is a compare-and-swap on [0] (0 free, 1 render, 2 control). See
+    /// docs/architecture.md, "The gate".
+    let gate: UnsafeMutablePointer<Atomic<Int>>
     static let publishedPerSlot = 5
     /// The device's inputs as the render thread last saw them: per input channel (up to
     /// `capacities.inputChannels`), [2c] the latest cycle's peak and [2c+1] the highest peak
@@ -238,6 +246,11 @@ public struct RenderCore: @unchecked Sendable {
         for i in 0..<(q * publishedPerSlot) { (published + i).initialize(to: Atomic(0)) }
         let control = UnsafeMutablePointer<Atomic<Int>>.allocate(capacity: 5)
         for i in 0..<5 { (control + i).initialize(to: Atomic(0)) }
+        // Two cache lines' worth, aligned: nothing else shares the gate's line (nor the adjacent
+        // line the hardware prefetcher pairs with it).
+        let gate = UnsafeMutableRawPointer.allocate(byteCount: 128, alignment: 128).bindMemory(to: Atomic<Int>.self, capacity: 16)
+        for i in 0..<16 { (gate + i).initialize(to: Atomic(0)) }
+        gate[2].store(aq_membarrier_register() == 0 ? 1 : 0, ordering: .releasing)
         let inputMeterCount = 2 * capacities.inputChannels + 2
         let inputMeters = UnsafeMutablePointer<Atomic<UInt32>>.allocate(capacity: inputMeterCount)
         for i in 0..<inputMeterCount { (inputMeters + i).initialize(to: Atomic(0)) }
@@ -263,7 +276,7 @@ public struct RenderCore: @unchecked Sendable {
             events: events,
             capacities: capacities, wake: wake, slots: slots, hot: hot, schedule: schedule, live: live,
             liveCount: liveCount, meters: meters, meterPeaks: meterPeaks, meterScratch: scratch, stats: stats, published: published,
-            control: control, inputMeters: inputMeters, inputCounters: inputCounters,
+            control: control, gate: gate, inputMeters: inputMeters, inputCounters: inputCounters,
             capture: capture, captureMask: ringFrames - 1)
         let p = UnsafeMutablePointer<RenderCore>.allocate(capacity: 1)
         p.initialize(to: core)
@@ -296,6 +309,8 @@ public struct RenderCore: @unchecked Sendable {
         c.published.deallocate()
         c.control.deinitialize(count: 5)
         c.control.deallocate()
+        c.gate.deinitialize(count: 16)
+        UnsafeMutableRawPointer(c.gate).deallocate()
         c.stats.deinitialize(count: 3)
         c.stats.deallocate()
         c.inputMeters.deinitialize(count: 2 * c.capacities.inputChannels + 2)
@@ -365,10 +380,25 @@ public struct RenderCore: @unchecked Sendable {
     /// returns false and changes nothing). Used by synchronous calls when the render thread is
     /// not running. Control side, one thread at a time (the command producer's lock held).
     package func applyPendingIfIdle(at frame: Int64) -> Bool {
-        guard control[0].compareExchange(expected: 0, desired: 2, ordering: .acquiring).exchanged else { return false }
+        if gate[2].load(ordering: .relaxed) == 1 {
+            // The asymmetric gate: claim, then make the render thread's side a full barrier.
+            // Either its claim of the cycle is visible now, or its next look at ours sees it.
+            gate[1].store(1, ordering: .relaxed)
+            if aq_membarrier() != 0 { atomicMemoryFence(ordering: .sequentiallyConsistent) }
+            if gate[0].load(ordering: .acquiring) != 0 {
+                gate[1].store(0, ordering: .releasing)
+                return false
+            }
+        } else {
+            guard gate[0].compareExchange(expected: 0, desired: 2, ordering: .acquiring).exchanged else { return false }
+        }
         var reported = false
         applyCommands(at: frame, reported: &reported)
-        control[0].store(0, ordering: .releasing)
+        if gate[2].load(ordering: .relaxed) == 1 {
+            gate[1].store(0, ordering: .releasing)
+        } else {
+            gate[0].store(0, ordering: .releasing)
+        }
         if reported { _ = sem_post(wake) }
         return true
     }
@@ -483,7 +513,7 @@ public struct RenderCore: @unchecked Sendable {
         }
         // Only the render thread writes the counters: a load and a store, no locked add.
         stats[0].store(stats[0].load(ordering: .relaxed) &+ 1, ordering: .relaxed)
-        control[0].store(0, ordering: .releasing)
+        gate[0].store(0, ordering: .releasing)
         if reported {
             // sem_post is async-signal-safe: it neither locks nor allocates.
             _unsafePerformance { _ = sem_post(wake) }
@@ -632,10 +662,27 @@ public struct RenderCore: @unchecked Sendable {
 
     /// Takes the gate for a cycle: false when a control thread holds it and this device does
     /// not wait (a realtime device skips the cycle rather than wait).
+    ///
+    /// Asymmetric gate (``gate``[2] == 1): a plain store of the claim, a compiler barrier and a
+    /// load of the control side's claim; no locked instruction (which would also wait for every
+    /// store of the cycle so far to drain). The control side's membarrier(2) makes this
+    /// sequence a full barrier whenever it matters (``applyPendingIfIdle(at:)``).
     @_noLocks
     func enterCycle() -> Bool {
+        if gate[2].load(ordering: .relaxed) == 1 {
+            while true {
+                gate[0].store(1, ordering: .relaxed)
+                // An inline asm memory clobber: no instruction, no lock, no call.
+                _unsafePerformance { aq_compiler_barrier() }
+                if gate[1].load(ordering: .acquiring) == 0 { return true }
+                gate[0].store(0, ordering: .releasing)
+                if control[3].load(ordering: .relaxed) == 0 { return false }
+                // A device that waits (hand-driven): until the control thread is done.
+                while gate[1].load(ordering: .acquiring) != 0 {}
+            }
+        }
         while true {
-            if control[0].compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged { return true }
+            if gate[0].compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged { return true }
             if control[3].load(ordering: .relaxed) == 0 { return false }
         }
     }

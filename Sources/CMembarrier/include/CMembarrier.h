@@ -1,0 +1,20 @@
+// The heavy half of an asymmetric memory barrier (Linux membarrier(2)), for RenderCore's gate:
+// the render thread pays only a compiler barrier per cycle; a control thread that must know the
+// render thread is not in a cycle pays a system call. See docs/architecture.md, "The gate".
+#ifndef CMEMBARRIER_H
+#define CMEMBARRIER_H
+
+/// Registers the process for MEMBARRIER_CMD_PRIVATE_EXPEDITED. 0 when available (then
+/// aq_membarrier may be used), -1 otherwise. Any thread; idempotent.
+int aq_membarrier_register(void);
+
+/// Makes every running thread of the process pass a full memory barrier before it returns
+/// (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)). 0 on success. Control threads only: a system
+/// call of a few microseconds.
+int aq_membarrier(void);
+
+/// Keeps the compiler from moving memory accesses across it; no instruction. Any thread,
+/// the render thread included.
+static inline void aq_compiler_barrier(void) { __asm__ __volatile__("" ::: "memory"); }
+
+#endif
