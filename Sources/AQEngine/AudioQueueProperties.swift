@@ -487,3 +487,39 @@ extension AudioQueue {
     /// (late buffers) — skipped so that the queue stays on its timeline.
     public var lateFrames: Int64 { locked { lateFramesTotal } }
 }
+
+extension AudioInputQueue {
+    // MARK: - Properties by ID (AudioQueueGetPropertySize, AudioQueueGetProperty)
+
+    /// The size in bytes of a recording queue's property (`AudioQueueGetPropertySize`), laid out
+    /// as for output queues: `MagicCookie` its bytes (AAC: the `esds` body, ALAC: the 24-byte
+    /// ALACSpecificConfig, linear PCM: 0), valid from creation; `IsRunning` and
+    /// `EnableLevelMetering` a `UInt32`; `CurrentLevelMeter(DB)` 8 per channel. Any thread but
+    /// the render thread; does not block.
+    /// - Throws: `.invalidProperty` for an unknown ID or one recording queues do not have
+    ///   (the device and channel-layout properties), `.invalidQueue` for a stale handle.
+    public func propertySize(_ rawID: UInt32) throws(AudioQueueError) -> Int {
+        try property(rawID).count
+    }
+
+    /// A recording queue's property as bytes (`AudioQueueGetProperty`), laid out as
+    /// ``propertySize(_:)`` says (integers and floats little-endian). The level meters are
+    /// refused with `.invalidProperty` while metering is off. Any thread but the render thread;
+    /// does not block.
+    public func property(_ rawID: UInt32) throws(AudioQueueError) -> [UInt8] {
+        guard let id = AudioQueuePropertyID(rawValue: rawID) else {
+            throw AudioQueueError(.invalidProperty, "unknown property ID \(rawID)")
+        }
+        try locked { () throws(AudioQueueError) in try checkLive() }
+        func u32(_ v: UInt32) -> [UInt8] { withUnsafeBytes(of: v.littleEndian) { Array($0) } }
+        switch id {
+        case .isRunning: return u32(isRunning ? 1 : 0)
+        case .magicCookie: return magicCookie
+        case .enableLevelMetering: return u32(locked { meteringEnabled } ? 1 : 0)
+        case .currentLevelMeter:
+            return try currentLevelMeter().flatMap { u32($0.averagePower.bitPattern) + u32($0.peakPower.bitPattern) }
+        case .deviceSampleRate, .deviceNumberChannels, .currentDevice, .channelLayout, .currentLevelMeterDB:
+            throw AudioQueueError(.invalidProperty, "\(id) is not a property of recording queues here")
+        }
+    }
+}
