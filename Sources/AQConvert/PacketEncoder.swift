@@ -28,7 +28,9 @@ public struct PacketEncoderError: Error, Hashable, Sendable, CustomStringConvert
 /// packet, 16- or 24-bit source data).
 ///
 /// Feed frames in stream order with ``encode(_:frames:into:)``; packets come out whole, each of
-/// ``framesPerPacket`` frames (the last one padded with silence by ``finish(into:)``). At the end
+/// ``framesPerPacket`` frames, but the last of a stream (``finish(into:)``): AAC's is padded with
+/// silence, ALAC's holds only the frames left (its header says how many, as Apple's encoder
+/// makes it; decoders give exactly the frames fed). At the end
 /// of a stream call ``finish(into:)`` (the encoder's last packets, and the stream's remainder
 /// frames), then ``reset()`` before the next stream.
 ///
@@ -282,17 +284,25 @@ public final class PacketEncoder {
         }
     }
 
-    /// Ends the stream: pads the frames waiting with silence to a whole packet, drains the
-    /// encoder and appends the last packets. Returns the stream's remainder frames (decoded
+    /// Ends the stream: encodes the frames waiting (AAC: padded with silence to a whole packet;
+    /// ALAC: a short last packet), drains the encoder and appends the last packets. Returns the stream's remainder frames (decoded
     /// frames after its last frame fed): packets × framesPerPacket − priming − frames fed.
     /// Call ``reset()`` before feeding another stream.
     @discardableResult
     public func finish(into packets: inout [[UInt8]]) -> Int {
         guard let context, !finished else { return remainderFrames }
         if pending > 0 {
-            store(framesPerPacket - pending, from: 0) { _, _ in 0 }
-            pending = framesPerPacket
-            send(&packets)
+            if alacBits > 0 {
+                // ALAC frames say how many samples they hold: the last packet is short (as
+                // Apple's encoder makes it), its shortfall the stream's remainder.
+                frame.pointee.nb_samples = Int32(pending)
+                send(&packets)
+                frame.pointee.nb_samples = Int32(framesPerPacket)
+            } else {
+                store(framesPerPacket - pending, from: 0) { _, _ in 0 }
+                pending = framesPerPacket
+                send(&packets)
+            }
         }
         if avcodec_send_frame(context, nil) >= 0 { receive(&packets) }
         finished = true

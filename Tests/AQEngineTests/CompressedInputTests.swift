@@ -112,7 +112,7 @@ import Testing
 
     /// 16-bit ALAC: every recorded frame decodes back exactly (the float input quantised to 16
     /// bits) at the device frame the start times say; no priming; the stop flushes the last
-    /// packet (padded: the remainder) before it returns.
+    /// packet (short: its shortfall the remainder) before it returns.
     @Test(arguments: [64, 331])
     func alacDecodesBackExactlyAtTheStartTimes(cycle: Int) throws {
         let rig = try Rig(format: Self.format(AudioFormatID.appleLossless))
@@ -137,7 +137,7 @@ import Testing
         #expect(rig.queue.remainderFrames == packets * 4096 - recorded)
         #expect(rig.queue.lostFrames == 0)
         let out = try rig.decoded()
-        #expect(out[0].count == packets * 4096)
+        #expect(out[0].count == recorded, "the last packet is short: it decodes to the frames left")
         // Decoded frame j is device frame start + j.
         for c in 0..<2 {
             var bad = 0
