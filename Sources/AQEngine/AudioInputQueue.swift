@@ -489,6 +489,8 @@ public final class AudioInputQueue: @unchecked Sendable {
                 if stopAfterBuffer && !handed.isEmpty {
                     handed += takeAllLocked()
                     discardStreamLocked()
+                    // The take ends with the last whole packet handed back: nothing padded.
+                    lastRemainder = 0
                     state = .stopped
                     stopAfterBuffer = false
                     stopped = true
@@ -910,10 +912,11 @@ public final class AudioInputQueue: @unchecked Sendable {
     public var primingFrames: Int { priming }
 
     /// The remainder frames of the latest stream ended (by a stop, a pause, a flush, or frames
-    /// lost from the ring): the silence the last packet was padded with, plus what the encoder
-    /// held beyond it; the packets of a stream decode to priming + frames recorded + remainder
-    /// frames. A CAF file's `pakt` `mRemainderFrames`. 0 before any stream ended and for linear
-    /// PCM. Any thread; does not block.
+    /// lost from the ring): AAC's padding of the last packet plus what the encoder held beyond
+    /// it, ALAC's shortfall of its short last packet; a stream's packets × framesPerPacket =
+    /// priming + frames recorded + remainder. A CAF file's `pakt` `mRemainderFrames`. 0 after a
+    /// stop that was not immediate (the take ends with a whole packet), before any stream
+    /// ended, and for linear PCM. Any thread; does not block.
     public var remainderFrames: Int { locked { lastRemainder } }
 
     /// Frames captured while the queue was running that it could not record (no enqueued

@@ -307,4 +307,23 @@ import Testing
         // A new stream started at the first frame read after the reset (device frame 8000).
         #expect(last.time.sampleTime == 8000 - 1024)
     }
+
+    /// A stop that is not immediate ends the take with the next whole packet: the buffer in
+    /// progress comes back full, the others empty, nothing padded (remainder 0).
+    @Test func stopNotImmediatelyEndsOnAWholePacket() throws {
+        let rig = try Rig(format: Self.format(AudioFormatID.appleLossless, channels: 1), count: 3, packetsPerBuffer: 1, inputs: 1)
+        try rig.queue.start(at: AudioTimeStamp(sampleTime: 0))
+        rig.feedDelivering([[Float](repeating: 0.5, count: 4096 * 2 + 1000)], cycle: 500)
+        #expect(rig.full.count == 2)
+        try rig.queue.stop(immediately: false)
+        #expect(rig.queue.isRunning)
+        rig.feedDelivering([[Float](repeating: 0.5, count: 4096 * 2)], cycle: 500)
+        #expect(!rig.queue.isRunning)
+        let full = rig.full
+        #expect(full.count == 3 && full.last?.time.sampleTime == 8192)
+        #expect(rig.got.values.count == 5, "the two other buffers come back empty")
+        #expect(rig.queue.remainderFrames == 0)
+        let out = try rig.decoded()
+        #expect(out[0].count == 3 * 4096 && out[0].allSatisfy { $0 == 0.5 })
+    }
 }
