@@ -148,8 +148,8 @@ public final class PacketEncoder {
     ///
     /// - Parameters:
     ///   - format: see ``completed(_:)``.
-    ///   - bitRate: AAC's target bits per second; 0 for 96000 per channel (at most 320000 a
-    ///     stream below 32 kHz, as the encoder allows). Ignored for ALAC.
+    ///   - bitRate: AAC's target bits per second; 0 for 96000 per channel. At most 6144 bits a
+    ///     channel per packet (AAC's limit): rate × 6 a channel. Ignored for ALAC.
     /// - Throws: ``PacketEncoderError`` (`'fmt?'`).
     public init(format: AudioStreamBasicDescription, bitRate: Int = 0) throws(PacketEncoderError) {
         let f = try PacketEncoder.completed(format)

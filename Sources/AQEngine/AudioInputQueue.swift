@@ -10,8 +10,9 @@ import Synchronization
 /// The render thread copies the device's inputs into the renderer's capture ring at their
 /// device frames; the queue reads the ring on the control side (the engine's events thread, or
 /// the thread in ``AudioQueueEngine/deliverPendingEvents()``), fills its enqueued buffers in
-/// order, converting to its format, and hands each full buffer to the input callback with the
-/// device time its first frame was captured at. A buffer's frames are always consecutive device
+/// order, converting to its format (or encoding AAC LC / Apple Lossless packets with
+/// ``PacketEncoder``), and hands each full buffer to the input callback with the device time
+/// its first frame was captured at. A buffer's frames are always consecutive device
 /// frames: a jump (frames lost for want of a buffer, a pause) hands the buffer in progress back
 /// with the frames it has. See docs/recording.md.
 ///
@@ -23,8 +24,10 @@ import Synchronization
 public final class AudioInputQueue: @unchecked Sendable {
     /// Called with a buffer the queue filled (`AudioQueueInputCallback`): the buffer (its
     /// ``AudioQueueBuffer/audioDataByteSize`` says how much it holds), the time its first frame
-    /// was captured at (device sample time and host time, both flags set), and the packet
-    /// descriptions (none for linear PCM: the packet count is the buffer's frames). On the
+    /// was captured at (device sample time and host time, both flags set; for AAC and ALAC the
+    /// time of the first decoded frame of its first packet, see docs/recording.md), and the
+    /// packet descriptions (none for linear PCM: the packet count is the buffer's frames; one
+    /// per packet for AAC and ALAC). On the
     /// engine's events thread (or the thread in ``AudioQueueEngine/deliverPendingEvents()``);
     /// for buffers an immediate stop, a reset or a flush hands back, on the thread that called
     /// it, before it returns.
@@ -54,6 +57,9 @@ public final class AudioInputQueue: @unchecked Sendable {
     let encoder: PacketEncoder?
     let framesPerPacket: Int
     let priming: Int
+    /// The encoder's cookie and largest packet, kept here so any thread may read them.
+    let cookie: [UInt8]
+    let maxPacket: Int
 
     /// Guards everything below. Order: `callbackLock` → `lock` → the engine's lock.
     let lock = NSLock()
@@ -114,6 +120,8 @@ public final class AudioInputQueue: @unchecked Sendable {
         self.encoder = encoder
         framesPerPacket = encoder?.framesPerPacket ?? 1
         priming = encoder?.primingFrames ?? 0
+        cookie = encoder?.magicCookie ?? []
+        maxPacket = encoder?.maximumPacketSize ?? 0
         self.format = encoder?.format ?? format
         self.callback = callback
         channels = Int(format.channelsPerFrame)
@@ -899,11 +907,11 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// Apple Lossless the 24-byte ALACSpecificConfig; what a CAF file's `kuki` chunk holds.
     /// Valid from creation and the same for the queue's life. Empty for linear PCM. Any
     /// thread; does not block.
-    public var magicCookie: [UInt8] { encoder?.magicCookie ?? [] }
+    public var magicCookie: [UInt8] { cookie }
 
     /// The largest packet a compressed queue makes, in bytes (buffers must hold one); 0 for
     /// linear PCM. Any thread; does not block.
-    public var maximumPacketSize: Int { encoder?.maximumPacketSize ?? 0 }
+    public var maximumPacketSize: Int { maxPacket }
 
     /// Frames of encoder delay at the start of every stream (AAC 1024, ALAC and linear PCM 0):
     /// a stream's first packet decodes to this many frames before the first frame recorded
