@@ -326,4 +326,42 @@ import Testing
         let out = try rig.decoded()
         #expect(out[0].count == 3 * 4096 && out[0].allSatisfy { $0 == 0.5 })
     }
+
+    /// A pause ends the stream: at the resumption the encoder's last packets come back; the next
+    /// stream starts at the resumption frame, its first buffer stamped a priming before it.
+    @Test func pauseAndResumeStartANewStream() throws {
+        let rig = try Rig(format: Self.format(AudioFormatID.mpeg4AAC, channels: 1), count: 3, packetsPerBuffer: 50, inputs: 1)
+        try rig.queue.start(at: AudioTimeStamp(sampleTime: 0))
+        rig.feedDelivering([[Float](repeating: 0.1, count: 3000)], cycle: 500)
+        try rig.queue.pause()
+        rig.feedDelivering([[Float](repeating: 0.1, count: 2000)], cycle: 500)
+        #expect(try rig.queue.start() == 5000)
+        let first = try #require(rig.full.first)
+        #expect(first.time.sampleTime == -1024)
+        let tail = first.descriptions.count * 1024 - 1024 - 3000
+        #expect(tail >= 0 && tail < 2048 && rig.queue.remainderFrames == tail)
+        rig.feedDelivering([[Float](repeating: 0.1, count: 3000)], cycle: 500)
+        try rig.queue.stop(immediately: true)
+        let full = rig.full
+        #expect(full.count == 2 && full.last?.time.sampleTime == 5000 - 1024)
+        #expect((full.last?.descriptions.count ?? 0) * 1024 == 1024 + 3000 + rig.queue.remainderFrames)
+        #expect(rig.queue.lostFrames == 0, "paused frames are not lost ones")
+    }
+
+    /// A queue read later than the capture ring holds loses the oldest frames (counted); the
+    /// stream starts again at the first frame still there, exact (ALAC, no priming).
+    @Test func aQueueBehindTheRingStartsANewStream() throws {
+        let rig = try Rig(format: Self.format(AudioFormatID.appleLossless, channels: 1), count: 2, packetsPerBuffer: 8, inputs: 1)
+        try rig.queue.start(at: AudioTimeStamp(sampleTime: 0))
+        let x = (0..<20000).map { Float($0 % 1000) / 2000 }
+        _ = rig.device.render(frames: 20000, cycle: 256, inputs: [x])  // the ring keeps 16384
+        rig.engine.deliverPendingEvents()
+        try rig.queue.stop(immediately: true)
+        #expect(rig.queue.lostFrames == 20000 - 16384)
+        let first = try #require(rig.full.first)
+        #expect(first.time.sampleTime == Double(20000 - 16384))
+        let out = try rig.decoded()
+        #expect(out[0].count == 16384)
+        #expect(out[0] == x[(20000 - 16384)...].map(Self.quantised16))
+    }
 }
