@@ -212,6 +212,11 @@ public final class AudioInputQueue: @unchecked Sendable {
                 throw AudioQueueError(.invalidParameter, "a \(format.formatID) buffer must hold the largest packet (\(encoder.maximumPacketSize) bytes; maximumPacketSize)")
             }
         } else {
+            // A compressed format whose encoder did not open a second time (validate opened one):
+            // nothing can be recorded.
+            guard bytesPerFrame > 0 else {
+                throw AudioQueueError(.unsupportedDataFormat, "libavcodec could not open the \(format.formatID) encoder")
+            }
             guard capacity >= bytesPerFrame else {
                 throw AudioQueueError(.invalidParameter, "a buffer must hold at least one frame (\(bytesPerFrame) bytes)")
             }
