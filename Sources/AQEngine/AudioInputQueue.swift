@@ -864,12 +864,12 @@ public final class AudioInputQueue: @unchecked Sendable {
 
     /// ``timeStamp(ofSampleTime:)``, also for a time before device frame 0 (a compressed
     /// stream's first packet starts its priming before the stream): the time stamp of frame 0
-    /// moved back at the nominal rate (the host time saturating at 0).
+    /// moved back by `-sample` frames, the host time at the nominal rate (saturating at 0).
     func startTimeStamp(_ sample: Double) -> AudioTimeStamp {
         guard sample < 0 else { return timeStamp(ofSampleTime: sample) }
         var t = timeStamp(ofSampleTime: 0)
         let back = UInt64((-sample * 1e9 / hub.device.sampleRate).rounded())
-        t.sampleTime = sample
+        t.sampleTime += sample
         t.hostTime = t.hostTime >= back ? t.hostTime - back : 0
         return t
     }
