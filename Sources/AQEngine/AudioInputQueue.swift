@@ -10,8 +10,9 @@ import Synchronization
 /// The render thread copies the device's inputs into the renderer's capture ring at their
 /// device frames; the queue reads the ring on the control side (the engine's events thread, or
 /// the thread in ``AudioQueueEngine/deliverPendingEvents()``), fills its enqueued buffers in
-/// order, converting to its format, and hands each full buffer to the input callback with the
-/// device time its first frame was captured at. A buffer's frames are always consecutive device
+/// order, converting to its format (or encoding AAC LC / Apple Lossless packets with
+/// ``PacketEncoder``), and hands each full buffer to the input callback with the device time
+/// its first frame was captured at. A buffer's frames are always consecutive device
 /// frames: a jump (frames lost for want of a buffer, a pause) hands the buffer in progress back
 /// with the frames it has. See docs/recording.md.
 ///
@@ -23,8 +24,10 @@ import Synchronization
 public final class AudioInputQueue: @unchecked Sendable {
     /// Called with a buffer the queue filled (`AudioQueueInputCallback`): the buffer (its
     /// ``AudioQueueBuffer/audioDataByteSize`` says how much it holds), the time its first frame
-    /// was captured at (device sample time and host time, both flags set), and the packet
-    /// descriptions (none for linear PCM: the packet count is the buffer's frames). On the
+    /// was captured at (device sample time and host time, both flags set; for AAC and ALAC the
+    /// time of the first decoded frame of its first packet, see docs/recording.md), and the
+    /// packet descriptions (none for linear PCM: the packet count is the buffer's frames; one
+    /// per packet for AAC and ALAC). On the
     /// engine's events thread (or the thread in ``AudioQueueEngine/deliverPendingEvents()``);
     /// for buffers an immediate stop, a reset or a flush hands back, on the thread that called
     /// it, before it returns.
@@ -35,7 +38,9 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// queues): on the thread that changed it, or the events thread.
     public typealias PropertyListener = @Sendable (AudioInputQueue, AudioQueuePropertyID) -> Void
 
-    /// The format buffers are filled in (interleaved linear PCM).
+    /// The format buffers are filled in: interleaved linear PCM, or AAC LC / Apple Lossless
+    /// packets (completed as ``PacketEncoder/completed(_:)`` says: `framesPerPacket` the codec's).
+    /// Any thread; does not block.
     public let format: AudioStreamBasicDescription
     let hub: EngineShared
     let callback: InputCallback
@@ -48,6 +53,13 @@ public final class AudioInputQueue: @unchecked Sendable {
     let converter: RateConverter?
     /// Device frames per queue frame.
     let ratio: Double
+    /// Compressed queues: the encoder (control side only), its frames per packet and priming.
+    let encoder: PacketEncoder?
+    let framesPerPacket: Int
+    let priming: Int
+    /// The encoder's cookie and largest packet, kept here so any thread may read them.
+    let cookie: [UInt8]
+    let maxPacket: Int
 
     /// Guards everything below. Order: `callbackLock` → `lock` → the engine's lock.
     let lock = NSLock()
@@ -72,6 +84,16 @@ public final class AudioInputQueue: @unchecked Sendable {
     var fifo: [[Float]] = []
     var fifoFrame = 0
     var headQueueFrame = 0
+    /// Compressed queues: encoded packets not yet in a buffer and the stream packet index of
+    /// the first; the packet descriptions of the buffer in progress (``filled`` counts its
+    /// bytes) and the stream packet index of its first packet; descriptions of buffers handed
+    /// back, by token, until delivered; the remainder frames of the latest stream ended.
+    var packetFifo: [[UInt8]] = []
+    var fifoPacket: Int64 = 0
+    var headDescriptions: [AudioStreamPacketDescription] = []
+    var headPacket: Int64 = 0
+    var handedDescriptions: [UInt32: [AudioStreamPacketDescription]] = [:]
+    var lastRemainder = 0
     /// The next device frame to record.
     var readPosition: Int64 = 0
     /// Paused: frames before this device frame are still recorded.
@@ -93,7 +115,14 @@ public final class AudioInputQueue: @unchecked Sendable {
         self.hub = hub
         self.converter = converter
         ratio = hub.device.sampleRate / format.sampleRate
-        self.format = format
+        // `validate` opened an encoder for this format already: this one opens too.
+        let encoder = PacketEncoder.canEncode(format.formatID) ? try? PacketEncoder(format: format) : nil
+        self.encoder = encoder
+        framesPerPacket = encoder?.framesPerPacket ?? 1
+        priming = encoder?.primingFrames ?? 0
+        cookie = encoder?.magicCookie ?? []
+        maxPacket = encoder?.maximumPacketSize ?? 0
+        self.format = encoder?.format ?? format
         self.callback = callback
         channels = Int(format.channelsPerFrame)
         bytesPerFrame = Int(format.bytesPerFrame)
@@ -116,8 +145,16 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// Checks `format` for an input queue on a device of `deviceRate` Hz with `inputs` channels.
     static func validate(_ format: AudioStreamBasicDescription, deviceRate: Double, inputs: Int) throws(AudioQueueError) -> RateConverter? {
         let f = format.formatFlags
+        if PacketEncoder.canEncode(format.formatID) {
+            do {
+                _ = try PacketEncoder(format: format)
+            } catch {
+                throw AudioQueueError(.unsupportedDataFormat, "cannot record \(format.formatID): \(error.message)")
+            }
+            return try converter(for: format, deviceRate: deviceRate, inputs: inputs)
+        }
         guard format.formatID == AudioFormatID.linearPCM else {
-            throw AudioQueueError(.unsupportedDataFormat, "input queues record linear PCM only (got \(format.formatID))")
+            throw AudioQueueError(.unsupportedDataFormat, "input queues record linear PCM, AAC LC and Apple Lossless only (got \(format.formatID))")
         }
         guard !f.contains(.isNonInterleaved) else {
             throw AudioQueueError(.unsupportedDataFormat, "input queues record interleaved linear PCM only")
@@ -129,6 +166,12 @@ public final class AudioInputQueue: @unchecked Sendable {
         else {
             throw AudioQueueError(.unsupportedDataFormat, "input queues record packed int16, int24, int32 or float32 (got \(bits) bits, flags \(f.rawValue))")
         }
+        return try converter(for: format, deviceRate: deviceRate, inputs: inputs)
+    }
+
+    /// The channel check and the rate converter (nil at the device's rate) for a valid format.
+    static func converter(for format: AudioStreamBasicDescription, deviceRate: Double, inputs: Int) throws(AudioQueueError) -> RateConverter? {
+        let n = Int(format.channelsPerFrame)
         guard n <= inputs else {
             throw AudioQueueError(.unsupportedDataFormat, "\(n) channels asked for, the device has \(inputs) inputs")
         }
@@ -147,17 +190,39 @@ public final class AudioInputQueue: @unchecked Sendable {
 
     // MARK: - Buffers
 
-    /// Allocates a buffer of `capacity` bytes (`AudioQueueAllocateBuffer`). Any control thread;
-    /// does not block. Throws `.invalidQueue` for a disposed queue.
-    public func allocateBuffer(capacity: Int) throws(AudioQueueError) -> AudioQueueBuffer {
+    /// Allocates a buffer of `capacity` bytes (`AudioQueueAllocateBuffer`, and
+    /// `AudioQueueAllocateBufferWithPacketDescriptions` with `packetDescriptions`). Any control
+    /// thread; does not block.
+    ///
+    /// For a compressed queue (AAC, ALAC) the buffer must hold the largest packet
+    /// (``maximumPacketSize``). With `packetDescriptions` > 0 the queue puts at most that many
+    /// packets in it and writes their descriptions into the buffer as well
+    /// (``AudioQueueBuffer/packetDescriptions``, ``AudioQueueBuffer/packetDescriptionCount``); with 0, as
+    /// many packets as fit, the descriptions given only to the callback. Linear PCM buffers
+    /// need no descriptions (any number given is allocated and left unused).
+    /// - Throws: `.invalidQueue` for a disposed queue; `.invalidParameter` for a capacity below
+    ///   one frame (PCM) or one largest packet (compressed), or negative `packetDescriptions`.
+    public func allocateBuffer(capacity: Int, packetDescriptions: Int = 0) throws(AudioQueueError) -> AudioQueueBuffer {
         lock.lock()
         defer { lock.unlock() }
         try checkLive()
-        guard capacity >= bytesPerFrame else {
-            throw AudioQueueError(.invalidParameter, "a buffer must hold at least one frame (\(bytesPerFrame) bytes)")
+        guard packetDescriptions >= 0 else { throw AudioQueueError(.invalidParameter, "a negative number of packet descriptions") }
+        if let encoder {
+            guard capacity >= encoder.maximumPacketSize else {
+                throw AudioQueueError(.invalidParameter, "a \(format.formatID) buffer must hold the largest packet (\(encoder.maximumPacketSize) bytes; maximumPacketSize)")
+            }
+        } else {
+            // A compressed format whose encoder did not open a second time (validate opened one):
+            // nothing can be recorded.
+            guard bytesPerFrame > 0 else {
+                throw AudioQueueError(.unsupportedDataFormat, "libavcodec could not open the \(format.formatID) encoder")
+            }
+            guard capacity >= bytesPerFrame else {
+                throw AudioQueueError(.invalidParameter, "a buffer must hold at least one frame (\(bytesPerFrame) bytes)")
+            }
         }
         nextToken &+= 1
-        let b = AudioQueueBuffer(inputQueue: self, token: nextToken, capacity: capacity, packetDescriptions: 0, channels: channels)
+        let b = AudioQueueBuffer(inputQueue: self, token: nextToken, capacity: capacity, packetDescriptions: packetDescriptions, channels: channels)
         buffers[nextToken] = b
         return b
     }
@@ -184,6 +249,7 @@ public final class AudioInputQueue: @unchecked Sendable {
             throw AudioQueueError(.invalidBuffer, "not a buffer of this queue, or already enqueued")
         }
         buffer.audioDataByteSize = 0
+        buffer.packetDescriptionCount = 0
         buffer.isEnqueued = true
         pending.append(buffer)
     }
@@ -252,7 +318,7 @@ public final class AudioInputQueue: @unchecked Sendable {
             case .paused:
                 // Record what was captured before the pause, then jump to the resumption.
                 handed += pumpLocked(until: pauseFrame)
-                if converter != nil { endStreamLocked(&handed) }
+                endStreamLocked(&handed)
                 if filled > 0 { handed.append(completeHead()) }
                 if readPosition < pauseFrame {
                     lost += pauseFrame - readPosition
@@ -318,7 +384,7 @@ public final class AudioInputQueue: @unchecked Sendable {
     func stopLocked(recordingUpTo end: Int64) -> [(AudioQueueBuffer, Double)] {
         let last = state == .paused ? min(end, pauseFrame) : end
         var handed = pumpLocked(until: last)
-        if converter != nil { endStreamLocked(&handed) }
+        endStreamLocked(&handed)
         handed += takeAllLocked()
         if readPosition < last {
             // No buffer left for these (those handed back cannot return before the stop).
@@ -358,7 +424,7 @@ public final class AudioInputQueue: @unchecked Sendable {
             if state != .stopped {
                 handed = pumpLocked(until: state == .paused ? pauseFrame : hub.nextCycleFrame())
             }
-            if converter != nil { endStreamLocked(&handed) }
+            endStreamLocked(&handed)
             if filled > 0 { handed.append(completeHead()) }
         }
         deliver(handed)
@@ -378,11 +444,7 @@ public final class AudioInputQueue: @unchecked Sendable {
             try checkLive()
             if state == .running { readPosition = max(readPosition, hub.nextCycleFrame()) }
             filled = 0
-            if let converter {
-                converter.reset()
-                streamStart = -1
-                fifo = Array(repeating: [], count: channels)
-            }
+            discardStreamLocked()
             handed = takeAllLocked()
         }
         deliver(handed)
@@ -439,6 +501,9 @@ public final class AudioInputQueue: @unchecked Sendable {
                 handed = pumpLocked(until: state == .paused ? min(end, pauseFrame) : end)
                 if stopAfterBuffer && !handed.isEmpty {
                     handed += takeAllLocked()
+                    discardStreamLocked()
+                    // The take ends with the last whole packet handed back: nothing padded.
+                    lastRemainder = 0
                     state = .stopped
                     stopAfterBuffer = false
                     stopped = true
@@ -455,6 +520,10 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// to go to, or gone from the ring, are lost and counted. Queue lock held.
     func pumpLocked(until end: Int64) -> [(AudioQueueBuffer, Double)] {
         var handed: [(AudioQueueBuffer, Double)] = []
+        if encoder != nil {
+            pumpEncodedLocked(until: end, handed: &handed)
+            return handed
+        }
         if converter != nil {
             pumpConvertedLocked(until: end, handed: &handed)
             return handed
@@ -563,38 +632,168 @@ public final class AudioInputQueue: @unchecked Sendable {
         }
     }
 
-    /// Ends the converter stream: its last frames (the filter's tail) go into the buffers, the
-    /// buffer in progress is handed back, and the next frames read start a new stream. Queue
-    /// lock held.
+    /// Ends the stream (converting and compressed queues): the converter's last frames (the
+    /// filter's tail) and the encoder's last packets (the last one padded with silence) go into
+    /// the buffers, the buffer in progress is handed back, and the next frames read start a new
+    /// stream. Queue lock held.
     func endStreamLocked(_ handed: inout [(AudioQueueBuffer, Double)]) {
-        guard let converter, streamStart >= 0 else { return }
-        let pendingOut = converter.pendingOutputFrames
-        if pendingOut > 0 {
-            let out = UnsafeMutablePointer<Float>.allocate(capacity: pendingOut * channels)
-            defer { out.deallocate() }
-            let outs = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: channels)
-            defer { outs.deallocate() }
-            for c in 0..<channels { outs[c] = out + c * pendingOut }
-            var got = 0
-            while got < pendingOut {
-                for c in 0..<channels { outs[c] = out + c * pendingOut + got }
-                let k = converter.flush(output: outs, capacity: pendingOut - got)
-                if k == 0 { break }
-                got += k
+        guard converter != nil || encoder != nil, streamStart >= 0 else { return }
+        if let converter {
+            let pendingOut = converter.pendingOutputFrames
+            if pendingOut > 0 {
+                let out = UnsafeMutablePointer<Float>.allocate(capacity: pendingOut * channels)
+                defer { out.deallocate() }
+                let outs = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: channels)
+                defer { outs.deallocate() }
+                var got = 0
+                while got < pendingOut {
+                    for c in 0..<channels { outs[c] = out + c * pendingOut + got }
+                    let k = converter.flush(output: outs, capacity: pendingOut - got)
+                    if k == 0 { break }
+                    got += k
+                }
+                if let encoder {
+                    var packets: [[UInt8]] = []
+                    encoder.encode(frames: got, into: &packets) { c, i in out[c * pendingOut + i] }
+                    packetFifo += packets
+                } else {
+                    for c in 0..<channels { fifo[c].append(contentsOf: UnsafeBufferPointer(start: out + c * pendingOut, count: got)) }
+                }
             }
-            for c in 0..<channels { fifo[c].append(contentsOf: UnsafeBufferPointer(start: out + c * pendingOut, count: got)) }
         }
-        drainFifoLocked(&handed, allowLoss: true)
+        if let encoder {
+            var packets: [[UInt8]] = []
+            lastRemainder = encoder.finish(into: &packets)
+            packetFifo += packets
+            drainPacketsLocked(&handed, allowLoss: true)
+        } else {
+            drainFifoLocked(&handed, allowLoss: true)
+        }
         if filled > 0 { handed.append(completeHead()) }
-        converter.reset()
+        discardStreamLocked()
+    }
+
+    /// Forgets the stream (converter and encoder state, frames and packets not yet in a buffer):
+    /// the next frames read start a new one. Queue lock held.
+    func discardStreamLocked() {
+        converter?.reset()
+        encoder?.reset()
+        if converter != nil { fifo = Array(repeating: [], count: channels) }
+        packetFifo.removeAll()
+        if encoder != nil { headDescriptions.removeAll() }
         streamStart = -1
+    }
+
+    /// ``pumpLocked(until:)`` for a compressed queue: the frames read from the ring (through the
+    /// converter at another rate) go into the encoder; its packets into the buffers. The stream
+    /// starts at device frame ``streamStart``; its packet p decodes to stream frames from
+    /// p × framesPerPacket − priming on, at device time `streamStart + that × ratio`. Queue lock
+    /// held.
+    func pumpEncodedLocked(until end: Int64, handed: inout [(AudioQueueBuffer, Double)]) {
+        guard let encoder else { return }
+        let core = hub.core.pointee
+        drainPacketsLocked(&handed, allowLoss: true)
+        while readPosition < end && (packetFifo.isEmpty || !pending.isEmpty) {
+            let want = Int(min(Int64(scratchFrames), end - readPosition))
+            let r = core.readCapture(from: readPosition, maxFrames: want, into: scratchChannels, channels: channels)
+            if r.first > readPosition {
+                lost += r.first - readPosition
+                discontinuities += 1
+                endStreamLocked(&handed)
+                readPosition = r.first
+            }
+            if r.frames == 0 { break }
+            if streamStart < 0 {
+                streamStart = r.first
+                fifoPacket = 0
+            }
+            if meteringEnabled { meter(r.frames) }
+            var packets: [[UInt8]] = []
+            if let converter {
+                let capacity = RateConverter.maximumOutputFrames(inputFrames: r.frames, inputRate: converter.inputRate, outputRate: converter.outputRate) + 64
+                let out = UnsafeMutablePointer<Float>.allocate(capacity: capacity * channels)
+                defer { out.deallocate() }
+                let outs = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: channels)
+                defer { outs.deallocate() }
+                for c in 0..<channels { outs[c] = out + c * capacity }
+                let ins = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: channels)
+                defer { ins.deallocate() }
+                for c in 0..<channels { ins[c] = UnsafePointer(scratchChannels[c]) }
+                let k = converter.process(input: ins, frames: r.frames, output: outs, capacity: capacity)
+                encoder.encode(frames: k, into: &packets) { c, i in out[c * capacity + i] }
+            } else {
+                encoder.encode(frames: r.frames, into: &packets) { c, i in scratchChannels[c][i] }
+            }
+            packetFifo += packets
+            readPosition += Int64(r.frames)
+            drainPacketsLocked(&handed, allowLoss: handed.isEmpty)
+            if stopAfterBuffer && !handed.isEmpty { break }
+        }
+    }
+
+    /// Moves encoded packets into the enqueued buffers, whole packets only: a buffer is handed
+    /// back when the next packet does not fit in it (or its packet descriptions are used up).
+    /// With no buffer left, loses the packets (counted in device frames) when `allowLoss`, keeps
+    /// them otherwise. Queue lock held.
+    func drainPacketsLocked(_ handed: inout [(AudioQueueBuffer, Double)], allowLoss: Bool) {
+        var taken = 0
+        defer { packetFifo.removeFirst(taken) }
+        while taken < packetFifo.count {
+            guard let head = pending.first else {
+                if allowLoss {
+                    let n = packetFifo.count - taken
+                    lost += Int64((Double(n * framesPerPacket) * ratio).rounded())
+                    discontinuities += 1
+                    fifoPacket += Int64(n)
+                    taken = packetFifo.count
+                }
+                return
+            }
+            let p = packetFifo[taken]
+            let descriptionRoom = head.packetDescriptionCapacity == 0 || headDescriptions.count < head.packetDescriptionCapacity
+            if filled + p.count > head.audioDataBytesCapacity || !descriptionRoom {
+                if headDescriptions.isEmpty {
+                    // Larger than a whole buffer (allocateBuffer refuses such buffers): lost.
+                    lost += Int64((Double(framesPerPacket) * ratio).rounded())
+                    discontinuities += 1
+                    fifoPacket += 1
+                    taken += 1
+                } else {
+                    handed.append(completeHead())
+                }
+                continue
+            }
+            if headDescriptions.isEmpty { headPacket = fifoPacket }
+            p.withUnsafeBytes { (head.audioData + filled).copyMemory(from: $0.baseAddress!, byteCount: p.count) }
+            headDescriptions.append(AudioStreamPacketDescription(startOffset: Int64(filled), variableFramesInPacket: 0, dataByteSize: UInt32(p.count)))
+            filled += p.count
+            fifoPacket += 1
+            taken += 1
+            if head.packetDescriptionCapacity > 0 && headDescriptions.count == head.packetDescriptionCapacity {
+                handed.append(completeHead())
+            }
+        }
     }
 
     /// The buffer in progress, done: its size set, taken off the queue. Queue lock held.
     func completeHead() -> (AudioQueueBuffer, Double) {
         let b = pending.removeFirst()
-        b.audioDataByteSize = filled * bytesPerFrame
         b.isEnqueued = false
+        if encoder != nil {
+            b.audioDataByteSize = filled
+            let d = headDescriptions
+            if let out = b.packetDescriptions {
+                let n = min(d.count, b.packetDescriptionCapacity)
+                d.withUnsafeBufferPointer { out.update(from: $0.baseAddress!, count: n) }
+                b.packetDescriptionCount = n
+            }
+            handedDescriptions[b.token] = d
+            headDescriptions.removeAll()
+            filled = 0
+            let first = headPacket * Int64(framesPerPacket) - Int64(priming)
+            return (b, Double(streamStart) + Double(first) * ratio)
+        }
+        b.audioDataByteSize = filled * bytesPerFrame
         let start = converter == nil ? Double(headStart) : Double(streamStart) + Double(headQueueFrame) * ratio
         filled = 0
         return (b, start)
@@ -667,6 +866,18 @@ public final class AudioInputQueue: @unchecked Sendable {
         return AudioTimeStamp(sampleTime: sample)
     }
 
+    /// ``timeStamp(ofSampleTime:)``, also for a time before device frame 0 (a compressed
+    /// stream's first packet starts its priming before the stream): the time stamp of frame 0
+    /// moved back by `-sample` frames, the host time at the nominal rate (saturating at 0).
+    func startTimeStamp(_ sample: Double) -> AudioTimeStamp {
+        guard sample < 0 else { return timeStamp(ofSampleTime: sample) }
+        var t = timeStamp(ofSampleTime: 0)
+        let back = UInt64((-sample * 1e9 / hub.device.sampleRate).rounded())
+        t.sampleTime += sample
+        t.hostTime = t.hostTime >= back ? t.hostTime - back : 0
+        return t
+    }
+
     /// Runs the callback for each buffer handed back, in order, under the callback lock.
     /// No queue lock held.
     func deliver(_ handed: [(AudioQueueBuffer, Double)]) {
@@ -674,8 +885,9 @@ public final class AudioInputQueue: @unchecked Sendable {
         callbackLock.lock()
         defer { callbackLock.unlock() }
         for (b, frame) in handed {
-            if locked({ disposed }) { return }
-            callback(self, b, timeStamp(ofSampleTime: frame), [])
+            let (gone, descriptions) = locked { (disposed, handedDescriptions.removeValue(forKey: b.token) ?? []) }
+            if gone { return }
+            callback(self, b, startTimeStamp(frame), descriptions)
         }
     }
 
@@ -698,6 +910,31 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// Whether the queue records (`kAudioQueueProperty_IsRunning`): true from ``start(at:)``
     /// to a stop (paused counts as running, as for output queues). Any thread; does not block.
     public var isRunning: Bool { runningFlag.load(ordering: .acquiring) }
+
+    /// The format's magic cookie (`kAudioQueueProperty_MagicCookie`): for AAC the body of an
+    /// `esds` atom (version and flags, then the ES descriptor with the AudioSpecificConfig), for
+    /// Apple Lossless the 24-byte ALACSpecificConfig; what a CAF file's `kuki` chunk holds.
+    /// Valid from creation and the same for the queue's life. Empty for linear PCM. Any
+    /// thread; does not block.
+    public var magicCookie: [UInt8] { cookie }
+
+    /// The largest packet a compressed queue makes, in bytes (buffers must hold one); 0 for
+    /// linear PCM. Any thread; does not block.
+    public var maximumPacketSize: Int { maxPacket }
+
+    /// Frames of encoder delay at the start of every stream (AAC 1024, ALAC and linear PCM 0):
+    /// a stream's first packet decodes to this many frames before the first frame recorded
+    /// (its start time is that many frames, in device time, before the stream's start). A CAF
+    /// file's `pakt` `mPrimingFrames`. Any thread; does not block.
+    public var primingFrames: Int { priming }
+
+    /// The remainder frames of the latest stream ended (by a stop, a pause, a flush, or frames
+    /// lost from the ring): AAC's padding of the last packet plus what the encoder held beyond
+    /// it, ALAC's shortfall of its short last packet; a stream's packets × framesPerPacket =
+    /// priming + frames recorded + remainder. A CAF file's `pakt` `mRemainderFrames`. 0 after a
+    /// stop that was not immediate (the take ends with a whole packet), before any stream
+    /// ended, and for linear PCM. Any thread; does not block.
+    public var remainderFrames: Int { locked { lastRemainder } }
 
     /// Frames captured while the queue was running that it could not record (no enqueued
     /// buffer, or read too late from the capture ring). Any thread; does not block.

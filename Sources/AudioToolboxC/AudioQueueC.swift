@@ -239,8 +239,9 @@ func allocate(_ inAQ: AudioQueueRef?, _ size: UInt32, _ descriptions: UInt32, _ 
             if hidden == 0 && !queue.format.isLinearPCM { hidden = max(16, Int(size) / 64) }
             b = try queue.allocateBuffer(capacity: Int(size), packetDescriptions: hidden)
         case .input(let input):
-            // Linear PCM recording: no packet descriptions (the callback's count is 0).
-            b = try input.allocateBuffer(capacity: Int(size))
+            // Compressed recording: the buffer takes at most `descriptions` packets when it has
+            // descriptions, else as many as fit (the callback gets their descriptions).
+            b = try input.allocateBuffer(capacity: Int(size), packetDescriptions: Int(descriptions))
         }
         let p = UnsafeMutablePointer<CBuffer>.allocate(capacity: 1)
         let pds = descriptions > 0 ? UnsafeMutableRawPointer(b.packetDescriptions)?.assumingMemoryBound(to: CPacketDescription.self) : nil
@@ -436,7 +437,7 @@ func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
     let bytes: [UInt8]
     switch q.kind {
     case .output(let queue): bytes = try queue.property(id)
-    case .input(let input): bytes = try inputProperty(input, id, engine: q.engine)
+    case .input(let input): bytes = try input.property(id)
     }
     guard id == UInt32(kAudioQueueProperty_CurrentDevice) else { return bytes }
     let p: UnsafeMutablePointer<CChar> = q.lock.withLock {
@@ -491,10 +492,7 @@ func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
             }
             switch q.kind {
             case .output(let queue): try queue.setCurrentDevice(String(cString: s))
-            case .input:
-                guard String(cString: s) == q.engine.device.uid else {
-                    throw AudioQueueError(.invalidDevice, "a recording queue stays on its process's device")
-                }
+            case .input(let input): try input.setProperty(inID, Array(String(cString: s).utf8))
             }
             return
         }
@@ -507,7 +505,7 @@ func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
         }
         switch q.kind {
         case .output(let queue): try queue.setProperty(inID, bytes)
-        case .input(let input): try setInputProperty(input, inID, bytes)
+        case .input(let input): try input.setProperty(inID, bytes)
         }
     }
 }
@@ -649,45 +647,4 @@ func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
         try q.queue.offlineRender(at: STimeStamp(c: inTimestamp.pointee), into: b, frames: Int(inNumberFrames))
         ioBuffer!.pointee.mAudioDataByteSize = UInt32(b.audioDataByteSize)
     }
-}
-
-// MARK: - Recording queues' properties
-
-/// A recording queue's property as bytes, laid out as for playback queues (AQEngine's
-/// `AudioQueue.property(_:)`): `IsRunning` and `EnableLevelMetering` a `UInt32`, the device's
-/// rate a `Float64` and its input channels a `UInt32`, `CurrentDevice` the device identifier,
-/// the level meters 8 bytes per channel. Others are `kAudioQueueErr_InvalidProperty`.
-func inputProperty(_ input: AudioInputQueue, _ rawID: UInt32, engine: AudioQueueEngine) throws(AudioQueueError) -> [UInt8] {
-    guard let id = AQEngine.AudioQueuePropertyID(rawValue: rawID) else {
-        throw AudioQueueError(.invalidProperty, "unknown property ID \(rawID)")
-    }
-    func u32(_ v: UInt32) -> [UInt8] { withUnsafeBytes(of: v.littleEndian) { Array($0) } }
-    // A disposed queue's handle is gone from the table before this is reached; metering's
-    // calls below also refuse a stale queue.
-    switch id {
-    case .isRunning: return u32(input.isRunning ? 1 : 0)
-    case .deviceSampleRate: return withUnsafeBytes(of: engine.device.sampleRate.bitPattern.littleEndian) { Array($0) }
-    case .deviceNumberChannels: return u32(UInt32(engine.device.inputChannelCount))
-    case .currentDevice: return Array(engine.device.uid.utf8)
-    case .enableLevelMetering:
-        // Reading the meters tells whether metering is on (they are refused while it is off).
-        let on = (try? input.currentLevelMeter()) != nil
-        return u32(on ? 1 : 0)
-    case .currentLevelMeter, .currentLevelMeterDB:
-        let states = try input.currentLevelMeter()
-        func value(_ x: Float) -> Float { id == .currentLevelMeter ? x : (x > 0 ? 20 * log10(x) : -Float.infinity) }
-        return states.flatMap { u32(value($0.averagePower).bitPattern) + u32(value($0.peakPower).bitPattern) }
-    case .magicCookie, .channelLayout:
-        throw AudioQueueError(.invalidProperty, "\(id) is not available on a linear PCM recording queue")
-    }
-}
-
-/// Sets a recording queue's property: `EnableLevelMetering` only; the others are read-only.
-func setInputProperty(_ input: AudioInputQueue, _ rawID: UInt32, _ value: [UInt8]) throws(AudioQueueError) {
-    guard let id = AQEngine.AudioQueuePropertyID(rawValue: rawID) else {
-        throw AudioQueueError(.invalidProperty, "unknown property ID \(rawID)")
-    }
-    guard id == .enableLevelMetering else { throw AudioQueueError(.invalidProperty, "\(id) cannot be set on a recording queue") }
-    guard value.count == 4 else { throw AudioQueueError(.invalidPropertySize, "EnableLevelMetering is a UInt32 (4 bytes)") }
-    try input.setLevelMetering(value.contains { $0 != 0 })
 }

@@ -198,6 +198,19 @@ final class ProgramRunner: @unchecked Sendable {
         #expect(spacing.allSatisfy { $0 == interval }, "spacing \(spacing)")
     }
 
+    /// Apple Lossless through AudioQueueNewInput: cookie from creation, buffers with packet
+    /// descriptions consistent with their bytes, start times advancing by whole packets.
+    @Test func alacRecordingThroughTheCAPI() throws {
+        let exe = try CAPI.build("Tests/CAPIPrograms/record_alac_jack.c")
+        let server = try PrivateJackServer(sampleRate: 48000, period: 256, realtime: true)
+        defer { server.stop() }
+        let r = try CAPI.run(exe, environment: [
+            "JACK_DEFAULT_SERVER": server.name, "AQSYNC_CONNECT": "", "AQSYNC_CLIENT_NAME": "capi-alac",
+        ], timeout: 60)
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains(" 0 failed"), "\(r.output)")
+    }
+
     /// The C recording example (`make examples`: docs/examples/c/record.c, the guide's recorder)
     /// writes exactly the seconds asked for, with the clicker's clicks exactly its interval apart.
     @Test func recordExampleWritesTheClicks() throws {
