@@ -98,6 +98,9 @@ public final class AudioInputQueue: @unchecked Sendable {
     var readPosition: Int64 = 0
     /// Paused: frames before this device frame are still recorded.
     var pauseFrame: Int64 = 0
+    /// The device frame of queue time 0 (``currentTime(timeline:)``): the start, moved on by
+    /// every pause's length at its resumption.
+    var timeOrigin: Int64 = 0
     /// Stop once the buffer in progress is full (`stop(immediately: false)`).
     var stopAfterBuffer = false
     var lost: Int64 = 0
@@ -325,10 +328,12 @@ public final class AudioInputQueue: @unchecked Sendable {
                     discontinuities += 1
                 }
                 readPosition = f
+                timeOrigin &+= f - pauseFrame
                 state = .running
                 changed = true
             case .stopped:
                 readPosition = f
+                timeOrigin = f
                 state = .running
                 changed = true
             }

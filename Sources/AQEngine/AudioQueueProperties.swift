@@ -550,4 +550,42 @@ extension AudioInputQueue {
             throw AudioQueueError(.invalidProperty, "\(id) cannot be set on a recording queue")
         }
     }
+
+    // MARK: - Time
+
+    /// A timeline for ``currentTime(timeline:)``'s discontinuity flag
+    /// (`AudioQueueCreateTimeline`). Any thread; does not block.
+    public func createTimeline() -> AudioQueueTimeline {
+        AudioQueueTimeline(epoch: hub.discontinuity.epoch)
+    }
+
+    /// The queue's current time (`AudioQueueGetCurrentTime`), as for playback queues: frames at
+    /// the queue's rate since its start (device frames since the start frame, not counting
+    /// paused spans, × queue rate / device rate), not advancing while paused, 0 before a start
+    /// frame is reached and while stopped; the host time is the device's now. `discontinuity`
+    /// is true once for each new discontinuity of the device's time line since `timeline` last
+    /// asked. A stale handle reads 0. Any thread; does not block.
+    public func currentTime(timeline: AudioQueueTimeline? = nil) -> (time: AudioTimeStamp, discontinuity: Bool) {
+        let (gone, st, origin, paused) = locked { (disposed, state, timeOrigin, pauseFrame) }
+        if gone { return (AudioTimeStamp(sampleTime: 0), false) }
+        let now = hub.deviceCurrentTime()
+        var deviceFrames = 0.0
+        switch st {
+        case .running: deviceFrames = max(0, now.sampleTime - Double(origin))
+        case .paused: deviceFrames = max(0, Double(paused - origin))
+        case .stopped: deviceFrames = 0
+        }
+        var discontinuity = false
+        if let timeline {
+            let e = hub.discontinuity.epoch
+            if e != timeline.epoch {
+                timeline.epoch = e
+                discontinuity = true
+            }
+        }
+        let ts = AudioTimeStamp(
+            sampleTime: deviceFrames / ratio, hostTime: now.hostTime, rateScalar: now.rateScalar,
+            flags: now.flags.union(.sampleTimeValid))
+        return (ts, discontinuity)
+    }
 }

@@ -568,7 +568,11 @@ func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
 @c public func AudioQueueCreateTimeline(_ inAQ: AudioQueueRef?, _ outTimeline: UnsafeMutablePointer<AudioQueueTimelineRef?>?) -> OSStatus {
     guard let outTimeline else { return paramError }
     return withQueue(inAQ) { q throws(AudioQueueError) in
-        let t = try q.queue.createTimeline()
+        let t: AudioQueueTimeline
+        switch q.kind {
+        case .output(let queue): t = queue.createTimeline()
+        case .input(let input): t = input.createTimeline()
+        }
         outTimeline.pointee = OpaquePointer(Unmanaged.passRetained(t).toOpaque())
     }
 }
@@ -590,7 +594,11 @@ func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
 ) -> OSStatus {
     withQueue(inAQ) { q throws(AudioQueueError) in
         let timeline = inTimeline.map { Unmanaged<AudioQueueTimeline>.fromOpaque(UnsafeRawPointer($0)).takeUnretainedValue() }
-        let (time, discontinuity) = try q.queue.currentTime(timeline: timeline)
+        let (time, discontinuity): (STimeStamp, Bool)
+        switch q.kind {
+        case .output(let queue): (time, discontinuity) = queue.currentTime(timeline: timeline)
+        case .input(let input): (time, discontinuity) = input.currentTime(timeline: timeline)
+        }
         outTimeStamp?.pointee = time.c
         outTimelineDiscontinuity?.pointee = discontinuity ? 1 : 0
     }

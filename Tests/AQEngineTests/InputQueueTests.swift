@@ -348,3 +348,38 @@ import Testing
         #expect(try engine.newInput(format: .linearPCM(sampleRate: 48000, channels: 2, bits: 24)) { _, _, _, _ in }.format.channelsPerFrame == 2)
     }
 }
+
+/// A recording queue's own time (`AudioQueueGetCurrentTime`), as a playback queue's: queue
+/// frames since the start, not advancing while paused, 0 while stopped; at another rate scaled
+/// by it; a timeline reports a discontinuity once.
+@Suite struct InputQueueTimeTests {
+    @Test func queueTimeAndPause() throws {
+        let device = ManualDevice(sampleRate: 48000, channels: 2, inputChannels: 2)
+        let engine = try AudioQueueEngine(device: device)
+        defer { engine.close() }
+        let q = try engine.newInput(format: .linearPCM(sampleRate: 24000, channels: 2, bits: 16)) { _, _, _, _ in }
+        for _ in 0..<4 { try q.enqueue(try q.allocateBuffer(capacity: 40_000)) }
+        #expect(q.currentTime().time.sampleTime == 0)
+        _ = device.render(frames: 1000, cycle: 500)
+        _ = try q.start(at: AudioTimeStamp(sampleTime: 2000))
+        #expect(q.currentTime().time.sampleTime == 0)  // the start frame is not reached yet
+        _ = device.render(frames: 5000, cycle: 500)  // device frames 1000..<6000: 4000 since the start
+        #expect(q.currentTime().time.sampleTime == 2000)  // at half the device's rate
+        try q.pause()
+        _ = device.render(frames: 5000, cycle: 500)
+        engine.deliverPendingEvents()
+        #expect(q.currentTime().time.sampleTime == 2000)
+        _ = try q.start()
+        _ = device.render(frames: 1000, cycle: 500)
+        #expect(q.currentTime().time.sampleTime == 2500)
+        let tl = q.createTimeline()
+        #expect(!q.currentTime(timeline: tl).discontinuity)
+        device.skip(frames: 100)
+        #expect(q.currentTime(timeline: tl).discontinuity)
+        #expect(!q.currentTime(timeline: tl).discontinuity)
+        try q.stop(immediately: true)
+        #expect(q.currentTime().time.sampleTime == 0)
+        try q.dispose(immediately: true)
+        #expect(q.currentTime().time.sampleTime == 0)
+    }
+}

@@ -5,7 +5,7 @@
  * (the buffer's start time + its index) as "click N", then checks: start times valid (sample
  * and host time flags), each buffer starting where the previous ended, no packet descriptions
  * for linear PCM, the IsRunning listener after start and after an immediate stop, the buffers
- * returned synchronously by the immediate stop, metering of what came in. Prints
+ * returned synchronously by the immediate stop, metering of what came in, the queue's time. Prints
  * "N passed, N failed". */
 #include <AudioToolbox/AudioToolbox.h>
 #include <pthread.h>
@@ -85,6 +85,15 @@ int main(int argc, char **argv) {
     EXPECT_STATUS(AudioQueueSetProperty(aq, kAudioQueueProperty_EnableLevelMetering, &on, sizeof on), noErr);
     EXPECT_STATUS(AudioQueueStart(aq, NULL), noErr);
     sleep(2);
+
+    AudioQueueTimelineRef timeline = NULL;
+    EXPECT_STATUS(AudioQueueCreateTimeline(aq, &timeline), noErr);
+    AudioTimeStamp now = {0};
+    Boolean discontinuity = 1;
+    EXPECT_STATUS(AudioQueueGetCurrentTime(aq, timeline, &now, &discontinuity), noErr);
+    EXPECT((now.mFlags & kAudioTimeStampSampleTimeValid) && now.mSampleTime > 1.5 * 48000 && now.mSampleTime < 3 * 48000,
+           "queue time after about 2 s: %.0f frames", now.mSampleTime);
+    EXPECT_STATUS(AudioQueueDisposeTimeline(aq, timeline), noErr);
 
     AudioQueueLevelMeterState meters[2];
     UInt32 size = sizeof meters;
