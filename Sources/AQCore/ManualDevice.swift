@@ -25,6 +25,8 @@ public final class ManualDevice: HandDrivenDevice, @unchecked Sendable {
     public var isRunning: Bool { core.load(ordering: .acquiring) != 0 }
     /// Host time of device frame 0.
     public let hostTimeOrigin: UInt64
+    /// Nanoseconds per frame (1e9 / sampleRate), so that a cycle's host time is a multiply.
+    let nsPerFrame: Double
 
     /// The latencies the device reports (see ``DeviceLatency``): none until set. Tests set them
     /// to check what the engine makes of them. Any thread; does not block (atomics). A change is
@@ -67,6 +69,7 @@ public final class ManualDevice: HandDrivenDevice, @unchecked Sendable {
         self.inputChannelCount = max(inputChannels, 0)
         self.uid = uid
         self.hostTimeOrigin = HostClock.now()
+        self.nsPerFrame = 1e9 / sampleRate
         lastFrames.store(Int64(framesPerCycle), ordering: .relaxed)
         scratch = .allocate(capacity: max(channels, 1))
         inputScratch = .allocate(capacity: max(inputChannels, 1))
@@ -92,8 +95,12 @@ public final class ManualDevice: HandDrivenDevice, @unchecked Sendable {
 
     /// Host time of device frame `frame` (a frame before 0, such as a capture time before the
     /// first cycle, is before ``hostTimeOrigin``).
+    /// Rounded to the nearest nanosecond (half away from zero) without a libm call: it runs
+    /// once a cycle, and `rounded()` was a tenth of a one-queue cycle's cost.
     public func hostTime(ofFrame frame: Int64) -> UInt64 {
-        hostTimeOrigin &+ UInt64(bitPattern: Int64((Double(frame) * 1e9 / sampleRate).rounded()))
+        let x = Double(frame) * nsPerFrame
+        let ns = x >= 0 ? Int64(x + 0.5) : -Int64(-x + 0.5)
+        return hostTimeOrigin &+ UInt64(bitPattern: ns)
     }
 
     /// Renders one cycle of `frames` frames into `outputs` (one pointer per output channel,

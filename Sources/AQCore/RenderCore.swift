@@ -667,7 +667,7 @@ public struct RenderCore: @unchecked Sendable {
     /// load of the control side's claim; no locked instruction (which would also wait for every
     /// store of the cycle so far to drain). The control side's membarrier(2) makes this
     /// sequence a full barrier whenever it matters (``applyPendingIfIdle(at:)``).
-    @_noLocks
+    @_noLocks @inline(__always)
     func enterCycle() -> Bool {
         if gate[2].load(ordering: .relaxed) == 1 {
             while true {
