@@ -99,6 +99,10 @@ final class EngineShared: @unchecked Sendable {
             threadID.store(UInt(bitPattern: Int(bitPattern: pthread_self())), ordering: .releasing)
             setCurrentThreadName("aqsync-events")
             let wake = core.pointee.wake
+            // On a hand-driven device the caller says when input is read (its
+            // deliverPendingEvents), so that what a recording queue gets does not depend on how
+            // fast the calling thread renders against this thread's 20 ms timer.
+            let pumpInputs = !(device is any HandDrivenDevice)
             while !stop.load(ordering: .acquiring) {
                 var ts = timespec()
                 clock_gettime(CLOCK_REALTIME, &ts)
@@ -106,7 +110,7 @@ final class EngineShared: @unchecked Sendable {
                 if ts.tv_nsec >= 1_000_000_000 { ts.tv_sec += 1; ts.tv_nsec -= 1_000_000_000 }
                 _ = sem_timedwait(wake, &ts)
                 if stop.load(ordering: .acquiring) { break }
-                deliverPendingEvents()
+                deliverPendingEvents(pumpInputs: pumpInputs)
             }
             done.signal()
         }
@@ -128,8 +132,9 @@ final class EngineShared: @unchecked Sendable {
         if wait && started.load(ordering: .acquiring) { done.wait() }
     }
 
-    /// See ``AudioQueueEngine/deliverPendingEvents()``.
-    func deliverPendingEvents() {
+    /// See ``AudioQueueEngine/deliverPendingEvents()``. `pumpInputs`: also read the capture
+    /// ring for the recording queues.
+    func deliverPendingEvents(pumpInputs: Bool = true) {
         consumer.lock()
         defer { consumer.unlock() }
         let c = core.pointee
@@ -146,7 +151,7 @@ final class EngineShared: @unchecked Sendable {
         lock.lock()
         let ins = inputs
         lock.unlock()
-        for q in ins { q.pump() }
+        if pumpInputs { for q in ins { q.pump() } }
     }
 
     /// The live queue an event is for, or nil for a stale event (its queue is gone).
