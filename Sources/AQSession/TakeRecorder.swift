@@ -109,6 +109,8 @@ public final class TakeRecorder: @unchecked Sendable {
     private var firstPlaced: Int64?
     private var leading: Int64 = 0
     private var gapFrames: Int64 = 0
+    /// Frames in the file, as the writer thread last said.
+    private var framesInFile: Int64 = 0
     private var quit = false
     private let writerDone = DispatchSemaphore(value: 0)
     private var started = false
@@ -264,7 +266,7 @@ public final class TakeRecorder: @unchecked Sendable {
         cond.lock()
         defer { cond.unlock() }
         return Report(
-            file: take.file, frames: writer.framesWritten, sessionFrame: startOffset,
+            file: take.file, frames: framesInFile, sessionFrame: startOffset,
             firstRecordedSessionFrame: firstPlaced, leadingSilence: leading, latency: latency,
             compensated: take.compensate, lostFrames: max(lost, gapFrames), completed: completed, error: error)
     }
@@ -342,6 +344,10 @@ public final class TakeRecorder: @unchecked Sendable {
                 written = writer.framesWritten
             }
         }
+        let inFile = writer.framesWritten
+        cond.lock()
+        framesInFile = inFile
+        cond.unlock()
         if failure != nil || written >= length {
             try? queue.stop(immediately: true)
             close(completed: failure == nil, error: failure)
@@ -354,7 +360,9 @@ public final class TakeRecorder: @unchecked Sendable {
     private func close(completed ok: Bool, error failure: String?) {
         var failure = failure
         do { try writer.finish() } catch { failure = failure ?? error.message }
+        let inFile = writer.framesWritten
         cond.lock()
+        framesInFile = inFile
         done = true
         completed = ok && failure == nil
         error = failure
