@@ -274,6 +274,13 @@ struct RecordOnJACKTests {
             #expect(out.contains("track 'click.wav' finished"), "the session played on: \(out)")
         }
         let line = try #require(Self.takeLine(out, "take.caf"), "\(out)")
+        if signal != nil {
+            // Everything up to the stop: as many frames as the click track played (the take
+            // stops a moment after the tracks: at most a tenth of a second more).
+            let played = out.split(separator: "\n").first { $0.hasPrefix("click.wav ") }
+                .map { $0.split(separator: " ").compactMap { Int($0) } } ?? []
+            #expect(played.count >= 3 && line.frames >= played[2] && line.frames <= played[2] + Self.rate / 10, "take \(line.frames) frames, track \(played)\n\(out)")
+        }
         let samples = try TakeWriterTests.read(dir.file("take.caf"))
         #expect(line.frames > Self.rate && samples.count == line.frames, "report \(line.frames) frames, file \(samples.count)\n\(out)")
         // The header says exactly the frames in the file: CAF's data chunk size.

@@ -106,6 +106,30 @@ struct TakeRecorderTests {
         #expect(ImpulseFinder.find(samples, threshold: 0.25) == Array(stride(from: 0, to: 37 * 1024, by: 1000)))
     }
 
+    /// Refused before anything plays: a take with no length that starts after the last track
+    /// ends; a WAV or AIFF take longer than 4 GiB (CAF takes it).
+    @Test func refusedBeforePlayback() throws {
+        let dir = try TempDir()
+        let late = SessionTake(file: dir.file("late.wav"), format: TakeFormat(container: .wav), start: .frames(5000))
+        let rig = try Rig(take: late, inputs: 2)
+        do {
+            _ = try TakeRecorder(take: late, session: rig.session, engine: rig.engine, inputOffset: 0)
+            Issue.record("a take without a length after the session's end was accepted")
+        } catch {
+            #expect(error.kind == .invalidValue && error.message.contains("give it a length"), "\(error)")
+        }
+        for container in [TakeFormat.Container.wav, .aiff] {
+            let huge = SessionTake(file: dir.file("huge.\(container.rawValue)"), format: TakeFormat(container: container, sample: .float32), channels: 2, length: .seconds(8 * 3600))
+            do {
+                _ = try TakeRecorder(take: huge, session: rig.session, engine: rig.engine, inputOffset: 0)
+                Issue.record("an 8-hour stereo float \(container) take was accepted")
+            } catch {
+                #expect(error.kind == .unwritableFile && error.message.contains("past the 4 GiB") && error.message.contains("record to .caf"), "\(error)")
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir.file("late.wav").path), "nothing created for a refused take")
+    }
+
     /// Resident memory after 10 s and after 60 s of a recording (two 48 kHz channels, 24-bit
     /// WAV, driven as fast as the writer keeps up): within 4 MB. Nothing grows with the length.
     @Test func constantMemory() throws {
