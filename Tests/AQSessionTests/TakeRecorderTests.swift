@@ -10,6 +10,26 @@ import Testing
 /// the take's length (an hour-long recording, shortened).
 @Suite("Take recorder", .serialized)
 struct TakeRecorderTests {
+    /// A hand-driven device that reports a latency (``ManualDevice`` reports none): what the
+    /// take's placement reads.
+    final class LatentDevice: HandDrivenDevice, @unchecked Sendable {
+        let inner: ManualDevice
+        let latency: DeviceLatency
+        init(_ inner: ManualDevice, latency: DeviceLatency) { self.inner = inner; self.latency = latency }
+        var uid: String { inner.uid }
+        var sampleRate: Double { inner.sampleRate }
+        var outputChannelCount: Int { inner.outputChannelCount }
+        var inputChannelCount: Int { inner.inputChannelCount }
+        var framesPerCycle: Int { inner.framesPerCycle }
+        var schedulingLead: Int64 { inner.schedulingLead }
+        var isRunning: Bool { inner.isRunning }
+        func start(rendering core: UnsafeMutablePointer<RenderCore>) throws(DeviceError) { try inner.start(rendering: core) }
+        func stop() { inner.stop() }
+        var currentFrame: Int64 { inner.currentFrame }
+        func hostTime(ofFrame frame: Int64) -> UInt64 { inner.hostTime(ofFrame: frame) }
+        func render(frames: Int, into outputs: UnsafePointer<UnsafeMutablePointer<Float>>) -> Bool { inner.render(frames: frames, into: outputs) }
+    }
+
     /// A device with `inputs` capture channels, an engine, and a session holding `take`.
     final class Rig {
         let device: ManualDevice
@@ -20,10 +40,12 @@ struct TakeRecorderTests {
         let ins: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
         let outs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
 
-        init(take: SessionTake, inputs: Int) throws {
+        init(take: SessionTake, inputs: Int, latency: DeviceLatency? = nil) throws {
             self.inputs = inputs
-            device = ManualDevice(sampleRate: 48000, channels: 1, inputChannels: inputs, framesPerCycle: cycle)
-            engine = try AudioQueueEngine(device: device, capacities: RenderCapacities(queues: 8, inputChannels: inputs, captureFrames: 1 << 16))
+            let manual = ManualDevice(sampleRate: 48000, channels: 1, inputChannels: inputs, framesPerCycle: 1024)
+            device = manual
+            let d: any AudioDevice = latency.map { LatentDevice(manual, latency: $0) } ?? manual
+            engine = try AudioQueueEngine(device: d, capacities: RenderCapacities(queues: 8, inputChannels: inputs, captureFrames: 1 << 16))
             session = Session(url: URL(fileURLWithPath: "/tmp/s.toml"), name: "s", sampleRate: nil, output: SessionOutput(channels: 1), tracks: [], takes: [take])
             ins = .allocate(capacity: inputs)
             for c in 0..<inputs { ins[c] = .allocate(capacity: cycle); ins[c].initialize(repeating: 0, count: cycle) }
@@ -82,6 +104,32 @@ struct TakeRecorderTests {
         #expect(file.frameCount == 20_001 && file.channels.count == 2)
         #expect(ImpulseFinder.find(file.channels[0], threshold: 0.25) == [0, 777, 12_345, 20_000])
         #expect(ImpulseFinder.find(file.channels[1].map { -$0 }, threshold: 0.1) == [0, 777, 12_345, 20_000])
+    }
+
+    /// Compensated for a playback latency of P frames: a frame captured at device frame
+    /// session start + start + P + k (the performer heard session frame start + k P frames
+    /// after the engine wrote it) is file frame k. (Capture latency is left out here: input
+    /// queues' start times take it out, which is the device's and the engine's part.)
+    @Test func compensatesThePlaybackLatency() throws {
+        let dir = try TempDir()
+        let take = SessionTake(file: dir.file("t.wav"), format: TakeFormat(container: .wav, sample: .float32), start: .frames(1000), length: .frames(10_000))
+        let rig = try Rig(take: take, inputs: 1, latency: DeviceLatency(capture: 0, playback: 300))
+        let recorder = try TakeRecorder(take: take, session: rig.session, engine: rig.engine, inputOffset: 0, options: .init(bufferFrames: 512, buffers: 4))
+        let sessionStart: Int64 = 4096
+        try recorder.start(sessionStart: sessionStart)
+        let base = sessionStart + 1000 + 300
+        let marks: Set<Int64> = [base - 1, base, base + 4321, base + 9999, base + 10_000]
+        while !recorder.isFinished && rig.device.currentFrame < base + 20_000 {
+            rig.cycle { _, f in marks.contains(f) ? 0.5 : 0 }
+            rig.pace(recorder, from: base, bufferFrames: 512)
+        }
+        #expect(recorder.waitUntilFinished(timeout: 10))
+        let r = recorder.report()
+        #expect(r.completed && r.frames == 10_000 && r.lostFrames == 0 && r.leadingSilence == 0 && r.latency.playback == 300, "\(r.summary)")
+        #expect(r.summary.contains("10000 frames from session frame 1000 (compensated: capture 0 + playback 300 frames)"), "\(r.summary)")
+        recorder.close()
+        let file = try WAVReader.read(take.file)
+        #expect(ImpulseFinder.find(file.channels[0], threshold: 0.25) == [0, 4321, 9999])
     }
 
     /// Finishing early (Ctrl-C) keeps every frame captured: the file holds exactly the frames
