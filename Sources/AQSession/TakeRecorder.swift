@@ -268,7 +268,10 @@ public final class TakeRecorder: @unchecked Sendable {
         return Report(
             file: take.file, frames: framesInFile, sessionFrame: startOffset,
             firstRecordedSessionFrame: firstPlaced, leadingSilence: leading, latency: latency,
-            compensated: take.compensate, lostFrames: max(lost, gapFrames), completed: completed, error: error)
+            // A complete take: the gaps inside it (frames the queue lost outside the take, in
+            // the early start's margin or after its end, do not count). One stopped early: also
+            // what the queue lost at the end, which no later buffer showed.
+            compensated: take.compensate, lostFrames: completed ? gapFrames : max(lost, gapFrames), completed: completed, error: error)
     }
 
     // MARK: - Writer

@@ -65,7 +65,13 @@ struct TakeRecorderTests {
         /// test renders as fast as the writer goes, never faster than the buffers hold.
         func pace(_ recorder: TakeRecorder, from: Int64, bufferFrames: Int) {
             let want = min(recorder.length, device.currentFrame - from) - Int64(bufferFrames)
-            while !recorder.isFinished && recorder.report().frames < want { sched_yield() }
+            // Delivering as the events thread would: buffers the writer enqueued again take
+            // the frames still in the ring (those past it are lost, and shown by the jump).
+            // Frames the queue lost for want of a buffer are gone at once (not waited for).
+            while !recorder.isFinished && { let r = recorder.report(); return r.frames + r.lostFrames < want }() {
+                engine.deliverPendingEvents()
+                sched_yield()
+            }
         }
 
         /// One cycle whose input channel c holds `value(c, deviceFrame)`, then the events.
@@ -130,6 +136,42 @@ struct TakeRecorderTests {
         recorder.close()
         let file = try WAVReader.read(take.file)
         #expect(ImpulseFinder.find(file.channels[0], threshold: 0.25) == [0, 4321, 9999])
+    }
+
+    /// Frames the queue lost (read after the capture ring overwrote them) are written as
+    /// silence and counted: the take keeps its place and its length, every impulse recorded
+    /// is on its own frame.
+    @Test func lostFramesKeepThePlace() throws {
+        let dir = try TempDir()
+        let take = SessionTake(file: dir.file("t.wav"), format: TakeFormat(container: .wav, sample: .int(bits: 16)), length: .frames(200_000))
+        let rig = try Rig(take: take, inputs: 1)
+        let recorder = try TakeRecorder(take: take, session: rig.session, engine: rig.engine, inputOffset: 0, options: .init(bufferFrames: 2048, buffers: 4))
+        let start = rig.device.currentFrame
+        try recorder.start(sessionStart: start)
+        let cycle = rig.cycle
+        let f1 = rig.ins[0]
+        // 100 cycles (102400 frames) rendered with no events delivered: more than the ring's
+        // 65536 frames, so the queue reads behind it.
+        for _ in 0..<100 {
+            let f = rig.device.currentFrame
+            for i in 0..<cycle { f1[i] = (f + Int64(i) - start) % 1000 == 0 ? 0.5 : 0 }
+            rig.device.render(frames: cycle, inputs: UnsafePointer(rig.ins), into: UnsafePointer(rig.outs))
+        }
+        while !recorder.isFinished && rig.device.currentFrame < start + 300_000 {
+            rig.cycle { _, f in (f - start) % 1000 == 0 ? 0.5 : 0 }
+            rig.pace(recorder, from: start, bufferFrames: 2048)
+        }
+        #expect(recorder.waitUntilFinished(timeout: 10))
+        let r = recorder.report()
+        recorder.close()
+        let file = try WAVReader.read(take.file)
+        #expect(file.frameCount == 200_000 && r.frames == 200_000, "\(r.summary)")
+        let clicks = ImpulseFinder.find(file.channels[0], threshold: 0.25)
+        #expect(clicks.allSatisfy { $0 % 1000 == 0 }, "an impulse off its frame: \(clicks.filter { $0 % 1000 != 0 })")
+        // The frames before the first buffer the queue could fill count as a late beginning.
+        let missing = Int(r.lostFrames + r.leadingSilence)
+        #expect(missing > 0 && r.completed, "\(r.summary)")
+        #expect(clicks.count >= 200 - missing / 1000 - 1 && clicks.count <= 200 - missing / 1000 + 1, "\(clicks.count) clicks, \(r.summary)")
     }
 
     /// Finishing early (Ctrl-C) keeps every frame captured: the file holds exactly the frames
