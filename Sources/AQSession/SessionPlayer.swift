@@ -218,6 +218,7 @@ public final class SessionPlayer: @unchecked Sendable {
         if options.recordTakes {
             let layout = session.takeInputLayout
             do throws(SessionError) {
+                try Self.checkRoom(for: session.takes, session: session, deviceRate: rate)
                 for (i, take) in session.takes.enumerated() {
                     recorders.append(try TakeRecorder(
                         take: take, session: session, engine: engine, inputOffset: layout.offsets[i], options: options.takeOptions))
@@ -248,6 +249,24 @@ public final class SessionPlayer: @unchecked Sendable {
 
     final class WeakBox: @unchecked Sendable {
         weak var player: SessionPlayer?
+    }
+
+    /// Refuses takes that together need more room than their disk has (each take checks its
+    /// own too, in ``TakeRecorder/init(take:session:engine:inputOffset:options:)``).
+    static func checkRoom(for takes: [SessionTake], session: Session, deviceRate: Double) throws(SessionError) {
+        var need: [UInt: (bytes: Int64, free: Int64, names: [String])] = [:]
+        for take in takes {
+            var fs = statvfs()
+            guard statvfs(take.file.deletingLastPathComponent().path, &fs) == 0 else { continue }
+            let bytes = max(0, session.deviceLength(of: take, deviceRate: deviceRate)) * Int64(take.channels * max(1, take.format.sample.bytesPerSample))
+            var entry = need[fs.f_fsid] ?? (0, Int64(fs.f_bavail) * Int64(fs.f_frsize), [])
+            entry.bytes += bytes
+            entry.names.append(take.name)
+            need[fs.f_fsid] = entry
+        }
+        for (_, e) in need where e.names.count > 1 && e.free < e.bytes + (1 << 20) {
+            throw SessionError(.unwritableFile, file: session.url.path, "the takes \(e.names.joined(separator: ", ")) need \(e.bytes >> 20) MiB together; their disk has \(e.free >> 20) MiB free")
+        }
     }
 
     deinit { close() }

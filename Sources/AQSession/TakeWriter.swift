@@ -70,6 +70,7 @@ public struct TakeFormatUnavailable: Error, Sendable {
 ///
 /// Thread safety: not thread-safe; one thread at a time.
 public final class PCMTakeWriter: TakeWriter {
+    /// The file written.
     public let url: URL
     /// The format written.
     public let format: TakeFormat
@@ -77,6 +78,7 @@ public final class PCMTakeWriter: TakeWriter {
     public let sampleRate: Int
     /// Channels.
     public let channels: Int
+    /// Frames written so far, in whole frames.
     public private(set) var framesWritten: Int64 = 0
     private var fd: Int32
     private let headerBytes: Int
