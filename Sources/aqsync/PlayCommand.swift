@@ -134,6 +134,10 @@ final class Player: @unchecked Sendable {
     static let stopSignals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
 
     private func play() -> Int32 {
+        if !session.takes.isEmpty && command.capture != nil {
+            printError("--capture and [[record]] takes cannot be used together yet (both use the client's capture ports)")
+            return 1
+        }
         // The server: the one asked for (or the default) when reachable, else a private one.
         var privateServer: JackServer?
         let serverName = JackDevice.resolveServerName(command.server)
@@ -172,10 +176,6 @@ final class Player: @unchecked Sendable {
         // Takes ([[record]]): capture ports in_1… as the session lays them out (those with a
         // connect list first, so the list has no gap).
         let takeLayout = session.takeInputLayout
-        if !session.takes.isEmpty && command.capture != nil {
-            printError("--capture and [[record]] takes cannot be used together yet (both use the client's capture ports)")
-            return 1
-        }
         let device: JackDevice
         do {
             device = try JackDevice(options: JackDeviceOptions(
