@@ -22,6 +22,7 @@ let package = Package(
         .executable(name: "a440", targets: ["a440"]),
         .executable(name: "stereo-sine", targets: ["stereo-sine"]),
         .executable(name: "chiptune", targets: ["chiptune"]),
+        .executable(name: "record-tone", targets: ["record-tone"]),
         // The C API (issue 12, docs/c-api.md): libAudioToolbox.so.
         .library(name: "AudioToolbox", type: .dynamic, targets: ["AudioToolboxC"]),
     ],
@@ -88,6 +89,8 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Tools"])),
         ], swiftSettings: strict),
         .executableTarget(name: "a440", dependencies: ["AQEngine", "AQJack"], swiftSettings: strict),
+        // The recording tutorial's program: N seconds from the default input into a file.
+        .executableTarget(name: "record-tone", dependencies: ["AQEngine", "AQJack", "AQSession"], swiftSettings: strict),
         .executableTarget(name: "stereo-sine", dependencies: ["AQEngine", "AQJack"], swiftSettings: strict),
         // The talk's chiptune player: Game_Music_Emu (Debian's libgme-dev) through an output queue.
         .systemLibrary(name: "CGME", pkgConfig: "libgme", providers: [.apt(["libgme-dev"])]),

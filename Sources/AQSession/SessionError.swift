@@ -23,8 +23,10 @@ public struct SessionError: Error, Sendable, Equatable, CustomStringConvertible 
         case trimTooLong
         /// The JACK server, the engine or a queue refused.
         case playback
-        /// Writing the output file failed.
+        /// Writing the output file (or a take) failed.
         case output
+        /// A take's file cannot be written where the session says (checked before playback).
+        case unwritableFile
     }
 
     /// What kind of problem it is.

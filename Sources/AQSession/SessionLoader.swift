@@ -8,10 +8,13 @@ import TOMLKit
 ///
 /// Thread safety: stateless; any thread.
 public enum SessionLoader {
-    static let topKeys: Set<String> = ["session", "output", "track"]
+    static let topKeys: Set<String> = ["session", "output", "track", "record"]
     static let sessionKeys: Set<String> = ["name", "sample_rate"]
     static let outputKeys: Set<String> = ["client_name", "channels", "connect"]
     static let trackKeys: Set<String> = ["name", "file", "start", "gain_db", "trim_start", "trim_end", "outputs"]
+    static let recordKeys: Set<String> = ["file", "format", "channels", "connect", "start", "length", "compensate"]
+    /// Capture ports one session may record from, over all its takes.
+    public static let maximumTakeChannels = 32
 
     /// Loads and checks the session file at `url`.
     ///
@@ -50,7 +53,7 @@ public enum SessionLoader {
         let loc = Locator(text: text, file: path)
 
         for key in root.keys where !topKeys.contains(key) {
-            throw loc.error(.unknownKey, key: key, section: nil, "unknown key '\(key)' (expected [session], [output] and [[track]])")
+            throw loc.error(.unknownKey, key: key, section: nil, "unknown key '\(key)' (expected [session], [output], [[track]] and [[record]])")
         }
 
         // [session]
@@ -195,14 +198,145 @@ public enum SessionLoader {
                 name: trackName, file: fileURL, start: start, gainDB: gain, trimStart: trimStart, trimEnd: trimEnd,
                 outputs: outputs, audio: info))
         }
-        return Session(url: url, name: name, sampleRate: sampleRate, output: output, tracks: tracks)
+        let takes = try parseTakes(root, loc: loc, folder: folder, tracks: tracks)
+        return Session(url: url, name: name, sampleRate: sampleRate, output: output, tracks: tracks, takes: takes)
+    }
+
+    /// `[[record]]`: every key checked, the file's folder writable, no two takes (or a take and
+    /// a track) on one file, the format one that can be recorded.
+    static func parseTakes(_ root: TOMLTable, loc: Locator, folder: URL, tracks: [SessionTrack]) throws(SessionError) -> [SessionTake] {
+        guard let rv = root["record"] else { return [] }
+        guard let list = rv.array else {
+            throw loc.error(.invalidValue, key: "record", section: nil, "'record' must be an array of tables: write [[record]]")
+        }
+        var takes: [SessionTake] = []
+        var seen: [String: Int] = [:]
+        let trackFiles = Set(tracks.map { $0.file.standardizedFileURL.resolvingSymlinksInPath().path })
+        var total = 0
+        for (i, item) in list.enumerated() {
+            let sec = Locator.Section.record(i)
+            let label = "record \(i + 1)"
+            guard let t = item.table else { throw loc.error(.invalidValue, key: "record", section: nil, "\(label) must be a table: write [[record]]") }
+            for key in t.keys where !recordKeys.contains(key) {
+                throw loc.error(.unknownKey, key: key, section: sec, "unknown key '\(key)' in \(label) (expected: \(recordKeys.sorted().joined(separator: ", ")))")
+            }
+            guard let fv = t["file"] else { throw loc.error(.invalidValue, key: nil, section: sec, "\(label) has no file: add file = \"take.wav\"") }
+            guard let file = fv.string, !file.isEmpty else { throw loc.error(.invalidValue, key: "file", section: sec, "\(label): file must be a path (a string)") }
+            let fileURL = file.hasPrefix("/") ? URL(fileURLWithPath: file) : folder.appendingPathComponent(file)
+            let tl = "take '\(fileURL.lastPathComponent)'"
+            guard let container = TakeFormat.Container(extension: fileURL.pathExtension) else {
+                throw loc.error(.invalidValue, key: "file", section: sec, "\(tl): the file must end in .wav, .caf, .aif or .aiff (the extension chooses the container)")
+            }
+            var format = TakeFormat(container: container)
+            if let f = t["format"] {
+                let text = f.int.map(String.init) ?? f.string?.lowercased()
+                switch text {
+                case "16": format.sample = .int(bits: 16)
+                case "24": format.sample = .int(bits: 24)
+                case "32": format.sample = .int(bits: 32)
+                case "32f", "float", "f32": format.sample = .float32
+                case "alac": format.sample = .alac
+                case "aac": format.sample = .aac
+                default:
+                    throw loc.error(.invalidValue, key: "format", section: sec, "\(tl): format must be 16, 24 or 32 (integer PCM bits), \"32f\" (float) or \"alac\"/\"aac\" (.caf only), not \(text.map { "'\($0)'" } ?? "a \(f.type)")")
+                }
+                if format.sample.isCompressed && container != .caf {
+                    throw loc.error(.invalidValue, key: "format", section: sec, "\(tl): \(text!) takes must be .caf files (WAV and AIFF hold PCM only here)")
+                }
+            }
+            do throws(TakeFormatUnavailable) {
+                _ = try format.writerMaker()
+            } catch {
+                throw loc.error(.invalidValue, key: "format", section: sec, "\(tl): \(error.message)")
+            }
+            var connect: [String] = []
+            if let c = t["connect"] {
+                guard let a = c.array else { throw loc.error(.invalidValue, key: "connect", section: sec, "\(tl): connect must be an array of JACK port names, e.g. [\"system:capture_1\"]") }
+                for item in a {
+                    guard let s = item.string, !s.isEmpty else {
+                        throw loc.error(.invalidValue, key: "connect", section: sec, "\(tl): connect must be an array of JACK port names (non-empty strings)")
+                    }
+                    connect.append(s)
+                }
+            }
+            var channels = max(1, connect.count)
+            if let c = t["channels"] {
+                guard let n = c.int, n >= 1, n <= maximumTakeChannels else {
+                    throw loc.error(.invalidValue, key: "channels", section: sec, "\(tl): channels must be an integer from 1 to \(maximumTakeChannels)")
+                }
+                channels = n
+            }
+            if format.sample.isCompressed && channels > 8 {
+                throw loc.error(.invalidValue, key: t["channels"] != nil ? "channels" : "connect", section: sec, "\(tl): \(format.sample == .alac ? "ALAC" : "AAC") takes have 1 to 8 channels, not \(channels)")
+            }
+            if !connect.isEmpty && connect.count != channels {
+                throw loc.error(.invalidValue, key: "connect", section: sec, "\(tl): connect lists \(connect.count) port(s) for \(channels) channel(s): give one port per channel (or none)")
+            }
+            total += channels
+            if total > maximumTakeChannels {
+                throw loc.error(.invalidValue, key: t["channels"] != nil ? "channels" : nil, section: sec, "\(tl): the takes record more than \(maximumTakeChannels) channels in all")
+            }
+            let start = try time(t, "start", loc: loc, sec: sec, what: tl, zeroAllowed: true) ?? .frames(0)
+            let length = try time(t, "length", loc: loc, sec: sec, what: tl, zeroAllowed: false)
+            var compensate = true
+            if let c = t["compensate"] {
+                guard let b = c.bool else { throw loc.error(.invalidValue, key: "compensate", section: sec, "\(tl): compensate must be true or false") }
+                compensate = b
+            }
+            // The file: a new or writable file in a writable folder; not twice; not a track.
+            let path = fileURL.standardizedFileURL.resolvingSymlinksInPath().path
+            if let other = seen[path] {
+                throw loc.error(.invalidValue, key: "file", section: sec, "\(tl): record \(other + 1) already records to \(path)")
+            }
+            if trackFiles.contains(path) {
+                throw loc.error(.invalidValue, key: "file", section: sec, "\(tl): \(path) is a track of the session; a take must not overwrite it")
+            }
+            seen[path] = i
+            var isDir: ObjCBool = false
+            let dir = fileURL.deletingLastPathComponent().path
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDir) {
+                if isDir.boolValue { throw loc.error(.unwritableFile, key: "file", section: sec, "\(tl): \(path) is a directory") }
+                if access(path, W_OK) != 0 { throw loc.error(.unwritableFile, key: "file", section: sec, "\(tl): \(path) cannot be overwritten: \(String(cString: strerror(errno)))") }
+            }
+            if !FileManager.default.fileExists(atPath: dir, isDirectory: &isDir) || !isDir.boolValue {
+                throw loc.error(.unwritableFile, key: "file", section: sec, "\(tl): the folder \(dir) does not exist")
+            }
+            if access(dir, W_OK | X_OK) != 0 {
+                throw loc.error(.unwritableFile, key: "file", section: sec, "\(tl): cannot write in \(dir): \(String(cString: strerror(errno)))")
+            }
+            takes.append(SessionTake(file: fileURL, format: format, channels: channels, connect: connect, start: start, length: length, compensate: compensate))
+        }
+        return takes
+    }
+
+    /// A time key (`start`, `length`) of a take: frames or a time string; nil when absent.
+    static func time(_ t: TOMLTable, _ key: String, loc: Locator, sec: Locator.Section, what: String, zeroAllowed: Bool) throws(SessionError) -> SessionTime? {
+        guard let s = t[key] else { return nil }
+        let rule = zeroAllowed ? "negative; a take cannot start before the session" : "not positive; a take records at least one frame"
+        if let n = s.int {
+            guard n > 0 || (zeroAllowed && n == 0) else { throw loc.error(.invalidValue, key: key, section: sec, "\(what): \(key) \(n) is \(rule)") }
+            return .frames(Int64(n))
+        }
+        if let str = s.string {
+            if str.trimmingCharacters(in: .whitespaces).hasPrefix("-") {
+                throw loc.error(.invalidValue, key: key, section: sec, "\(what): \(key) \"\(str)\" is \(rule)")
+            }
+            guard let parsed = SessionTime.parse(str) else {
+                throw loc.error(.invalidValue, key: key, section: sec, "\(what): \(key) \"\(str)\" is not a time (write frames as an integer, or \"1.5s\", \"250ms\", \"00:01:02.500\")")
+            }
+            if !zeroAllowed, case .seconds(let v) = parsed, v <= 0 {
+                throw loc.error(.invalidValue, key: key, section: sec, "\(what): \(key) \"\(str)\" is \(rule)")
+            }
+            return parsed
+        }
+        throw loc.error(.invalidValue, key: key, section: sec, "\(what): \(key) must be an integer number of frames or a string such as \"1.5s\" or \"00:01:02.500\"")
     }
 }
 
 /// Finds where a key is written in the session text, for messages (TOMLKit gives positions
 /// only for syntax errors).
 struct Locator {
-    enum Section { case table(String), track(Int) }
+    enum Section { case table(String), track(Int), record(Int) }
     let lines: [Substring]
     let file: String
 
@@ -229,6 +363,8 @@ struct Locator {
                 case .table(let name): if h.hasPrefix("[\(name)]") { headerIndex = i }
                 case .track(let n):
                     if h.hasPrefix("[[track]]") { seen += 1; if seen == n { headerIndex = i } }
+                case .record(let n):
+                    if h.hasPrefix("[[record]]") { seen += 1; if seen == n { headerIndex = i } }
                 }
                 if headerIndex != nil { break }
             }

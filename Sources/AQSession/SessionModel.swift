@@ -16,14 +16,50 @@ public struct Session: Sendable {
     public var output: SessionOutput
     /// `[[track]]`, in file order (at least one).
     public var tracks: [SessionTrack]
+    /// `[[record]]`: takes recorded while the session plays, in file order (may be empty).
+    public var takes: [SessionTake]
 
     /// Makes a session from its parts (normally ``SessionLoader/load(_:)`` does).
-    public init(url: URL, name: String, sampleRate: Double?, output: SessionOutput, tracks: [SessionTrack]) {
+    public init(url: URL, name: String, sampleRate: Double?, output: SessionOutput, tracks: [SessionTrack], takes: [SessionTake] = []) {
         self.url = url
         self.name = name
         self.sampleRate = sampleRate
         self.output = output
         self.tracks = tracks
+        self.takes = takes
+    }
+
+    /// Where each take's channels are on the device's capture ports `in_1…`: take `i` records
+    /// ports `offsets[i] ..< offsets[i] + channels` (0-based). Takes with a `connect` list come
+    /// first (in file order), then those without, so that `connections` — the port each
+    /// capture port listens to, in port order — has no gap: ports past its end stay
+    /// unconnected. `total`: the capture ports needed.
+    public var takeInputLayout: (offsets: [Int], total: Int, connections: [String]) {
+        var offsets = [Int](repeating: 0, count: takes.count)
+        var next = 0
+        var connections: [String] = []
+        for (i, t) in takes.enumerated() where !t.connect.isEmpty {
+            offsets[i] = next
+            next += t.channels
+            connections += t.connect
+        }
+        for (i, t) in takes.enumerated() where t.connect.isEmpty {
+            offsets[i] = next
+            next += t.channels
+        }
+        return (offsets, next, connections)
+    }
+
+    /// Device frames from the session start to where `take` starts (as for tracks).
+    public func startOffset(of take: SessionTake, deviceRate: Double) -> Int64 {
+        take.start.deviceFrames(sessionRate: sampleRate ?? deviceRate, deviceRate: deviceRate)
+    }
+
+    /// Device frames `take` records: its `length`, or (by default) up to the end of the last
+    /// track; 0 or less when a take without a length starts at or after that end.
+    public func deviceLength(of take: SessionTake, deviceRate: Double) -> Int64 {
+        if let l = take.length { return l.deviceFrames(sessionRate: sampleRate ?? deviceRate, deviceRate: deviceRate) }
+        return deviceLength(deviceRate: deviceRate) - startOffset(of: take, deviceRate: deviceRate)
     }
 
     /// Device frames from the session start to where `track` starts on a device running at
@@ -167,5 +203,116 @@ public struct AudioFileInfo: Sendable, Equatable {
         self.fileType = fileType
         self.format = format
         self.frameCount = frameCount
+    }
+}
+
+/// `[[record]]`: a take, recorded from JACK ports into a file while the session plays.
+///
+/// Thread safety: a plain value; any thread.
+public struct SessionTake: Sendable, Equatable {
+    /// `file`, resolved against the session file's folder.
+    public var file: URL
+    /// The container (from the file's extension) and `format`.
+    public var format: TakeFormat
+    /// `channels`; default: the number of `connect` ports, else 1.
+    public var channels: Int
+    /// `connect`: the port each channel records from (channel i ← port i); empty: the take's
+    /// capture ports are connected to nothing (someone else wires them).
+    public var connect: [String]
+    /// `start` on the session timeline: file frame 0 is this session frame. Default 0.
+    public var start: SessionTime
+    /// `length`; nil: until the last track ends.
+    public var length: SessionTime?
+    /// `compensate`: place the take by the latency a performer hears and plays with
+    /// (default true); false: raw, where the frames reached the engine.
+    public var compensate: Bool
+
+    /// Makes a take (normally the loader does).
+    public init(
+        file: URL, format: TakeFormat, channels: Int = 1, connect: [String] = [], start: SessionTime = .frames(0),
+        length: SessionTime? = nil, compensate: Bool = true
+    ) {
+        self.file = file
+        self.format = format
+        self.channels = channels
+        self.connect = connect
+        self.start = start
+        self.length = length
+        self.compensate = compensate
+    }
+
+    /// The file's name, used in messages and the report.
+    public var name: String { file.lastPathComponent }
+}
+
+/// How a take is stored: container and sample format.
+///
+/// Thread safety: a plain value; any thread.
+public struct TakeFormat: Sendable, Equatable, CustomStringConvertible {
+    /// The container, from the file's extension.
+    public enum Container: String, Sendable, CaseIterable {
+        /// `.wav`: RIFF/WAVE, little-endian PCM (`WAVE_FORMAT_IEEE_FLOAT` for float), at most
+        /// 4 GiB of audio.
+        case wav
+        /// `.caf`: Core Audio Format, little-endian PCM; no size limit.
+        case caf
+        /// `.aif`/`.aiff`: AIFF (big-endian integer PCM) or AIFF-C (`fl32`, for float); at
+        /// most 4 GiB of audio.
+        case aiff
+
+        /// The container for a file's extension (case-insensitive), or nil.
+        public init?(extension ext: String) {
+            switch ext.lowercased() {
+            case "wav", "wave": self = .wav
+            case "caf": self = .caf
+            case "aif", "aiff", "aifc": self = .aiff
+            default: return nil
+            }
+        }
+    }
+
+    /// The samples.
+    public enum Sample: Sendable, Equatable {
+        /// Signed integer PCM of 16, 24 or 32 bits.
+        case int(bits: Int)
+        /// 32-bit IEEE float PCM.
+        case float32
+        /// Apple Lossless (CAF only).
+        case alac
+        /// AAC (CAF only).
+        case aac
+
+        /// True for the compressed formats.
+        public var isCompressed: Bool { self == .alac || self == .aac }
+        /// Bytes of one PCM sample (0 for compressed formats).
+        public var bytesPerSample: Int {
+            switch self {
+            case .int(let b): return b / 8
+            case .float32: return 4
+            case .alac, .aac: return 0
+            }
+        }
+    }
+
+    /// The container.
+    public var container: Container
+    /// The samples; default 24-bit integer.
+    public var sample: Sample
+
+    /// Makes a format.
+    public init(container: Container, sample: Sample = .int(bits: 24)) {
+        self.container = container
+        self.sample = sample
+    }
+
+    /// `"24-bit WAV"`, `"32-bit float CAF"`, `"ALAC CAF"`.
+    public var description: String {
+        let c = container == .aiff ? "AIFF" : container.rawValue.uppercased()
+        switch sample {
+        case .int(let b): return "\(b)-bit \(c)"
+        case .float32: return "32-bit float \(c)"
+        case .alac: return "ALAC \(c)"
+        case .aac: return "AAC \(c)"
+        }
     }
 }

@@ -29,12 +29,23 @@ public final class SessionPlayer: @unchecked Sendable {
         public var buffersPerTrack: Int
         /// Turn on the queues' level metering (for meters on a terminal).
         public var metering: Bool
+        /// Record the session's takes (`[[record]]`, a ``TakeRecorder`` each, on the device's
+        /// capture ports as ``Session/takeInputLayout`` places them). Off: takes are ignored
+        /// (offline rendering).
+        public var recordTakes: Bool
+        /// The takes' buffering.
+        public var takeOptions: TakeRecorder.Options
 
-        /// Defaults: 4 buffers of 8192 frames a track, metering off.
-        public init(bufferFrames: Int = 8192, buffersPerTrack: Int = 4, metering: Bool = false) {
+        /// Defaults: 4 buffers of 8192 frames a track, metering off, takes not recorded.
+        public init(
+            bufferFrames: Int = 8192, buffersPerTrack: Int = 4, metering: Bool = false, recordTakes: Bool = false,
+            takeOptions: TakeRecorder.Options = TakeRecorder.Options()
+        ) {
             self.bufferFrames = bufferFrames
             self.buffersPerTrack = buffersPerTrack
             self.metering = metering
+            self.recordTakes = recordTakes
+            self.takeOptions = takeOptions
         }
     }
 
@@ -108,6 +119,8 @@ public final class SessionPlayer: @unchecked Sendable {
     public let lengthFrames: Int64
 
     let tracks: [Track]
+    /// The takes recorded (``Options/recordTakes``), in session order.
+    public let takes: [TakeRecorder]
     private let cond = NSCondition()
     // Guarded by `cond`:
     private var work: [(Int, AudioQueueBuffer)] = []
@@ -200,6 +213,23 @@ public final class SessionPlayer: @unchecked Sendable {
             for t in made { try? t.queue.dispose(immediately: true) }
             throw error
         }
+        // The takes: their files are created now (before anything plays).
+        var recorders: [TakeRecorder] = []
+        if options.recordTakes {
+            let layout = session.takeInputLayout
+            do throws(SessionError) {
+                try Self.checkRoom(for: session.takes, session: session, deviceRate: rate)
+                for (i, take) in session.takes.enumerated() {
+                    recorders.append(try TakeRecorder(
+                        take: take, session: session, engine: engine, inputOffset: layout.offsets[i], options: options.takeOptions))
+                }
+            } catch {
+                for r in recorders { r.close() }
+                for t in made { try? t.queue.dispose(immediately: true) }
+                throw error
+            }
+        }
+        takes = recorders
         tracks = made
         box.player = self
         _ = cond
@@ -207,6 +237,7 @@ public final class SessionPlayer: @unchecked Sendable {
             for b in t.buffers { feed(t, b) }
             if let e = t.error {
                 for t in tracks { try? t.queue.dispose(immediately: true) }
+                for r in takes { r.close() }
                 throw SessionError(.playback, file: t.spec.file.path, "track '\(t.spec.name)': \(e)")
             }
         }
@@ -218,6 +249,24 @@ public final class SessionPlayer: @unchecked Sendable {
 
     final class WeakBox: @unchecked Sendable {
         weak var player: SessionPlayer?
+    }
+
+    /// Refuses takes that together need more room than their disk has (each take checks its
+    /// own too, in ``TakeRecorder/init(take:session:engine:inputOffset:options:)``).
+    static func checkRoom(for takes: [SessionTake], session: Session, deviceRate: Double) throws(SessionError) {
+        var need: [UInt: (bytes: Int64, free: Int64, names: [String])] = [:]
+        for take in takes {
+            var fs = statvfs()
+            guard statvfs(take.file.deletingLastPathComponent().path, &fs) == 0 else { continue }
+            let bytes = max(0, session.deviceLength(of: take, deviceRate: deviceRate)) * Int64(take.channels * max(1, take.format.sample.bytesPerSample))
+            var entry = need[fs.f_fsid] ?? (0, Int64(fs.f_bavail) * Int64(fs.f_frsize), [])
+            entry.bytes += bytes
+            entry.names.append(take.name)
+            need[fs.f_fsid] = entry
+        }
+        for (_, e) in need where e.names.count > 1 && e.free < e.bytes + (1 << 20) {
+            throw SessionError(.unwritableFile, file: session.url.path, "the takes \(e.names.joined(separator: ", ")) need \(e.bytes >> 20) MiB together; their disk has \(e.free >> 20) MiB free")
+        }
     }
 
     deinit { close() }
@@ -245,12 +294,23 @@ public final class SessionPlayer: @unchecked Sendable {
                 throw SessionError(.playback, file: t.spec.file.path, "track '\(t.spec.name)' cannot start: \(error.message)")
             }
         }
+        for r in takes {
+            do throws(SessionError) {
+                try r.start(sessionStart: s)
+            } catch {
+                stop()
+                throw error
+            }
+        }
         return s
     }
 
-    /// Stops every track at once (the next render cycle). Buffers come back unplayed; the
-    /// player is finished when this returns. Calling it again does nothing.
+    /// Stops every track at once (the next render cycle) and finishes every take (everything
+    /// captured so far written, the files closed valid). Buffers come back unplayed; the
+    /// player is finished when this returns. Calling it again does nothing. Blocks while the
+    /// takes' writers finish.
     public func stop() {
+        defer { for r in takes { r.finish() } }
         cond.lock()
         if stopping { cond.unlock(); return }
         stopping = true
@@ -275,13 +335,16 @@ public final class SessionPlayer: @unchecked Sendable {
         if wasQuit { return }
         if feederStarted { feederDone.wait() }
         for t in tracks { try? t.queue.dispose(immediately: true) }
+        for r in takes { r.close() }
     }
 
-    /// True once every track has played to its end or the player was stopped.
+    /// True once every track has played to its end and every take has all its frames (or the
+    /// player was stopped).
     public var isFinished: Bool {
         cond.lock()
-        defer { cond.unlock() }
-        return tracks.allSatisfy(\.done)
+        let tracksDone = tracks.allSatisfy(\.done)
+        cond.unlock()
+        return tracksDone && takes.allSatisfy(\.isFinished)
     }
 
     /// Waits until ``isFinished`` (at most `timeout` seconds; nil: forever). Returns
@@ -290,12 +353,20 @@ public final class SessionPlayer: @unchecked Sendable {
     public func waitUntilFinished(timeout: Double? = nil) -> Bool {
         let deadline = timeout.map { Date().addingTimeInterval($0) } ?? .distantFuture
         cond.lock()
-        defer { cond.unlock() }
         while !tracks.allSatisfy(\.done) {
             if !cond.wait(until: deadline) { break }
         }
-        return tracks.allSatisfy(\.done)
+        let tracksDone = tracks.allSatisfy(\.done)
+        cond.unlock()
+        guard tracksDone else { return false }
+        for r in takes {
+            if !r.waitUntilFinished(timeout: max(0, deadline.timeIntervalSinceNow)) { return false }
+        }
+        return true
     }
+
+    /// What became of each take so far (final once ``isFinished``).
+    public func takeReports() -> [TakeRecorder.Report] { takes.map { $0.report() } }
 
     /// The session start frame (device frames), once ``start(at:)`` ran.
     public var sessionStartFrame: Int64? {

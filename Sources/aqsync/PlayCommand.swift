@@ -19,9 +19,10 @@ struct PlayCommand: ParsableCommand {
         abstract: "Play a session through JACK, every track on its exact frame (the default command).",
         discussion: """
             Exit status: 0 when every track played to its end with no frame lost; 1 when the \
-            session or the server was refused (nothing plays), a track failed, or the server went \
-            away for good; 3 when frames were lost (a track played late or not at all, the server \
-            lost frames, or it went away and came back) and --allow-loss was not given; 128 + the \
+            session or the server was refused (nothing plays), a track or a take failed (a take's \
+            file keeps what was written), or the server went away for good; 3 when frames were lost \
+            (a track played late or not at all, a take missed frames, the server lost frames, or it \
+            went away and came back) and --allow-loss was not given; 128 + the \
             signal after SIGINT (Ctrl-C, 130), SIGTERM (143) or SIGHUP (129), each a clean stop.
             """)
 
@@ -110,6 +111,9 @@ final class Player: @unchecked Sendable {
         sigemptyset(&all)
         for sig in Self.stopSignals { sigaddset(&all, sig) }
         sigprocmask(SIG_UNBLOCK, &all, nil)
+        // A take past the file size limit (ulimit -f) is a write error the take reports, not a
+        // kill that would leave its header unwritten.
+        signal(SIGXFSZ, SIG_IGN)
         let sources = Self.stopSignals.map { sig in
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
@@ -130,6 +134,10 @@ final class Player: @unchecked Sendable {
     static let stopSignals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
 
     private func play() -> Int32 {
+        if !session.takes.isEmpty && command.capture != nil {
+            printError("--capture and [[record]] takes cannot be used together yet (both use the client's capture ports)")
+            return 1
+        }
         // The server: the one asked for (or the default) when reachable, else a private one.
         var privateServer: JackServer?
         let serverName = JackDevice.resolveServerName(command.server)
@@ -165,12 +173,15 @@ final class Player: @unchecked Sendable {
         let channels = session.output.channels
         let outputsUnconnected: Bool
         if case .none = outputs { outputsUnconnected = true } else { outputsUnconnected = false }
+        // Takes ([[record]]): capture ports in_1… as the session lays them out (those with a
+        // connect list first, so the list has no gap).
+        let takeLayout = session.takeInputLayout
         let device: JackDevice
         do {
             device = try JackDevice(options: JackDeviceOptions(
                 clientName: command.clientName ?? session.output.clientName, serverName: useServer,
-                outputChannels: channels, inputChannels: command.capture == nil ? 0 : channels,
-                outputConnections: outputs, inputConnections: .none,
+                outputChannels: channels, inputChannels: command.capture == nil ? takeLayout.total : channels,
+                outputConnections: outputs, inputConnections: takeLayout.connections.isEmpty ? .none : .ports(takeLayout.connections),
                 lostTimePolicy: command.followWallClock ? .followWallClock : command.keepEveryFrame ? .keepEveryFrame : nil,
                 reconnect: !command.noReconnect))
         } catch {
@@ -179,7 +190,7 @@ final class Player: @unchecked Sendable {
         }
         let engine: AudioQueueEngine
         do {
-            engine = try AudioQueueEngine(device: device)
+            engine = try AudioQueueEngine(device: device, capacities: RenderCapacities(inputChannels: max(8, takeLayout.total)))
         } catch {
             printError(error.message)
             return 1
@@ -188,7 +199,7 @@ final class Player: @unchecked Sendable {
         let rate = device.sampleRate
         let player: SessionPlayer
         do {
-            player = try SessionPlayer(session: session, engine: engine, options: SessionPlayer.Options(metering: tty))
+            player = try SessionPlayer(session: session, engine: engine, options: SessionPlayer.Options(metering: tty, recordTakes: true))
         } catch {
             printError(error.description)
             return 1
@@ -246,6 +257,11 @@ final class Player: @unchecked Sendable {
         for (i, c) in connected.enumerated() {
             log("  \(device.outputPortNames[i]) -> \(c.isEmpty ? "(not connected)" : c.joined(separator: ", "))")
         }
+        for (i, take) in session.takes.enumerated() {
+            let ports = (0..<take.channels).map { device.inputPortNames[takeLayout.offsets[i] + $0] }
+            let from = take.connect.isEmpty ? "(not connected)" : take.connect.joined(separator: ", ")
+            log("  recording \(take.name) (\(take.format), \(take.compensate ? "compensated" : "raw")): \(ports.joined(separator: ", ")) <- \(from)")
+        }
 
         // libjack's own messages (a few lines when a server dies) as log lines of ours.
         JackMessages.setHandler { [self] line in notices.withLock { $0.append("libjack: " + line) } }
@@ -280,6 +296,8 @@ final class Player: @unchecked Sendable {
         }
         let reports = player.report()
         printReport(reports)
+        let takeReports = player.takeReports()
+        for t in takeReports { log(t.summary) }
         let deviceLost = device.lostFrames - lost0
         let xruns = device.discontinuityCount(.xrun) - xruns0
         let skipped = device.lostTimePolicy == .followWallClock
@@ -295,12 +313,18 @@ final class Player: @unchecked Sendable {
             log("stopped by \(sig == SIGINT ? "Ctrl-C (SIGINT)" : sig == SIGTERM ? "SIGTERM" : "SIGHUP")")
             return 128 + sig
         }
+        if let bad = takeReports.first(where: { $0.error != nil }) {
+            printError("take \(bad.file.lastPathComponent) stopped early: \(bad.error!) (the file holds the \(bad.frames) frames written before)")
+            return 1
+        }
         if reports.contains(where: { $0.error != nil }) || status != 0 || goneForGood.load(ordering: .relaxed) { return 1 }
         let late = reports.reduce(Int64(0)) { $0 + $1.lateFrames }
         let silent = reports.filter { $0.framesPlayed == 0 }.map(\.name)
-        if late > 0 || deviceLost > 0 || !silent.isEmpty {
+        let takeLost = takeReports.reduce(Int64(0)) { $0 + $1.lostFrames + $1.leadingSilence }
+        if late > 0 || deviceLost > 0 || !silent.isEmpty || takeLost > 0 {
             var what: [String] = []
             if late > 0 { what.append("\(late) frames of the tracks were skipped (late)") }
+            if takeLost > 0 { what.append("\(takeLost) frames of the takes were not recorded (silence in their place)") }
             if deviceLost > 0 { what.append("the server lost \(deviceLost) frames") }
             if !silent.isEmpty { what.append("played nothing: \(silent.joined(separator: ", "))") }
             if command.allowLoss {

@@ -1,0 +1,376 @@
+import AQEngine
+import Foundation
+
+/// Records one take (`[[record]]`) while a session plays: an input queue on the engine, a few
+/// buffers cycling between it and the take's writer thread, and a ``TakeWriter``.
+///
+/// **Placement.** File frame 0 is exactly session frame `start`: a buffer whose start time is
+/// device frame T holds the frames placed at device frame T − playback latency (`compensate`,
+/// the default: where the performer heard the session when playing them; the capture latency
+/// is already out of T) or T + capture latency (raw: where they reached the engine), minus the
+/// session start frame. The queue starts early enough (capture + playback latency before the
+/// take's start); frames placed before `start` are dropped, and a take that could not begin
+/// in time (a start already past) begins with silence up to its first frame. The take has
+/// exactly `length` frames: the last buffer is cut there and the queue stopped at once.
+///
+/// **Threads and memory.** The input callback (the engine's events thread) only hands the
+/// buffer to the writer thread (a lock, an append to a list as long as the buffers, a
+/// signal); the writer thread converts and writes, then enqueues the buffer again. Memory is
+/// fixed: `buffers` × `bufferFrames` of float samples and the writer's conversion block; the
+/// take may run for hours. When the writer is slower than the input for longer than the
+/// buffers hold, frames are lost: counted (``Report/lostFrames``) and written as silence, so
+/// the take keeps its place on the timeline.
+///
+/// **Errors.** A write error (disk full, a file size limit, WAV/AIFF's 4 GiB) stops the take:
+/// its file is closed valid with every frame written before, and ``Report/error`` says why.
+///
+/// Thread safety: every public member from any control thread (not the render thread, not
+/// from the engine's callbacks); ``finish()`` blocks until the file is closed.
+public final class TakeRecorder: @unchecked Sendable {
+    /// Buffering.
+    ///
+    /// Thread safety: a plain value; any thread.
+    public struct Options: Sendable {
+        /// Device frames per buffer.
+        public var bufferFrames: Int
+        /// Buffers cycling between the queue and the writer.
+        public var buffers: Int
+        /// Makes options; defaults: 8 buffers of 4096 frames (0.68 s at 48 kHz).
+        public init(bufferFrames: Int = 4096, buffers: Int = 8) {
+            self.bufferFrames = bufferFrames
+            self.buffers = buffers
+        }
+    }
+
+    /// What became of a take.
+    ///
+    /// Thread safety: a plain value; any thread.
+    public struct Report: Sendable, Equatable {
+        /// The take's file.
+        public var file: URL
+        /// Frames in the file.
+        public var frames: Int64
+        /// The session frame (device frames from the session start) of file frame 0: the
+        /// take's `start`.
+        public var sessionFrame: Int64
+        /// The session frame the first recorded frame was placed at (nil: nothing recorded).
+        public var firstRecordedSessionFrame: Int64?
+        /// Frames of silence at the file's start because recording began after `start`.
+        public var leadingSilence: Int64
+        /// The device's latency when the take started.
+        public var latency: DeviceLatency
+        /// True: placed by capture + playback latency; false: raw.
+        public var compensated: Bool
+        /// Frames lost (the input queue had no buffer, or read too late): silence in the file.
+        public var lostFrames: Int64
+        /// True when the take has all its `length` frames.
+        public var completed: Bool
+        /// Why the take stopped early, if something went wrong.
+        public var error: String?
+
+        /// `take vocals.wav: 480000 frames from session frame 0 (compensated: capture 300 +
+        /// playback 256 frames)`, with what was lost or went wrong.
+        public var summary: String {
+            var s = "take \(file.lastPathComponent): \(frames) frames from session frame \(sessionFrame) "
+            s += compensated
+                ? "(compensated: capture \(latency.capture) + playback \(latency.playback) frames)"
+                : "(raw: capture latency \(latency.capture) frames added back, playback \(latency.playback) not compensated)"
+            if leadingSilence > 0 { s += "; began \(leadingSilence) frames late (silence before)" }
+            if lostFrames > 0 { s += "; \(lostFrames) frames lost (silence in their place)" }
+            if !completed && error == nil { s += "; stopped early" }
+            if let error { s += "; error: \(error)" }
+            return s
+        }
+    }
+
+    /// The take.
+    public let take: SessionTake
+    /// The engine recorded on.
+    public let engine: AudioQueueEngine
+    /// The first device capture port (0-based) of the take's channels.
+    public let inputOffset: Int
+    /// Device frames from the session start to the take's file frame 0.
+    public let startOffset: Int64
+    /// Frames the take records (device frames).
+    public let length: Int64
+
+    let queue: AudioInputQueue
+    let writer: any TakeWriter
+    let stride: Int
+    let cond = NSCondition()
+    // Guarded by `cond`:
+    private var work: [(AudioQueueBuffer, Int64, Int)] = []
+    private var sessionStart: Int64?
+    private var latency = DeviceLatency()
+    private var finishing = false
+    private var done = false
+    private var completed = false
+    private var error: String?
+    private var firstPlaced: Int64?
+    private var leading: Int64 = 0
+    private var gapFrames: Int64 = 0
+    /// Frames in the file, as the writer thread last said.
+    private var framesInFile: Int64 = 0
+    private var quit = false
+    private let writerDone = DispatchSemaphore(value: 0)
+    private var started = false
+    // Writer thread only (and `finish` once the writer is done):
+    private var written: Int64 = 0
+
+    /// Makes the take's queue (float samples of device inputs `0 ..< inputOffset + channels`,
+    /// at the device's rate), its buffers and its file (created now, header written), and
+    /// starts the writer thread. Nothing is recorded before ``start(sessionStart:)``.
+    ///
+    /// - Throws: ``SessionError``: `.invalidValue` when the take has no length (it starts at
+    ///   or after the last track's end and gives none); `.unwritableFile` when the file cannot
+    ///   be created, WAV/AIFF would pass 4 GiB, or the disk has not room for the whole take;
+    ///   `.playback` when the engine refuses the queue.
+    public init(
+        take: SessionTake, session: Session, engine: AudioQueueEngine, inputOffset: Int, options: Options = Options()
+    ) throws(SessionError) {
+        self.take = take
+        self.engine = engine
+        self.inputOffset = inputOffset
+        let rate = engine.device.sampleRate
+        startOffset = session.startOffset(of: take, deviceRate: rate)
+        length = session.deviceLength(of: take, deviceRate: rate)
+        let label = "take '\(take.name)'"
+        guard length > 0 else {
+            throw SessionError(.invalidValue, file: session.url.path, "\(label) starts at or after the end of the last track: give it a length")
+        }
+        // Room for the whole take, before anything plays.
+        let bytes = length * Int64(take.channels * max(1, take.format.sample.bytesPerSample))
+        if take.format.container != .caf && bytes > Int64(UInt32.max) - 4096 {
+            throw SessionError(.unwritableFile, file: take.file.path, "\(label): \(length) frames of \(take.format) need \(bytes >> 20) MiB, past the 4 GiB a \(take.format.container == .wav ? "WAV" : "AIFF") file holds: record to .caf")
+        }
+        var fs = statvfs()
+        if statvfs(take.file.deletingLastPathComponent().path, &fs) == 0 {
+            let free = Int64(fs.f_bavail) * Int64(fs.f_frsize)
+            if free < bytes + (1 << 20) {
+                throw SessionError(.unwritableFile, file: take.file.path, "\(label): the disk has \(free >> 20) MiB free, the take needs \(bytes >> 20) MiB")
+            }
+        }
+        let maker: TakeWriterMaker
+        do throws(TakeFormatUnavailable) { maker = try take.format.writerMaker() } catch {
+            throw SessionError(.invalidValue, file: session.url.path, "\(label): \(error.message)")
+        }
+        do {
+            writer = try maker(take.file, Int(rate.rounded()), take.channels)
+        } catch {
+            var e = error
+            e.kind = .unwritableFile
+            throw e
+        }
+        stride = inputOffset + take.channels
+        let format = AudioStreamBasicDescription.linearPCM(sampleRate: rate, channels: UInt32(stride), bits: 32, isFloat: true)
+        let box = WeakBox()
+        do {
+            queue = try engine.newInput(format: format) { _, buffer, time, _ in
+                box.recorder?.filled(buffer, time: time)
+            }
+        } catch {
+            try? writer.finish()
+            throw SessionError(.playback, file: take.file.path, "\(label): the engine refused the input queue: \(error.message)")
+        }
+        do throws(AudioQueueError) {
+            for _ in 0..<max(2, options.buffers) {
+                try queue.enqueue(try queue.allocateBuffer(capacity: options.bufferFrames * stride * 4))
+            }
+        } catch {
+            try? queue.dispose(immediately: true)
+            try? writer.finish()
+            throw SessionError(.playback, file: take.file.path, "\(label): \(error.message)")
+        }
+        work.reserveCapacity(max(2, options.buffers) + 1)
+        box.recorder = self
+        let thread = Thread { [self] in writerLoop() }
+        thread.name = "aqsync-take"
+        thread.start()
+    }
+
+    final class WeakBox: @unchecked Sendable {
+        weak var recorder: TakeRecorder?
+    }
+
+    deinit { close() }
+
+    /// Starts recording for a session that starts at device frame `sessionStart`: the queue
+    /// starts capture + playback latency before the take's start (frames placed before it are
+    /// dropped). Any control thread; does not block.
+    ///
+    /// - Throws: ``SessionError`` `.playback` when the queue cannot start.
+    public func start(sessionStart: Int64) throws(SessionError) {
+        let lat = engine.device.latency
+        cond.lock()
+        self.sessionStart = sessionStart
+        latency = lat
+        started = true
+        cond.unlock()
+        let at = sessionStart + startOffset - Int64(max(0, lat.capture) + max(0, lat.playback))
+        do {
+            _ = try queue.start(at: AudioTimeStamp(sampleTime: Double(at)))
+        } catch {
+            throw SessionError(.playback, file: take.file.path, "take '\(take.name)' cannot start: \(error.message)")
+        }
+    }
+
+    /// Finishes the take now (Ctrl-C, the session stopped): stops the queue at once — every
+    /// frame captured so far goes to the file —, waits until the writer has written them and
+    /// fixed up the header, and closes the file. Blocks until then; a second call returns at
+    /// once.
+    public func finish() {
+        cond.lock()
+        let wasDone = done
+        cond.unlock()
+        if !wasDone { try? queue.stop(immediately: true) }  // hands the buffer in progress to `filled`
+        cond.lock()
+        finishing = true
+        cond.broadcast()
+        while !done { cond.wait() }
+        cond.unlock()
+    }
+
+    /// Finishes the take if needed, stops the writer thread and disposes of the queue.
+    public func close() {
+        finish()
+        cond.lock()
+        let wasQuit = quit
+        quit = true
+        cond.broadcast()
+        cond.unlock()
+        if wasQuit { return }
+        writerDone.wait()
+        try? queue.dispose(immediately: true)
+    }
+
+    /// True once the take has all its frames, failed, or was finished.
+    public var isFinished: Bool {
+        cond.lock()
+        defer { cond.unlock() }
+        return done
+    }
+
+    /// Waits until ``isFinished`` (at most `timeout` seconds). Returns ``isFinished``.
+    @discardableResult
+    public func waitUntilFinished(timeout: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        cond.lock()
+        defer { cond.unlock() }
+        while !done { if !cond.wait(until: deadline) { break } }
+        return done
+    }
+
+    /// What became of the take so far (final once ``isFinished``).
+    public func report() -> Report {
+        let lost = queue.lostFrames
+        cond.lock()
+        defer { cond.unlock() }
+        return Report(
+            file: take.file, frames: framesInFile, sessionFrame: startOffset,
+            firstRecordedSessionFrame: firstPlaced, leadingSilence: leading, latency: latency,
+            // A complete take: the gaps inside it (frames the queue lost outside the take, in
+            // the early start's margin or after its end, do not count). One stopped early: also
+            // what the queue lost at the end, which no later buffer showed.
+            compensated: take.compensate, lostFrames: completed ? gapFrames : max(lost, gapFrames), completed: completed, error: error)
+    }
+
+    // MARK: - Writer
+
+    /// Input callback (events thread, or the thread of an immediate stop): hand over.
+    private func filled(_ buffer: AudioQueueBuffer, time: AudioTimeStamp) {
+        cond.lock()
+        if !done && !quit {
+            work.append((buffer, Int64(time.sampleTime.rounded(.down)), buffer.audioDataByteSize))
+            cond.broadcast()
+        }
+        cond.unlock()
+    }
+
+    private func writerLoop() {
+        while true {
+            cond.lock()
+            while work.isEmpty && !quit && !(finishing && !done) { cond.wait() }
+            if work.isEmpty {
+                if finishing && !done {
+                    cond.unlock()
+                    close(completed: false, error: nil)
+                    continue
+                }
+                cond.unlock()
+                break
+            }
+            let (buffer, time, bytes) = work.removeFirst()
+            let skip = done
+            let origin = sessionStart ?? 0
+            let lat = latency
+            cond.unlock()
+            if skip { continue }
+            write(buffer, deviceFrame: time, bytes: bytes, origin: origin, latency: lat)
+        }
+        writerDone.signal()
+    }
+
+    /// Writes one buffer where its start time places it; re-enqueues it unless the take is
+    /// complete. Writer thread.
+    private func write(_ buffer: AudioQueueBuffer, deviceFrame: Int64, bytes: Int, origin: Int64, latency lat: DeviceLatency) {
+        let frames = bytes / (stride * 4)
+        let placed = deviceFrame + (take.compensate ? -Int64(lat.playback) : Int64(lat.capture))
+        let position = placed - origin - startOffset  // file frame of the buffer's first frame
+        var failure: String?
+        if frames > 0 {
+            var drop = 0
+            do throws(SessionError) {
+                if position > written {
+                    // Frames not recorded (before the first buffer: a late start; later: lost).
+                    let gap = min(position, length) - written
+                    if gap > 0 {
+                        try writer.writeSilence(frames: Int(gap))
+                        cond.lock()
+                        if firstPlaced == nil { leading = gap } else { gapFrames += gap }
+                        cond.unlock()
+                        written += gap
+                    }
+                } else if position < written {
+                    drop = Int(min(Int64(frames), written - position))
+                }
+                let n = Int(min(Int64(frames - drop), length - written))
+                if n > 0 {
+                    cond.lock()
+                    if firstPlaced == nil { firstPlaced = startOffset + written }
+                    cond.unlock()
+                    let samples = buffer.audioData.assumingMemoryBound(to: Float.self)
+                    try writer.write(samples + drop * stride, frames: n, stride: stride, offset: inputOffset)
+                    written += Int64(n)
+                }
+            } catch {
+                failure = error.message
+                written = writer.framesWritten
+            }
+        }
+        let inFile = writer.framesWritten
+        cond.lock()
+        framesInFile = inFile
+        cond.unlock()
+        if failure != nil || written >= length {
+            try? queue.stop(immediately: true)
+            close(completed: failure == nil, error: failure)
+            return
+        }
+        try? queue.enqueue(buffer)
+    }
+
+    /// Fixes up the header, closes the file, marks the take done. Writer thread.
+    private func close(completed ok: Bool, error failure: String?) {
+        var failure = failure
+        do { try writer.finish() } catch { failure = failure ?? error.message }
+        let inFile = writer.framesWritten
+        cond.lock()
+        framesInFile = inFile
+        done = true
+        completed = ok && failure == nil
+        error = failure
+        work.removeAll(keepingCapacity: true)
+        cond.broadcast()
+        cond.unlock()
+    }
+}

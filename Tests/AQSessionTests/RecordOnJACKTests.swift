@@ -1,0 +1,331 @@
+import AQSession
+import AQTesting
+import Foundation
+import Testing
+
+/// `aqsync play` records `[[record]]` takes on a private JACK server, checked against
+/// independent witnesses: a plain C clicker (its own frame count), jack-record, a plain C echo
+/// client, and the files' own frames read by ffmpeg. A run during which the machine xrunned
+/// (the server says so, or the witness's clicks are not exactly their interval apart) proves
+/// nothing about placement: it is repeated, at most three times, and says so.
+@Suite("Recording sessions on JACK", .serialized)
+struct RecordOnJACKTests {
+    static let interval = 4800
+    static let rate = 48000
+
+    /// A click every `interval` frames from frame 0, `seconds` long, 16-bit mono.
+    static func clickTrack(_ dir: TempDir, seconds: Int) throws {
+        let frames = seconds * rate
+        _ = try makeImpulseFile(dir, "click.wav", rate: rate, frames: frames, impulses: [Array(stride(from: 0, to: frames, by: interval))], encoding: ["-e", "signed-integer", "-b", "16"])
+    }
+
+    static func environment(_ server: String) -> [String: String] {
+        var env = ProcessInfo.processInfo.environment
+        env["JACK_DEFAULT_SERVER"] = server
+        return env
+    }
+
+    /// Starts `aqsync play SESSION` on `server` as client `aqt` (through /bin/sh with `prefix`
+    /// when given, e.g. a ulimit).
+    static func play(_ session: URL, server: String, dir: TempDir, prefix: String? = nil, extra: [String] = []) throws -> (ChildProcess, URL) {
+        let log = dir.file("play-\(UUID().uuidString.prefix(6)).log")
+        let args = [session.path, "--server", server, "--client-name", "aqt", "--lead", "1.0", "--no-start-server"] + extra
+        let p: ChildProcess
+        if let prefix {
+            let line = "\(prefix); exec '\(aqsyncURL().path)' " + args.map { "'\($0)'" }.joined(separator: " ")
+            p = try ChildProcess(path: "/bin/sh", arguments: ["-c", line], environment: environment(server), output: log)
+        } else {
+            p = try ChildProcess(path: aqsyncURL().path, arguments: args, environment: environment(server), output: log)
+        }
+        return (p, log)
+    }
+
+    static func text(_ url: URL) -> String { (try? String(contentsOf: url, encoding: .utf8)) ?? "" }
+
+    static func waitFor(_ what: String, timeout: Double = 20, _ condition: () -> Bool) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !condition() {
+            if Date() > deadline { throw TestingError("timed out waiting for \(what)") }
+            usleep(10_000)
+        }
+    }
+
+    static func waitForPorts(_ ports: [String], server: String) throws {
+        try waitFor("ports \(ports)") { Set((try? JackTools.ports(server: server)) ?? []).isSuperset(of: ports) }
+    }
+
+    /// The numbers of a take's report line: frames, session frame, capture, playback.
+    struct TakeLine {
+        var frames: Int, sessionFrame: Int, capture: Int, playback: Int, compensated: Bool
+    }
+
+    static func takeLine(_ log: String, _ name: String) -> TakeLine? {
+        guard let line = log.split(separator: "\n").first(where: { $0.hasPrefix("take \(name): ") }) else { return nil }
+        let numbers = line.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+        // "take NAME: F frames from session frame S (compensated: capture C + playback P frames)"
+        // "take NAME: F frames from session frame S (raw: capture latency C frames added back, playback P …)"
+        let digitsInName = name.split(whereSeparator: { !$0.isNumber }).count
+        let n = Array(numbers.dropFirst(digitsInName))
+        guard n.count >= 4 else { return nil }
+        return TakeLine(frames: n[0], sessionFrame: n[1], capture: n[2], playback: n[3], compensated: line.contains("(compensated:"))
+    }
+
+    static func xrunned(_ log: String) -> Bool { log.contains("xrun") || log.contains("discontinuity") }
+
+    // MARK: - Placement against the clicker
+
+    /// A take recorded from the reference clicker while a click track plays: its clicks are
+    /// exactly where jack-record (recording the click track and the clicker at the same time)
+    /// says the clicker's clicks are on the session's timeline — the click track's clicks are
+    /// the timeline, so the clicker's offset from them is the same in both recordings.
+    @Test(.timeLimit(.minutes(4)))
+    func takeClicksWhereTheClickerSays() throws {
+        for attempt in 1...3 {
+            let (done, note) = try clickerRun()
+            if done { return }
+            print("takeClicksWhereTheClickerSays: run \(attempt) repeated because the machine xrunned: \(note)")
+        }
+        Issue.record("three runs in a row xrunned")
+    }
+
+    private func clickerRun() throws -> (Bool, String) {
+        let dir = try TempDir()
+        try Self.clickTrack(dir, seconds: 4)
+        let server = try PrivateJackServer(sampleRate: Self.rate, period: 256, realtime: true)
+        defer { server.stop() }
+        let clicker = try ReferenceClicker(interval: Self.interval, environment: Self.environment(server.name), connectTo: [], directory: dir.url)
+        defer { clicker.stop() }
+        try Self.waitForPorts([clicker.port], server: server.name)
+        let session = try dir.write("s.toml", """
+            [output]
+            channels = 1
+            [[track]]
+            file = "click.wav"
+            [[record]]
+            file = "take.wav"
+            format = "32f"
+            connect = ["\(clicker.port)"]
+            """)
+        let (p, log) = try Self.play(session, server: server.name, dir: dir, extra: ["--no-connect"])
+        defer { p.stop() }
+        try Self.waitForPorts(["aqt:out_1"], server: server.name)
+        let rec = try JackRecorder(server: server.name, ports: ["aqt:out_1", clicker.port])
+        defer { rec.removeFiles() }
+        #expect(p.wait(timeout: .seconds(30)))
+        rec.stop()
+        let out = Self.text(log)
+        let witness = try rec.read()
+        let track = ImpulseFinder.find(witness.channels[0], threshold: 0.25)
+        let ref = ImpulseFinder.find(witness.channels[1], threshold: 0.5)
+        if Self.xrunned(out) || !ReferenceClicker.isFaithful(ref, interval: Self.interval) || !ReferenceClicker.isFaithful(track, interval: Self.interval) {
+            return (false, "aqsync: \(out.contains("xrun")), clicker faithful: \(ReferenceClicker.isFaithful(ref, interval: Self.interval)), track: \(track.prefix(3))…")
+        }
+        #expect(p.terminationStatus == 0, "\(out)")
+        let line = try #require(Self.takeLine(out, "take.wav"), "\(out)")
+        let frames = 4 * Self.rate
+        #expect(line.frames == frames && line.sessionFrame == 0, "\(out)")
+        let take = try WAVReader.read(dir.file("take.wav"))
+        #expect(take.frameCount == frames)
+        let offset = ((ref[0] - track[0]) % Self.interval + Self.interval) % Self.interval
+        let expected = Array(stride(from: offset, to: frames, by: Self.interval))
+        let got = ImpulseFinder.find(take.channels[0], threshold: 0.5)
+        #expect(got == expected, "the take's clicks (first \(got.prefix(3))) are not where jack-record puts the clicker (offset \(offset) from the click track)\n\(out)")
+        return (true, "")
+    }
+
+    // MARK: - Overdub
+
+    /// The overdub: the session plays a click track into an echo client (a performer who plays
+    /// what they hear `delay` frames late, and declares it), whose output a take records. The
+    /// raw take (`compensate = false`) has the clicks where they reached the engine: the loop's
+    /// true delay, `delay` + one period (jackd2's feedback edge) after the click track's. The
+    /// compensated take lines up with the click track to the frame: the device reads the
+    /// latencies the echo declares (capture `delay`, playback one period) from JACK.
+    @Test(.timeLimit(.minutes(4)))
+    func overdubLinesUpWithTheClickTrack() throws {
+        for attempt in 1...3 {
+            let (done, note) = try overdubRun()
+            if done { return }
+            print("overdubLinesUpWithTheClickTrack: run \(attempt) repeated because the machine xrunned: \(note)")
+        }
+        Issue.record("three runs in a row xrunned")
+    }
+
+    private func overdubRun() throws -> (Bool, String) {
+        let dir = try TempDir()
+        try Self.clickTrack(dir, seconds: 4)
+        let period = 256, delay = 1000
+        let server = try PrivateJackServer(sampleRate: Self.rate, period: period, realtime: true)
+        defer { server.stop() }
+        let echo = try EchoClient(delay: delay, environment: Self.environment(server.name), directory: dir.url)
+        defer { echo.stop() }
+        try Self.waitForPorts([echo.input, echo.output], server: server.name)
+        let session = try dir.write("s.toml", """
+            [output]
+            channels = 1
+            connect = ["\(echo.input)"]
+            [[track]]
+            file = "click.wav"
+            [[record]]
+            file = "raw.wav"
+            format = "32f"
+            connect = ["\(echo.output)"]
+            compensate = false
+            [[record]]
+            file = "comp.caf"
+            format = "32f"
+            connect = ["\(echo.output)"]
+            """)
+        let (p, log) = try Self.play(session, server: server.name, dir: dir)
+        defer { p.stop() }
+        #expect(p.wait(timeout: .seconds(30)))
+        let out = Self.text(log)
+        if Self.xrunned(out) { return (false, "aqsync saw an xrun") }
+        #expect(p.terminationStatus == 0, "\(out)")
+        let frames = 4 * Self.rate
+        let clicks = Array(stride(from: 0, to: frames, by: Self.interval))
+        // Raw: where the frames reached the engine (capture latency added back once known).
+        let raw = try WAVReader.read(dir.file("raw.wav"))
+        let loop = delay + period
+        #expect(raw.frameCount == frames)
+        #expect(ImpulseFinder.find(raw.channels[0], threshold: 0.25) == clicks.map { $0 + loop }.filter { $0 < frames },
+                "raw take: clicks \(ImpulseFinder.find(raw.channels[0], threshold: 0.25).prefix(3)), expected the loop delay \(loop) after the click track\n\(out)")
+        // Compensated: on the click track's frames.
+        let line = try #require(Self.takeLine(out, "comp.caf"), "\(out)")
+        #expect(line.compensated && line.frames == frames, "\(out)")
+        let comp = try TakeWriterTests.read(dir.file("comp.caf"))
+        #expect(comp.count == frames)
+        let got = ImpulseFinder.find(comp, threshold: 0.25)
+        #expect(line.capture == delay && line.playback == period, "declared latencies: \(out)")
+        #expect(got == clicks, "compensated take: clicks \(got.prefix(3)), expected on the click track's frames\n\(out)")
+        return (true, "")
+    }
+
+    // MARK: - Stopping
+
+    /// Ctrl-C while recording: exit 130, the take's file valid and holding every frame the
+    /// report counts, the clicker's clicks in it exactly their interval apart (nothing lost
+    /// at the stop or before).
+    @Test(.timeLimit(.minutes(3)))
+    func sigintFinishesTheTake() throws {
+        for attempt in 1...3 {
+            let (done, note) = try stopRun(prefix: nil, signal: SIGINT)
+            if done { return }
+            print("sigintFinishesTheTake: run \(attempt) repeated because the machine xrunned: \(note)")
+        }
+        Issue.record("three runs in a row xrunned")
+    }
+
+    /// A write error while recording (here the file size limit, as a full disk): the take
+    /// stops cleanly — its file valid with the frames written —, the others and the session
+    /// go on, aqsync exits 1 saying why.
+    @Test(.timeLimit(.minutes(3)))
+    func writeErrorStopsTheTakeCleanly() throws {
+        for attempt in 1...3 {
+            let (done, note) = try stopRun(prefix: "ulimit -f 600", signal: nil)
+            if done { return }
+            print("writeErrorStopsTheTakeCleanly: run \(attempt) repeated because the machine xrunned: \(note)")
+        }
+        Issue.record("three runs in a row xrunned")
+    }
+
+    private func stopRun(prefix: String?, signal: Int32?) throws -> (Bool, String) {
+        let dir = try TempDir()
+        try Self.clickTrack(dir, seconds: signal == nil ? 6 : 30)
+        let server = try PrivateJackServer(sampleRate: Self.rate, period: 256, realtime: true)
+        defer { server.stop() }
+        let clicker = try ReferenceClicker(interval: Self.interval, environment: Self.environment(server.name), connectTo: [], directory: dir.url)
+        defer { clicker.stop() }
+        try Self.waitForPorts([clicker.port], server: server.name)
+        let session = try dir.write("s.toml", """
+            [output]
+            channels = 1
+            [[track]]
+            file = "click.wav"
+            [[record]]
+            file = "take.caf"
+            format = 16
+            connect = ["\(clicker.port)"]
+            """)
+        let (p, log) = try Self.play(session, server: server.name, dir: dir, prefix: prefix, extra: ["--no-connect"])
+        defer { p.stop() }
+        if let signal {
+            // Recording: the file has grown past 100 KB (about a second).
+            try Self.waitFor("the take to grow") {
+                ((try? FileManager.default.attributesOfItem(atPath: dir.file("take.caf").path)[.size] as? Int) ?? 0) > 100_000
+            }
+            p.send(signal)
+        }
+        #expect(p.wait(timeout: .seconds(30)))
+        let out = Self.text(log)
+        if Self.xrunned(out) { return (false, "aqsync saw an xrun") }
+        if let signal {
+            #expect(p.terminationStatus == 128 + signal && out.contains("stopped by"), "\(out)")
+        } else {
+            #expect(p.terminationStatus == 1, "\(out)")
+            #expect(out.contains("take take.caf stopped early") && out.contains("file size limit"), "\(out)")
+            #expect(out.contains("track 'click.wav' finished"), "the session played on: \(out)")
+        }
+        let line = try #require(Self.takeLine(out, "take.caf"), "\(out)")
+        if signal != nil {
+            // Everything up to the stop: as many frames as the click track played (the take
+            // stops a moment after the tracks: at most a tenth of a second more).
+            let played = out.split(separator: "\n").first { $0.hasPrefix("click.wav ") }
+                .map { $0.split(separator: " ").compactMap { Int($0) } } ?? []
+            #expect(played.count >= 3 && line.frames >= played[2] && line.frames <= played[2] + Self.rate / 10, "take \(line.frames) frames, track \(played)\n\(out)")
+        }
+        let samples = try TakeWriterTests.read(dir.file("take.caf"))
+        #expect(line.frames > Self.rate && samples.count == line.frames, "report \(line.frames) frames, file \(samples.count)\n\(out)")
+        // The header says exactly the frames in the file: CAF's data chunk size.
+        let data = try Data(contentsOf: dir.file("take.caf"))
+        let headerBytes = 8 + 12 + 32 + 12 + 4
+        let size = data[(headerBytes - 12)..<(headerBytes - 4)].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        #expect(Int(size) - 4 == line.frames * 2 && data.count == headerBytes + line.frames * 2, "data chunk \(size), file \(data.count) bytes")
+        let clicks = ImpulseFinder.find(samples, threshold: 0.5)
+        #expect(ReferenceClicker.isFaithful(clicks, interval: Self.interval) && clicks.count >= line.frames / Self.interval - 1,
+                "clicks not \(Self.interval) apart: \(zip(clicks.dropFirst(), clicks).map { $0 - $1 }.filter { $0 != Self.interval })")
+        return (true, "")
+    }
+
+    // MARK: - record-tone
+
+    /// The example: two seconds from the clicker into a WAV: exactly 96000 frames, the clicks
+    /// exactly their interval apart, exit 0.
+    @Test(.timeLimit(.minutes(2)))
+    func recordToneRecordsTheClicker() throws {
+        for attempt in 1...3 {
+            let dir = try TempDir()
+            let server = try PrivateJackServer(sampleRate: Self.rate, period: 256, realtime: true)
+            defer { server.stop() }
+            let clicker = try ReferenceClicker(interval: Self.interval, environment: Self.environment(server.name), connectTo: [], directory: dir.url)
+            defer { clicker.stop() }
+            try Self.waitForPorts([clicker.port], server: server.name)
+            let log = dir.file("record-tone.log")
+            let p = try ChildProcess(
+                path: builtProduct("record-tone").path, arguments: [dir.file("tone.wav").path, "--seconds", "2", "--connect", clicker.port],
+                environment: Self.environment(server.name), output: log)
+            defer { p.stop() }
+            #expect(p.wait(timeout: .seconds(20)))
+            let out = Self.text(log)
+            let xruns = JackTools.xrunCount(server)
+            let file = try WAVReader.read(dir.file("tone.wav"))
+            let clicks = ImpulseFinder.find(file.channels[0], threshold: 0.5)
+            if xruns > 0 && !ReferenceClicker.isFaithful(clicks, interval: Self.interval) {
+                print("recordToneRecordsTheClicker: run \(attempt) repeated because the machine xrunned")
+                continue
+            }
+            #expect(p.terminationStatus == 0, "\(out)")
+            #expect(file.frameCount == 2 * Self.rate && file.bitsPerSample == 16, "\(out)")
+            #expect(ReferenceClicker.isFaithful(clicks, interval: Self.interval) && clicks.count == 2 * Self.rate / Self.interval, "clicks \(clicks)")
+            return
+        }
+        Issue.record("three runs in a row xrunned")
+    }
+}
+
+extension JackTools {
+    /// Xruns the server logged so far (its log's "xrun" lines); 0 when unknown.
+    static func xrunCount(_ server: PrivateJackServer) -> Int {
+        server.log.components(separatedBy: "xrun").count - 1
+    }
+}
