@@ -34,25 +34,26 @@ let periods = [32, 64, 256, 1024]
 let ratioQueueCounts = offlineGridQueues
 let ratioPeriods = offlineGridFrames
 /// The noise of each grid point's ratio, in hundredths: the spread (max − min) of the ratio
-/// over five runs of `aqsync bench --offline --grid --seconds 1.5` on this shared machine
-/// (load average 2.2–2.9 during them; docs/benchmarking.md). Keyed "queues-frames".
+/// over five runs of `aqsync bench --offline --grid --seconds 1.5` on this machine, quiet
+/// (load average 0.8–1.0; 2026-11-23 08:06 UTC), at least 2 (docs/benchmarking.md). Keyed
+/// "queues-frames".
 let ratioNoiseHundredths: [String: Int] = [
-    "1-32": 24,
-    "1-64": 21,
-    "1-256": 13,
-    "1-1024": 8,
-    "16-32": 17,
-    "16-64": 11,
-    "16-256": 5,
-    "16-1024": 5,
+    "1-32": 7,
+    "1-64": 6,
+    "1-256": 2,
+    "1-1024": 4,
+    "16-32": 2,
+    "16-64": 2,
+    "16-256": 2,
+    "16-1024": 2,
     "256-32": 18,
-    "256-64": 80,
-    "256-256": 7,
-    "256-1024": 4,
-    "1024-32": 17,
-    "1024-64": 36,
-    "1024-256": 13,
-    "1024-1024": 14,
+    "256-64": 31,
+    "256-256": 13,
+    "256-1024": 2,
+    "1024-32": 21,
+    "1024-64": 4,
+    "1024-256": 2,
+    "1024-1024": 2,
 ]
 
 let benchmarks: @Sendable () -> Void = {
