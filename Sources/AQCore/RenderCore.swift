@@ -384,6 +384,9 @@ public struct RenderCore: @unchecked Sendable {
             // The asymmetric gate: claim, then make the render thread's side a full barrier.
             // Either its claim of the cycle is visible now, or its next look at ours sees it.
             gate[1].store(1, ordering: .relaxed)
+            // It fails only for a process not registered (registration succeeded when the
+            // renderer was made, or the gate would be the compare-and-swap); the fence is there
+            // for form, not as a substitute.
             if aq_membarrier() != 0 { atomicMemoryFence(ordering: .sequentiallyConsistent) }
             if gate[0].load(ordering: .acquiring) != 0 {
                 gate[1].store(0, ordering: .releasing)
