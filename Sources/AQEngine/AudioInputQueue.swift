@@ -573,37 +573,55 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// from the ring go through the converter (a stream that starts at the device frame
     /// ``streamStart``: its output frame k is at device time `streamStart + k × ratio`), then
     /// into the buffers. Queue lock held.
+    /// A converting or encoding queue's read of the capture ring into the scratch planes: up to
+    /// a scratch's worth of frames from ``readPosition`` (not past `end`). Frames the ring no
+    /// longer has are lost and end the stream (the next frames start a new one). Returns what
+    /// ``RenderCore/readCapture(from:maxFrames:into:channels:)`` returned. Queue lock held.
+    func readStreamLocked(_ core: RenderCore, until end: Int64, handed: inout [(AudioQueueBuffer, Double)]) -> (first: Int64, frames: Int) {
+        let want = Int(min(Int64(scratchFrames), end - readPosition))
+        let r = core.readCapture(from: readPosition, maxFrames: want, into: scratchChannels, channels: channels)
+        if r.first > readPosition {
+            lost += r.first - readPosition
+            discontinuities += 1
+            endStreamLocked(&handed)
+            readPosition = r.first
+        }
+        return r
+    }
+
+    /// Converts `frames` frames of the scratch planes to the queue's rate and gives `body` the
+    /// result: one plane per channel and the frames in each. Queue lock held (the converter's
+    /// stream is the queue's).
+    func convertScratch(_ converter: RateConverter, frames: Int, _ body: (UnsafePointer<UnsafeMutablePointer<Float>>, Int) -> Void) {
+        let capacity = RateConverter.maximumOutputFrames(inputFrames: frames, inputRate: converter.inputRate, outputRate: converter.outputRate) + 64
+        let out = UnsafeMutablePointer<Float>.allocate(capacity: capacity * channels)
+        defer { out.deallocate() }
+        let outs = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: channels)
+        defer { outs.deallocate() }
+        for c in 0..<channels { outs[c] = out + c * capacity }
+        let ins = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: channels)
+        defer { ins.deallocate() }
+        for c in 0..<channels { ins[c] = UnsafePointer(scratchChannels[c]) }
+        let k = converter.process(input: ins, frames: frames, output: outs, capacity: capacity)
+        body(UnsafePointer(outs), k)
+    }
+
     func pumpConvertedLocked(until end: Int64, handed: inout [(AudioQueueBuffer, Double)]) {
         guard let converter else { return }
         let core = hub.core.pointee
         // At the start of a pass nothing was handed back yet: with no buffer, frames are lost.
         drainFifoLocked(&handed, allowLoss: true)
         while readPosition < end && (fifo[0].isEmpty || !pending.isEmpty) {
-            let want = Int(min(Int64(scratchFrames), end - readPosition))
-            let r = core.readCapture(from: readPosition, maxFrames: want, into: scratchChannels, channels: channels)
-            if r.first > readPosition {
-                lost += r.first - readPosition
-                discontinuities += 1
-                endStreamLocked(&handed)
-                readPosition = r.first
-            }
+            let r = readStreamLocked(core, until: end, handed: &handed)
             if r.frames == 0 { break }
             if streamStart < 0 {
                 streamStart = r.first
                 fifoFrame = 0
             }
             if meteringEnabled { meter(r.frames) }
-            let capacity = RateConverter.maximumOutputFrames(inputFrames: r.frames, inputRate: converter.inputRate, outputRate: converter.outputRate) + 64
-            let out = UnsafeMutablePointer<Float>.allocate(capacity: capacity * channels)
-            defer { out.deallocate() }
-            let outs = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: channels)
-            defer { outs.deallocate() }
-            for c in 0..<channels { outs[c] = out + c * capacity }
-            let ins = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: channels)
-            defer { ins.deallocate() }
-            for c in 0..<channels { ins[c] = UnsafePointer(scratchChannels[c]) }
-            let k = converter.process(input: ins, frames: r.frames, output: outs, capacity: capacity)
-            for c in 0..<channels { fifo[c].append(contentsOf: UnsafeBufferPointer(start: outs[c], count: k)) }
+            convertScratch(converter, frames: r.frames) { outs, k in
+                for c in 0..<channels { fifo[c].append(contentsOf: UnsafeBufferPointer(start: outs[c], count: k)) }
+            }
             readPosition += Int64(r.frames)
             drainFifoLocked(&handed, allowLoss: handed.isEmpty)
             if stopAfterBuffer && !handed.isEmpty { break }
@@ -699,14 +717,7 @@ public final class AudioInputQueue: @unchecked Sendable {
         let core = hub.core.pointee
         drainPacketsLocked(&handed, allowLoss: true)
         while readPosition < end && (packetFifo.isEmpty || !pending.isEmpty) {
-            let want = Int(min(Int64(scratchFrames), end - readPosition))
-            let r = core.readCapture(from: readPosition, maxFrames: want, into: scratchChannels, channels: channels)
-            if r.first > readPosition {
-                lost += r.first - readPosition
-                discontinuities += 1
-                endStreamLocked(&handed)
-                readPosition = r.first
-            }
+            let r = readStreamLocked(core, until: end, handed: &handed)
             if r.frames == 0 { break }
             if streamStart < 0 {
                 streamStart = r.first
@@ -715,17 +726,9 @@ public final class AudioInputQueue: @unchecked Sendable {
             if meteringEnabled { meter(r.frames) }
             var packets: [[UInt8]] = []
             if let converter {
-                let capacity = RateConverter.maximumOutputFrames(inputFrames: r.frames, inputRate: converter.inputRate, outputRate: converter.outputRate) + 64
-                let out = UnsafeMutablePointer<Float>.allocate(capacity: capacity * channels)
-                defer { out.deallocate() }
-                let outs = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: channels)
-                defer { outs.deallocate() }
-                for c in 0..<channels { outs[c] = out + c * capacity }
-                let ins = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: channels)
-                defer { ins.deallocate() }
-                for c in 0..<channels { ins[c] = UnsafePointer(scratchChannels[c]) }
-                let k = converter.process(input: ins, frames: r.frames, output: outs, capacity: capacity)
-                encoder.encode(frames: k, into: &packets) { c, i in out[c * capacity + i] }
+                convertScratch(converter, frames: r.frames) { outs, k in
+                    encoder.encode(frames: k, into: &packets) { c, i in outs[c][i] }
+                }
             } else {
                 encoder.encode(frames: r.frames, into: &packets) { c, i in scratchChannels[c][i] }
             }

@@ -182,29 +182,16 @@ public final class PCMTakeWriter: TakeWriter {
         if Int64(framesWritten) * Int64(bytesPerFrame) + Int64(bytes) > maxDataBytes {
             throw SessionError(.output, file: url.path, "the take reached the 4 GiB limit of a \(format.container == .wav ? "WAV" : "AIFF") file (\(framesWritten) frames kept): record long takes to .caf")
         }
-        var done = 0
-        while done < bytes {
-            let r = Glibc.write(fd, block + done, bytes - done)
-            if r < 0 {
-                if errno == EINTR { continue }
-                let e = errno
-                framesWritten += Int64(done / bytesPerFrame)
-                throw SessionError(.output, file: url.path, "cannot write the take: \(String(cString: strerror(e)))\(e == ENOSPC ? " (disk full)" : e == EFBIG ? " (file size limit)" : "")")
-            }
-            done += r
+        if let failure = writeFully(fd, UnsafeRawBufferPointer(start: block, count: bytes)) {
+            framesWritten += Int64(failure.written / bytesPerFrame)
+            throw SessionError(.output, file: url.path, "cannot write the take: \(writeErrorText(failure.errno))")
         }
         framesWritten += Int64(n)
     }
 
     private func writeAll(_ data: [UInt8]) throws(SessionError) {
-        var done = 0
-        while done < data.count {
-            let r = data.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, data.count - done) }
-            if r < 0 {
-                if errno == EINTR { continue }
-                throw SessionError(.output, file: url.path, "cannot write the take: \(String(cString: strerror(errno)))")
-            }
-            done += r
+        if let failure = data.withUnsafeBytes({ writeFully(fd, $0) }) {
+            throw SessionError(.output, file: url.path, "cannot write the take: \(writeErrorText(failure.errno))")
         }
     }
 

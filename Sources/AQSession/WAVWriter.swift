@@ -177,21 +177,14 @@ public final class WAVWriter {
     }
 
     private func writeAll(_ bytes: [UInt8]) throws(SessionError) {
-        let r: Result<Void, SessionError> = bytes.withUnsafeBytes { raw in
-            do throws(SessionError) { try writeAll(raw); return .success(()) } catch { return .failure(error) }
-        }
-        try r.get()
+        if let failure = bytes.withUnsafeBytes({ writeFully(fd, $0) }) { throw writeError(failure.errno) }
     }
 
     private func writeAll(_ raw: UnsafeRawBufferPointer) throws(SessionError) {
-        var done = 0
-        while done < raw.count {
-            let n = Glibc.write(fd, raw.baseAddress! + done, raw.count - done)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw SessionError(.output, file: url.path, "write error: \(String(cString: strerror(errno)))")
-            }
-            done += n
-        }
+        if let failure = writeFully(fd, raw) { throw writeError(failure.errno) }
+    }
+
+    private func writeError(_ e: Int32) -> SessionError {
+        SessionError(.output, file: url.path, "write error: \(writeErrorText(e))")
     }
 }

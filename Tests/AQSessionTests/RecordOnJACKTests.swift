@@ -72,6 +72,17 @@ struct RecordOnJACKTests {
 
     static func xrunned(_ log: String) -> Bool { log.contains("xrun") || log.contains("discontinuity") }
 
+    /// Runs `run` up to three times: again only when it says the machine xrunned (and prints
+    /// so, with its note); a run that fails otherwise is a failure at once.
+    private func repeatedOnlyWhenTheMachineXruns(_ name: String, _ run: () throws -> (Bool, String)) throws {
+        for attempt in 1...3 {
+            let (done, note) = try run()
+            if done { return }
+            print("\(name): run \(attempt) repeated because the machine xrunned: \(note)")
+        }
+        Issue.record("three runs in a row xrunned")
+    }
+
     // MARK: - Placement against the clicker
 
     /// A take recorded from the reference clicker while a click track plays: its clicks are
@@ -80,12 +91,7 @@ struct RecordOnJACKTests {
     /// the timeline, so the clicker's offset from them is the same in both recordings.
     @Test(.timeLimit(.minutes(4)))
     func takeClicksWhereTheClickerSays() throws {
-        for attempt in 1...3 {
-            let (done, note) = try clickerRun()
-            if done { return }
-            print("takeClicksWhereTheClickerSays: run \(attempt) repeated because the machine xrunned: \(note)")
-        }
-        Issue.record("three runs in a row xrunned")
+        try repeatedOnlyWhenTheMachineXruns("takeClicksWhereTheClickerSays", clickerRun)
     }
 
     private func clickerRun() throws -> (Bool, String) {
@@ -143,12 +149,7 @@ struct RecordOnJACKTests {
     /// latencies the echo declares (capture `delay`, playback one period) from JACK.
     @Test(.timeLimit(.minutes(4)))
     func overdubLinesUpWithTheClickTrack() throws {
-        for attempt in 1...3 {
-            let (done, note) = try overdubRun()
-            if done { return }
-            print("overdubLinesUpWithTheClickTrack: run \(attempt) repeated because the machine xrunned: \(note)")
-        }
-        Issue.record("three runs in a row xrunned")
+        try repeatedOnlyWhenTheMachineXruns("overdubLinesUpWithTheClickTrack", overdubRun)
     }
 
     private func overdubRun() throws -> (Bool, String) {
@@ -208,12 +209,7 @@ struct RecordOnJACKTests {
     /// at the stop or before).
     @Test(.timeLimit(.minutes(3)))
     func sigintFinishesTheTake() throws {
-        for attempt in 1...3 {
-            let (done, note) = try stopRun(prefix: nil, signal: SIGINT)
-            if done { return }
-            print("sigintFinishesTheTake: run \(attempt) repeated because the machine xrunned: \(note)")
-        }
-        Issue.record("three runs in a row xrunned")
+        try repeatedOnlyWhenTheMachineXruns("sigintFinishesTheTake") { try stopRun(prefix: nil, signal: SIGINT) }
     }
 
     /// A write error while recording (here the file size limit, as a full disk): the take
@@ -221,12 +217,7 @@ struct RecordOnJACKTests {
     /// go on, aqsync exits 1 saying why.
     @Test(.timeLimit(.minutes(3)))
     func writeErrorStopsTheTakeCleanly() throws {
-        for attempt in 1...3 {
-            let (done, note) = try stopRun(prefix: "ulimit -f 600", signal: nil)
-            if done { return }
-            print("writeErrorStopsTheTakeCleanly: run \(attempt) repeated because the machine xrunned: \(note)")
-        }
-        Issue.record("three runs in a row xrunned")
+        try repeatedOnlyWhenTheMachineXruns("writeErrorStopsTheTakeCleanly") { try stopRun(prefix: "ulimit -f 600", signal: nil) }
     }
 
     private func stopRun(prefix: String?, signal: Int32?) throws -> (Bool, String) {
