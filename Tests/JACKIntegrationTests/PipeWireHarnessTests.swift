@@ -363,10 +363,14 @@ struct AqsyncOnPipeWireTests {
     /// Runs `body` up to three times: a run in which aqsync reports lost time or an xrun (the
     /// machine's doing) and whose recording is not exact is repeated; the last is judged.
     func judged(_ name: String, _ body: () throws -> (status: Int32, output: String, found: Findings), check: ((status: Int32, output: String, found: Findings)) -> Void) throws {
-        for attempt in 1...3 {
+        // Up to five runs: the dummy driver at a 64-frame quantum lost time in three runs in a
+        // row once on this shared machine (the reference clicker's own clicks moved each time);
+        // a run is repeated only then, and says so.
+        let attempts = 5
+        for attempt in 1...attempts {
             let r = try body()
             let machine = r.output.contains("frames of wall-clock time lost") || r.output.contains("xrun") || !r.found.faithful
-            if !r.found.exact && machine && attempt < 3 {
+            if !r.found.exact && machine && attempt < attempts {
                 print("\(name): run \(attempt) repeated because the machine lost time: \(r.output.split(separator: "\n").filter { $0.contains("discontinuity") || $0.hasPrefix("server:") }.joined(separator: "; "))")
                 continue
             }
