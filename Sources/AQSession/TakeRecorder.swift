@@ -250,7 +250,9 @@ public final class TakeRecorder: @unchecked Sendable {
         return done
     }
 
-    /// Waits until ``isFinished`` (at most `timeout` seconds). Returns ``isFinished``.
+    /// Waits until ``isFinished`` (at most `timeout` seconds). Returns ``isFinished``. On a
+    /// hand-driven device the take progresses only while someone delivers the engine's events
+    /// (`deliverPendingEvents()`), so a caller there delivers instead of waiting.
     @discardableResult
     public func waitUntilFinished(timeout: Double) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)

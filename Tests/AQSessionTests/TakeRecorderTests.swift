@@ -74,6 +74,18 @@ struct TakeRecorderTests {
             }
         }
 
+        /// Delivers events (the queue reads the capture ring only then, on the hand-driven
+        /// device) until `recorder` is finished, `timeout` seconds at most: the writer thread may
+        /// give a buffer back after the test's last delivery. Returns whether it finished.
+        func deliverUntilFinished(_ recorder: TakeRecorder, timeout: Double) -> Bool {
+            let deadline = Date().addingTimeInterval(timeout)
+            while !recorder.isFinished && Date() < deadline {
+                engine.deliverPendingEvents()
+                sched_yield()
+            }
+            return recorder.isFinished
+        }
+
         /// One cycle whose input channel c holds `value(c, deviceFrame)`, then the events.
         func cycle(_ value: (Int, Int64) -> Float) {
             let f = device.currentFrame
@@ -101,7 +113,7 @@ struct TakeRecorderTests {
             rig.cycle { c, f in c == 0 ? 0.9 : (marks.contains(f) ? (c == 1 ? 0.5 : -0.25) : 0) }
             rig.pace(recorder, from: base, bufferFrames: 700)
         }
-        #expect(recorder.waitUntilFinished(timeout: 10))
+        #expect(rig.deliverUntilFinished(recorder, timeout: 10))
         let r = recorder.report()
         #expect(r.completed && r.error == nil && r.frames == 20_001 && r.lostFrames == 0 && r.leadingSilence == 0, "\(r.summary)")
         #expect(r.sessionFrame == 3000 && r.firstRecordedSessionFrame == 3000, "\(r)")
@@ -129,7 +141,7 @@ struct TakeRecorderTests {
             rig.cycle { c, f in c == 1 && marks.contains(f) ? 0.5 : 0 }
             rig.pace(recorder, from: base, bufferFrames: 700)
         }
-        #expect(recorder.waitUntilFinished(timeout: 10))
+        #expect(rig.deliverUntilFinished(recorder, timeout: 10))
         let r = recorder.report()
         #expect(r.completed && r.error == nil && r.frames == 20_001 && r.lostFrames == 0, "\(r.summary)")
         recorder.close()
@@ -165,7 +177,7 @@ struct TakeRecorderTests {
             rig.cycle { _, f in marks.contains(f) ? 0.5 : 0 }
             rig.pace(recorder, from: base, bufferFrames: 512)
         }
-        #expect(recorder.waitUntilFinished(timeout: 10))
+        #expect(rig.deliverUntilFinished(recorder, timeout: 10))
         let r = recorder.report()
         #expect(r.completed && r.frames == 10_000 && r.lostFrames == 0 && r.leadingSilence == 0 && r.latency.playback == 300, "\(r.summary)")
         #expect(r.summary.contains("10000 frames from session frame 1000 (compensated: capture 0 + playback 300 frames)"), "\(r.summary)")
@@ -197,7 +209,7 @@ struct TakeRecorderTests {
             rig.cycle { _, f in (f - start) % 1000 == 0 ? 0.5 : 0 }
             rig.pace(recorder, from: start, bufferFrames: 2048)
         }
-        #expect(recorder.waitUntilFinished(timeout: 10))
+        #expect(rig.deliverUntilFinished(recorder, timeout: 10))
         let r = recorder.report()
         recorder.close()
         let file = try WAVReader.read(take.file)
