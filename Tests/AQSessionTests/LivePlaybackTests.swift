@@ -15,7 +15,7 @@ struct LivePlaybackOnJACKTests {
     ///
     /// Without realtime scheduling on a shared machine the dummy backend can xrun; an xrun
     /// during playback legitimately skips frames (late frames, the tracks keep their place),
-    /// so such a run proves nothing about equality and is repeated (at most 3 runs).
+    /// so such a run proves nothing about equality and is repeated (at most `liveRunAttempts` runs).
     @Test(.timeLimit(.minutes(3)))
     func liveEqualsOfflineRender() throws {
         let fx = try ImpulseSession.make()
@@ -23,8 +23,8 @@ struct LivePlaybackOnJACKTests {
         let offlineURL = fx.dir.file("offline.wav")
         try OfflineRenderer.render(session: session, to: offlineURL)
         let offline = try WAVReader.read(offlineURL).channels
-        for attempt in 1...3 {
-            if try playAndCompare(fx: fx, session: session, offline: offline, lastAttempt: attempt == 3) { return }
+        for attempt in 1...liveRunAttempts {
+            if try playAndCompare(fx: fx, session: session, offline: offline, lastAttempt: attempt == liveRunAttempts) { return }
         }
     }
 

@@ -7,7 +7,7 @@ import Testing
 /// independent witnesses: a plain C clicker (its own frame count), jack-record, a plain C echo
 /// client, and the files' own frames read by ffmpeg. A run during which the machine xrunned
 /// (the server says so, or the witness's clicks are not exactly their interval apart) proves
-/// nothing about placement: it is repeated, at most three times, and says so.
+/// nothing about placement: it is repeated, at most `liveRunAttempts` times, and says so.
 @Suite("Recording sessions on JACK", .serialized)
 struct RecordOnJACKTests {
     static let interval = 4800
@@ -72,15 +72,15 @@ struct RecordOnJACKTests {
 
     static func xrunned(_ log: String) -> Bool { log.contains("xrun") || log.contains("discontinuity") }
 
-    /// Runs `run` up to three times: again only when it says the machine xrunned (and prints
+    /// Runs `run` up to `liveRunAttempts` times: again only when it says the machine xrunned (and prints
     /// so, with its note); a run that fails otherwise is a failure at once.
     private func repeatedOnlyWhenTheMachineXruns(_ name: String, _ run: () throws -> (Bool, String)) throws {
-        for attempt in 1...3 {
+        for attempt in 1...liveRunAttempts {
             let (done, note) = try run()
             if done { return }
             print("\(name): run \(attempt) repeated because the machine xrunned: \(note)")
         }
-        Issue.record("three runs in a row xrunned")
+        Issue.record("\(liveRunAttempts) runs in a row xrunned")
     }
 
     // MARK: - Placement against the clicker
@@ -284,7 +284,7 @@ struct RecordOnJACKTests {
     /// exactly their interval apart, exit 0.
     @Test(.timeLimit(.minutes(2)))
     func recordToneRecordsTheClicker() throws {
-        for attempt in 1...3 {
+        for attempt in 1...liveRunAttempts {
             let dir = try TempDir()
             let server = try PrivateJackServer(sampleRate: Self.rate, period: 256, realtime: true)
             defer { server.stop() }
@@ -310,7 +310,7 @@ struct RecordOnJACKTests {
             #expect(ReferenceClicker.isFaithful(clicks, interval: Self.interval) && clicks.count == 2 * Self.rate / Self.interval, "clicks \(clicks)")
             return
         }
-        Issue.record("three runs in a row xrunned")
+        Issue.record("\(liveRunAttempts) runs in a row xrunned")
     }
 }
 

@@ -12,7 +12,7 @@ import Testing
 /// The recorder counts its own frames; the engine is not asked anything. A run during which the
 /// server lost frames (an xrun on this shared 2-core machine without realtime scheduling) moves
 /// the recorder's timeline against the engine's by the frames lost, so it proves nothing about
-/// placement: such a run is repeated, at most three times, and says so in the test output.
+/// placement: such a run is repeated, at most `liveRunAttempts` times, and says so in the test output.
 /// Any other failure is not retried.
 @Suite("Device time against jack-record on a private JACK server", .serialized)
 struct WallClockOnJACKTests {
@@ -115,8 +115,8 @@ struct WallClockOnJACKTests {
     /// exactly `offset` after one of a's.
     @Test(.timeLimit(.minutes(5)))
     func periodChangesKeepEveryTrackOnItsFrames() throws {
-        for attempt in 1...3 {
-            let (done, note) = try periodChangeRun(lastAttempt: attempt == 3)
+        for attempt in 1...liveRunAttempts {
+            let (done, note) = try periodChangeRun(lastAttempt: attempt == liveRunAttempts)
             if done { return }
             print("periodChangesKeepEveryTrackOnItsFrames: run \(attempt) repeated because the machine xrunned or the recorder lost frames: \(note)")
         }
@@ -160,8 +160,8 @@ struct WallClockOnJACKTests {
     /// click of b exactly `offset` after one of a's.
     @Test(.timeLimit(.minutes(5)))
     func serverKilledAndRestartedKeepsTracksInStep() throws {
-        for attempt in 1...3 {
-            let (done, note) = try restartRun(lastAttempt: attempt == 3)
+        for attempt in 1...liveRunAttempts {
+            let (done, note) = try restartRun(lastAttempt: attempt == liveRunAttempts)
             if done { return }
             print("serverKilledAndRestartedKeepsTracksInStep: run \(attempt) repeated because the machine xrunned or the recorder lost frames: \(note)")
         }
@@ -207,8 +207,8 @@ struct WallClockOnJACKTests {
     func xrunsAreCountedAndTracksStayInStep() throws {
         let dir = try TempDir()
         let sleeper = try buildSleeper(dir)
-        for attempt in 1...3 {
-            let (done, note) = try xrunRun(dir: dir, sleeper: sleeper, lastAttempt: attempt == 3)
+        for attempt in 1...liveRunAttempts {
+            let (done, note) = try xrunRun(dir: dir, sleeper: sleeper, lastAttempt: attempt == liveRunAttempts)
             if done { return }
             print("xrunsAreCountedAndTracksStayInStep: run \(attempt) repeated because the machine itself lost frames (beyond the provoked xruns): \(note)")
         }
@@ -290,8 +290,8 @@ struct WallClockOnJACKTests {
     /// every click of b exactly `offset` after one of a's; the report counts the xruns.
     @Test(.timeLimit(.minutes(5)))
     func stalledClientKeepsEveryFrameOnJackd() throws {
-        for attempt in 1...3 {
-            if try stallRun(lastAttempt: attempt == 3) { return }
+        for attempt in 1...liveRunAttempts {
+            if try stallRun(lastAttempt: attempt == liveRunAttempts) { return }
             print("stalledClientKeepsEveryFrameOnJackd: run \(attempt) repeated because the recorder itself lost frames (the reference client's clicks moved)")
         }
     }
