@@ -508,6 +508,20 @@ public struct RenderCore: @unchecked Sendable {
                 h.pointee.source = src + n
                 h.pointee.remaining -= Int32(n)
                 h.pointee.nextFrame = cycle.frame &+ Int64(n)
+            } else if steadyAllowed && h.pointee.nextFrame == cycle.frame && Int(h.pointee.remaining) == n,
+                let src = h.pointee.source
+            {
+                // The steady state's last cycle of a buffer that ends exactly at the cycle's
+                // end: the same sums, then what the general path does at that boundary (the
+                // buffer done, a drain that completes) and the record for the next buffer.
+                if h.pointee.firstFrame {
+                    slots[s].headPlayed = true
+                    slots[s].dry = false
+                    h.pointee.firstFrame = false
+                }
+                mixStereo(out0, out1, src, src + Int(h.pointee.stride), n, h.pointee.gain)
+                finishBufferAtCycleEnd(slot: s, cycleFrame: cycle.frame, frames: n, reported: &reported)
+                updateHot(slot: s, next: cycle.frame &+ Int64(n))
             } else if slots[s].state == .running && (solo == 0 || solo == s + 1) {
                 mix(slot: s, t: cycle.frame, n: n, outputs: outputs, channels: channels, reported: &reported)
                 updateHot(slot: s, next: cycle.frame &+ Int64(n))
@@ -1074,14 +1088,30 @@ public struct RenderCore: @unchecked Sendable {
                 c += 1
             }
         }
-        if slot.pointee.count == 0 && slot.pointee.stopWhenDrained {
+        completeDrainIfDone(slot: s, at: t, reported: &reported)
+    }
+
+    /// A stop-after-drain whose queue has no buffer left stops now. Render thread.
+    @_noLocks @inline(__always)
+    func completeDrainIfDone(slot s: Int, at t: Int64, reported: inout Bool) {
+        if slots[s].count == 0 && slots[s].stopWhenDrained {
             let end = drainEnd(slot: s)
             // The stop command's credit, held as `drainCredit` (set with `stopWhenDrained`),
             // pays for this report.
-            slot.pointee.drainCredit = false
-            stopNow(slot: s, at: max(slot.pointee.lastEnd, t), drainEnd: end, reported: &reported)
+            slots[s].drainCredit = false
+            stopNow(slot: s, at: max(slots[s].lastEnd, t), drainEnd: end, reported: &reported)
             publishPosition(slot: s)
         }
+    }
+
+    /// The head buffer of a queue in its steady state played its last frame at the end of the
+    /// cycle of `frames` frames starting at device frame `cycleFrame`: as at the general path's
+    /// boundary, the buffer is done and a drain that empties the queue completes. Render thread.
+    @_noLocks
+    func finishBufferAtCycleEnd(slot s: Int, cycleFrame: Int64, frames: Int, reported: inout Bool) {
+        slots[s].lastEnd = cycleFrame &+ Int64(frames)
+        finishHead(slot: s, cap: Int32(capacities.buffersPerQueue), played: true, reported: &reported)
+        completeDrainIfDone(slot: s, at: cycleFrame, reported: &reported)
     }
 
     /// Fills in slot `s`'s ``HotSlot`` after a cycle of the general path when the queue is in
