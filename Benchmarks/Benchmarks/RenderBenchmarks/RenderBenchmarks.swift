@@ -35,25 +35,25 @@ let ratioQueueCounts = offlineGridQueues
 let ratioPeriods = offlineGridFrames
 /// The noise of each grid point's ratio, in hundredths: the spread (max − min) of the ratio
 /// over five runs of `aqsync bench --offline --grid --seconds 1.5` on this machine, quiet
-/// (load average 0.8–1.0; 2026-11-23 08:06 UTC), at least 2 (docs/benchmarking.md). Keyed
+/// (load average about 1.0; 2026-11-23 09:24 UTC), at least 2 (docs/benchmarking.md). Keyed
 /// "queues-frames".
 let ratioNoiseHundredths: [String: Int] = [
-    "1-32": 7,
-    "1-64": 6,
-    "1-256": 2,
+    "1-32": 10,
+    "1-64": 11,
+    "1-256": 5,
     "1-1024": 4,
-    "16-32": 2,
-    "16-64": 2,
-    "16-256": 2,
-    "16-1024": 2,
-    "256-32": 18,
-    "256-64": 31,
-    "256-256": 13,
-    "256-1024": 2,
-    "1024-32": 21,
-    "1024-64": 4,
-    "1024-256": 2,
-    "1024-1024": 2,
+    "16-32": 14,
+    "16-64": 11,
+    "16-256": 6,
+    "16-1024": 4,
+    "256-32": 6,
+    "256-64": 59,
+    "256-256": 3,
+    "256-1024": 4,
+    "1024-32": 10,
+    "1024-64": 5,
+    "1024-256": 7,
+    "1024-1024": 3,
 ]
 
 let benchmarks: @Sendable () -> Void = {
