@@ -492,7 +492,7 @@ public struct RenderCore: @unchecked Sendable {
         while i < liveCount.pointee {
             let s = Int(live[i])
             let h = hot + s
-            if steadyAllowed && h.pointee.nextFrame == cycle.frame && Int(h.pointee.remaining) > n,
+            if steadyAllowed && h.pointee.nextFrame == cycle.frame && Int(h.pointee.remaining) >= n,
                 let src = h.pointee.source
             {
                 // A queue in its steady state (``HotSlot``): the same sums as the general path,
@@ -505,23 +505,17 @@ public struct RenderCore: @unchecked Sendable {
                     h.pointee.firstFrame = false
                 }
                 mixStereo(out0, out1, src, src + Int(h.pointee.stride), n, h.pointee.gain)
-                h.pointee.source = src + n
-                h.pointee.remaining -= Int32(n)
-                h.pointee.nextFrame = cycle.frame &+ Int64(n)
-            } else if steadyAllowed && h.pointee.nextFrame == cycle.frame && Int(h.pointee.remaining) == n,
-                let src = h.pointee.source
-            {
-                // The steady state's last cycle of a buffer that ends exactly at the cycle's
-                // end: the same sums, then what the general path does at that boundary (the
-                // buffer done, a drain that completes) and the record for the next buffer.
-                if h.pointee.firstFrame {
-                    slots[s].headPlayed = true
-                    slots[s].dry = false
-                    h.pointee.firstFrame = false
+                if Int(h.pointee.remaining) == n {
+                    // The buffer ends exactly at the cycle's end: what the general path does at
+                    // that boundary (the buffer done, a drain that completes), then the record
+                    // for the next buffer.
+                    finishBufferAtCycleEnd(slot: s, cycleFrame: cycle.frame, frames: n, reported: &reported)
+                    updateHot(slot: s, next: cycle.frame &+ Int64(n))
+                } else {
+                    h.pointee.source = src + n
+                    h.pointee.remaining -= Int32(n)
+                    h.pointee.nextFrame = cycle.frame &+ Int64(n)
                 }
-                mixStereo(out0, out1, src, src + Int(h.pointee.stride), n, h.pointee.gain)
-                finishBufferAtCycleEnd(slot: s, cycleFrame: cycle.frame, frames: n, reported: &reported)
-                updateHot(slot: s, next: cycle.frame &+ Int64(n))
             } else if slots[s].state == .running && (solo == 0 || solo == s + 1) {
                 mix(slot: s, t: cycle.frame, n: n, outputs: outputs, channels: channels, reported: &reported)
                 updateHot(slot: s, next: cycle.frame &+ Int64(n))
