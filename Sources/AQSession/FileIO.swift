@@ -24,3 +24,17 @@ func writeFully(_ fd: Int32, _ raw: UnsafeRawBufferPointer) -> (written: Int, er
 func writeErrorText(_ e: Int32) -> String {
     String(cString: strerror(e)) + (e == ENOSPC ? " (disk full)" : e == EFBIG ? " (file size limit)" : "")
 }
+
+/// ``writeFully(_:_:)``, a failure thrown as ``SessionError`` `.output` naming `path`.
+func writeAll(_ fd: Int32, _ raw: UnsafeRawBufferPointer, path: String) throws(SessionError) {
+    if let failure = writeFully(fd, raw) {
+        throw SessionError(.output, file: path, "write error: \(writeErrorText(failure.errno))")
+    }
+}
+
+/// ``writeAll(_:_:path:)`` for bytes in an array.
+func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws(SessionError) {
+    if let failure = bytes.withUnsafeBytes({ writeFully(fd, $0) }) {
+        throw SessionError(.output, file: path, "write error: \(writeErrorText(failure.errno))")
+    }
+}

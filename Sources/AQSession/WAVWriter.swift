@@ -176,15 +176,7 @@ public final class WAVWriter {
         try writeAll(header(dataBytes: dataBytes))
     }
 
-    private func writeAll(_ bytes: [UInt8]) throws(SessionError) {
-        if let failure = bytes.withUnsafeBytes({ writeFully(fd, $0) }) { throw writeError(failure.errno) }
-    }
+    private func writeAll(_ bytes: [UInt8]) throws(SessionError) { try AQSession.writeAll(fd, bytes, path: url.path) }
 
-    private func writeAll(_ raw: UnsafeRawBufferPointer) throws(SessionError) {
-        if let failure = writeFully(fd, raw) { throw writeError(failure.errno) }
-    }
-
-    private func writeError(_ e: Int32) -> SessionError {
-        SessionError(.output, file: url.path, "write error: \(writeErrorText(e))")
-    }
+    private func writeAll(_ raw: UnsafeRawBufferPointer) throws(SessionError) { try AQSession.writeAll(fd, raw, path: url.path) }
 }
