@@ -10,6 +10,13 @@ import Testing
 /// the take's length (an hour-long recording, shortened).
 @Suite("Take recorder", .serialized)
 struct TakeRecorderTests {
+    /// Frames a test renders at most while it waits for a take to finish. The take finishes
+    /// only when a buffer shows what came after its end; a writer thread starved by a loaded
+    /// machine can leave the queue without a buffer for a long stretch (those frames are lost,
+    /// and shown only by the next buffer), so the limit is far past any take here: reaching it
+    /// means the take never finishes.
+    static let renderLimit: Int64 = 2_000_000
+
     /// A hand-driven device that reports a latency (``ManualDevice`` reports none): what the
     /// take's placement reads.
     final class LatentDevice: HandDrivenDevice, @unchecked Sendable {
@@ -109,7 +116,7 @@ struct TakeRecorderTests {
         // Channel 0 is not the take's; channels 1 and 2 are. Impulses before the take (dropped),
         // at its first frame, inside, at its last frame, and after it (not recorded).
         let marks: [Int64] = [base - 1, base, base + 777, base + 12_345, base + 20_000, base + 20_001]
-        while !recorder.isFinished && rig.device.currentFrame < base + 40_000 {
+        while !recorder.isFinished && rig.device.currentFrame < base + Self.renderLimit {
             rig.cycle { c, f in c == 0 ? 0.9 : (marks.contains(f) ? (c == 1 ? 0.5 : -0.25) : 0) }
             rig.pace(recorder, from: base, bufferFrames: 700)
         }
@@ -137,7 +144,7 @@ struct TakeRecorderTests {
         try recorder.start(sessionStart: sessionStart)
         let base = sessionStart + 3000
         let marks: [Int64] = [base - 1, base + 5, base + 777, base + 12_345, base + 19_990, base + 20_001]
-        while !recorder.isFinished && rig.device.currentFrame < base + 40_000 {
+        while !recorder.isFinished && rig.device.currentFrame < base + Self.renderLimit {
             rig.cycle { c, f in c == 1 && marks.contains(f) ? 0.5 : 0 }
             rig.pace(recorder, from: base, bufferFrames: 700)
         }
@@ -173,7 +180,7 @@ struct TakeRecorderTests {
         try recorder.start(sessionStart: sessionStart)
         let base = sessionStart + 1000 + 300
         let marks: Set<Int64> = [base - 1, base, base + 4321, base + 9999, base + 10_000]
-        while !recorder.isFinished && rig.device.currentFrame < base + 20_000 {
+        while !recorder.isFinished && rig.device.currentFrame < base + Self.renderLimit {
             rig.cycle { _, f in marks.contains(f) ? 0.5 : 0 }
             rig.pace(recorder, from: base, bufferFrames: 512)
         }
@@ -205,7 +212,7 @@ struct TakeRecorderTests {
             for i in 0..<cycle { f1[i] = (f + Int64(i) - start) % 1000 == 0 ? 0.5 : 0 }
             rig.device.render(frames: cycle, inputs: UnsafePointer(rig.ins), into: UnsafePointer(rig.outs))
         }
-        while !recorder.isFinished && rig.device.currentFrame < start + 300_000 {
+        while !recorder.isFinished && rig.device.currentFrame < start + Self.renderLimit {
             rig.cycle { _, f in (f - start) % 1000 == 0 ? 0.5 : 0 }
             rig.pace(recorder, from: start, bufferFrames: 2048)
         }
