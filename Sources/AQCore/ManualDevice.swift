@@ -96,7 +96,9 @@ public final class ManualDevice: HandDrivenDevice, @unchecked Sendable {
     /// Host time of device frame `frame` (a frame before 0, such as a capture time before the
     /// first cycle, is before ``hostTimeOrigin``).
     /// Rounded to the nearest nanosecond (half away from zero) without a libm call: it runs
-    /// once a cycle, and `rounded()` was a tenth of a one-queue cycle's cost.
+    /// once a cycle, and `rounded()` was a tenth of a one-queue cycle's cost. Inlined into
+    /// ``render(frames:inputs:into:)``: the call was a few per cent of it.
+    @inline(__always)
     public func hostTime(ofFrame frame: Int64) -> UInt64 {
         let x = Double(frame) * nsPerFrame
         let ns = x >= 0 ? Int64(x + 0.5) : -Int64(-x + 0.5)

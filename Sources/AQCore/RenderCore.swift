@@ -158,64 +158,94 @@ struct HotSlot {
 /// Memory is allocated by ``allocate(sampleRate:capacities:)`` and freed by ``deallocate()``
 /// on a control thread once no device calls ``render(_:outputs:channelCount:inputs:inputCount:)``.
 public struct RenderCore: @unchecked Sendable {
-    /// The device clock this renderer publishes each cycle's anchor to.
-    package let clock: DeviceClockCore
-    /// Control → render. One producer at a time (the control side holds a lock while pushing).
-    package let commands: SPSCRing<RenderCommand>
-    /// Render → events thread.
-    package let events: SPSCRing<RenderEvent>
-    package let capacities: RenderCapacities
-    /// Posted when events were pushed.
-    package let wake: UnsafeMutablePointer<sem_t>
+    /// Every field, behind one pointer: a call through `core.pointee` then passes one word.
+    /// With the fields stored inline (256 bytes), each `core.pointee.render(…)` copied them
+    /// all to the stack first, every cycle (docs/benchmarking.md, "Fixed cost per cycle").
+    let fields: UnsafeMutablePointer<Fields>
 
-    let slots: UnsafeMutablePointer<QueueSlot>
-    /// Per slot: its steady state, when it is in one (``HotSlot``).
-    let hot: UnsafeMutablePointer<HotSlot>
-    let schedule: UnsafeMutablePointer<ScheduledBuffer>
-    let live: UnsafeMutablePointer<Int32>
-    let liveCount: UnsafeMutablePointer<Int>
-    /// Per slot, per channel: peak and mean square of the last cycle, as Float bit patterns.
-    let meters: UnsafeMutablePointer<Atomic<UInt32>>
-    /// Per slot, per channel (8): the highest cycle peak since the last ``takePeak(slot:channel:)``,
-    /// as Float bit patterns (non-negative floats order as their bits): raised by the render
-    /// thread, exchanged with 0 by the reader.
-    let meterPeaks: UnsafeMutablePointer<Atomic<UInt32>>
-    let meterScratch: UnsafeMutablePointer<Float>
-    let stats: UnsafeMutablePointer<Atomic<UInt64>>  // cycles, lateFrames, droppedEvents
-    /// Per slot: state, origin, pause frame, volume (Float bits), volume commands applied —
-    /// for control-side reads.
-    let published: UnsafeMutablePointer<Atomic<Int64>>
-    /// [0] unused (the gate is ``gate``), [1] event credits left, [2] cycles skipped, [3] 1 when the render thread
-    /// waits for a control thread holding the gate instead of skipping the cycle, [4] the
-    /// slot + 1 of the only queue mixed (offline rendering of one queue), 0 for every queue.
-    let control: UnsafeMutablePointer<Atomic<Int>>
-    /// The gate that keeps the render thread and a control thread applying commands out of each
-    /// other's way, on a cache line of its own (the events thread writes ``control``'s credits
-    /// often): [0] 1 while the render thread is in a cycle, [1] 1 while a control thread claims
-    /// the renderer, [2] 1 when the gate is asymmetric (membarrier(2) available: the render
-    /// thread's side is plain stores and loads, the control thread's side a system call), 0
-    /// when it is a compare-and-swap on [0] (0 free, 1 render, 2 control). See
-    /// docs/architecture.md, "The gate".
-    let gate: UnsafeMutablePointer<Atomic<Int>>
+    struct Fields {
+        /// The device clock this renderer publishes each cycle's anchor to.
+        let clock: DeviceClockCore
+        /// Control → render. One producer at a time (the control side holds a lock while pushing).
+        let commands: SPSCRing<RenderCommand>
+        /// Render → events thread.
+        let events: SPSCRing<RenderEvent>
+        let capacities: RenderCapacities
+        /// Posted when events were pushed.
+        let wake: UnsafeMutablePointer<sem_t>
+
+        let slots: UnsafeMutablePointer<QueueSlot>
+        /// Per slot: its steady state, when it is in one (``HotSlot``).
+        let hot: UnsafeMutablePointer<HotSlot>
+        let schedule: UnsafeMutablePointer<ScheduledBuffer>
+        let live: UnsafeMutablePointer<Int32>
+        let liveCount: UnsafeMutablePointer<Int>
+        /// Per slot, per channel: peak and mean square of the last cycle, as Float bit patterns.
+        let meters: UnsafeMutablePointer<Atomic<UInt32>>
+        /// Per slot, per channel (8): the highest cycle peak since the last ``takePeak(slot:channel:)``,
+        /// as Float bit patterns (non-negative floats order as their bits): raised by the render
+        /// thread, exchanged with 0 by the reader.
+        let meterPeaks: UnsafeMutablePointer<Atomic<UInt32>>
+        let meterScratch: UnsafeMutablePointer<Float>
+        let stats: UnsafeMutablePointer<Atomic<UInt64>>  // cycles, lateFrames, droppedEvents
+        /// Per slot: state, origin, pause frame, volume (Float bits), volume commands applied —
+        /// for control-side reads.
+        let published: UnsafeMutablePointer<Atomic<Int64>>
+        /// [0] unused (the gate is ``gate``), [1] event credits left, [2] cycles skipped, [3] 1 when the render thread
+        /// waits for a control thread holding the gate instead of skipping the cycle, [4] the
+        /// slot + 1 of the only queue mixed (offline rendering of one queue), 0 for every queue.
+        let control: UnsafeMutablePointer<Atomic<Int>>
+        /// The gate that keeps the render thread and a control thread applying commands out of each
+        /// other's way, on a cache line of its own (the events thread writes ``control``'s credits
+        /// often): [0] 1 while the render thread is in a cycle, [1] 1 while a control thread claims
+        /// the renderer, [2] 1 when the gate is asymmetric (membarrier(2) available: the render
+        /// thread's side is plain stores and loads, the control thread's side a system call), 0
+        /// when it is a compare-and-swap on [0] (0 free, 1 render, 2 control). See
+        /// docs/architecture.md, "The gate".
+        let gate: UnsafeMutablePointer<Atomic<Int>>
+        /// The device's inputs as the render thread last saw them: per input channel (up to
+        /// `capacities.inputChannels`), [2c] the latest cycle's peak and [2c+1] the highest peak
+        /// since the last ``takeInputPeak(channel:)`` (Float bit patterns, non-negative); after
+        /// them, [2·inputChannels] the input channels the latest cycle had and
+        /// [2·inputChannels+1] the input frames seen so far (cycles with inputs), as UInt32 halves
+        /// of nothing: plain counts.
+        let inputMeters: UnsafeMutablePointer<Atomic<UInt32>>
+        /// [0] device frame of the latest cycle that had inputs, [1] input frames seen in all,
+        /// [2] the capture ring's first valid frame (−1: nothing captured), [3] its end (the frame
+        /// after the last captured), [4] the end of the frames being written (a seqlock for
+        /// readers: frames below `[4] − ring` may be overwritten while read), [5] device frames
+        /// the device skipped (read as silence).
+        let inputCounters: UnsafeMutablePointer<Atomic<Int64>>
+        /// The capture ring: `inputChannels` planes of `captureMask + 1` floats; device frame `f`
+        /// of channel `c` is at `c · (captureMask + 1) + (f & captureMask)`. Written by the render
+        /// thread only, read by control threads (``readCapture(from:maxFrames:into:channels:)``).
+        let capture: UnsafeMutablePointer<Float>
+        let captureMask: Int
+    }
+
     static let publishedPerSlot = 5
-    /// The device's inputs as the render thread last saw them: per input channel (up to
-    /// `capacities.inputChannels`), [2c] the latest cycle's peak and [2c+1] the highest peak
-    /// since the last ``takeInputPeak(channel:)`` (Float bit patterns, non-negative); after
-    /// them, [2·inputChannels] the input channels the latest cycle had and
-    /// [2·inputChannels+1] the input frames seen so far (cycles with inputs), as UInt32 halves
-    /// of nothing: plain counts.
-    let inputMeters: UnsafeMutablePointer<Atomic<UInt32>>
-    /// [0] device frame of the latest cycle that had inputs, [1] input frames seen in all,
-    /// [2] the capture ring's first valid frame (−1: nothing captured), [3] its end (the frame
-    /// after the last captured), [4] the end of the frames being written (a seqlock for
-    /// readers: frames below `[4] − ring` may be overwritten while read), [5] device frames
-    /// the device skipped (read as silence).
-    let inputCounters: UnsafeMutablePointer<Atomic<Int64>>
-    /// The capture ring: `inputChannels` planes of `captureMask + 1` floats; device frame `f`
-    /// of channel `c` is at `c · (captureMask + 1) + (f & captureMask)`. Written by the render
-    /// thread only, read by control threads (``readCapture(from:maxFrames:into:channels:)``).
-    let capture: UnsafeMutablePointer<Float>
-    let captureMask: Int
+
+    package var clock: DeviceClockCore { @_noLocks @inline(__always) get { fields.pointee.clock } }
+    package var commands: SPSCRing<RenderCommand> { @_noLocks @inline(__always) get { fields.pointee.commands } }
+    package var events: SPSCRing<RenderEvent> { @_noLocks @inline(__always) get { fields.pointee.events } }
+    package var capacities: RenderCapacities { @_noLocks @inline(__always) get { fields.pointee.capacities } }
+    package var wake: UnsafeMutablePointer<sem_t> { @_noLocks @inline(__always) get { fields.pointee.wake } }
+    var slots: UnsafeMutablePointer<QueueSlot> { @_noLocks @inline(__always) get { fields.pointee.slots } }
+    var hot: UnsafeMutablePointer<HotSlot> { @_noLocks @inline(__always) get { fields.pointee.hot } }
+    var schedule: UnsafeMutablePointer<ScheduledBuffer> { @_noLocks @inline(__always) get { fields.pointee.schedule } }
+    var live: UnsafeMutablePointer<Int32> { @_noLocks @inline(__always) get { fields.pointee.live } }
+    var liveCount: UnsafeMutablePointer<Int> { @_noLocks @inline(__always) get { fields.pointee.liveCount } }
+    var meters: UnsafeMutablePointer<Atomic<UInt32>> { @_noLocks @inline(__always) get { fields.pointee.meters } }
+    var meterPeaks: UnsafeMutablePointer<Atomic<UInt32>> { @_noLocks @inline(__always) get { fields.pointee.meterPeaks } }
+    var meterScratch: UnsafeMutablePointer<Float> { @_noLocks @inline(__always) get { fields.pointee.meterScratch } }
+    var stats: UnsafeMutablePointer<Atomic<UInt64>> { @_noLocks @inline(__always) get { fields.pointee.stats } }
+    var published: UnsafeMutablePointer<Atomic<Int64>> { @_noLocks @inline(__always) get { fields.pointee.published } }
+    var control: UnsafeMutablePointer<Atomic<Int>> { @_noLocks @inline(__always) get { fields.pointee.control } }
+    var gate: UnsafeMutablePointer<Atomic<Int>> { @_noLocks @inline(__always) get { fields.pointee.gate } }
+    var inputMeters: UnsafeMutablePointer<Atomic<UInt32>> { @_noLocks @inline(__always) get { fields.pointee.inputMeters } }
+    var inputCounters: UnsafeMutablePointer<Atomic<Int64>> { @_noLocks @inline(__always) get { fields.pointee.inputCounters } }
+    var capture: UnsafeMutablePointer<Float> { @_noLocks @inline(__always) get { fields.pointee.capture } }
+    var captureMask: Int { @_noLocks @inline(__always) get { fields.pointee.captureMask } }
 
     package static func allocate(sampleRate: Double, capacities: RenderCapacities) -> UnsafeMutablePointer<RenderCore> {
         let q = capacities.queues
@@ -270,16 +300,17 @@ public struct RenderCore: @unchecked Sendable {
         let eventCapacity = q * (capacities.buffersPerQueue + 8) + capacities.commands
         let events = SPSCRing<RenderEvent>.allocate(capacity: eventCapacity)
         control[1].store(events.capacity, ordering: .releasing)
-        let core = RenderCore(
+        let fields = UnsafeMutablePointer<Fields>.allocate(capacity: 1)
+        fields.initialize(to: Fields(
             clock: .allocate(sampleRate: sampleRate),
             commands: .allocate(capacity: capacities.commands),
             events: events,
             capacities: capacities, wake: wake, slots: slots, hot: hot, schedule: schedule, live: live,
             liveCount: liveCount, meters: meters, meterPeaks: meterPeaks, meterScratch: scratch, stats: stats, published: published,
             control: control, gate: gate, inputMeters: inputMeters, inputCounters: inputCounters,
-            capture: capture, captureMask: ringFrames - 1)
+            capture: capture, captureMask: ringFrames - 1))
         let p = UnsafeMutablePointer<RenderCore>.allocate(capacity: 1)
-        p.initialize(to: core)
+        p.initialize(to: RenderCore(fields: fields))
         return p
     }
 
@@ -318,6 +349,8 @@ public struct RenderCore: @unchecked Sendable {
         c.inputCounters.deinitialize(count: 6)
         c.inputCounters.deallocate()
         c.capture.deallocate()
+        c.fields.deinitialize(count: 1)
+        c.fields.deallocate()
         pointer.deinitialize(count: 1)
         pointer.deallocate()
     }
@@ -474,11 +507,17 @@ public struct RenderCore: @unchecked Sendable {
             meterInputs(inputs, count: min(inputCount, capacities.inputChannels), frame: cycle.frame, n: n)
         }
         let channels = min(channelCount, capacities.outputChannels)
-        for c in 0..<channelCount {
+        // Outputs 0 and 1 are not cleared up front when queues may mix in their steady state:
+        // the first such queue writes them (`fresh`), and they are cleared only before anything
+        // else adds into them. Either way every output is overwritten.
+        var fresh = channels >= 2
+        for c in (fresh ? 2 : 0)..<max(channelCount, fresh ? 2 : 0) {
             outputs[c].update(repeating: 0, count: n)
         }
+        let out0 = outputs[0], out1 = outputs[channels >= 2 ? 1 : 0]
         guard enterCycle() else {
             // A control thread is applying commands this instant (the cycle stays silent).
+            if fresh { clearStereo(out0, out1, n) }
             control[2].wrappingAdd(1, ordering: .relaxed)
             return
         }
@@ -487,11 +526,30 @@ public struct RenderCore: @unchecked Sendable {
         let solo = control[4].load(ordering: .acquiring)
         // The steady state needs outputs 0 and 1 and every queue mixed.
         let steadyAllowed = channels >= 2 && solo == 0
-        let out0 = outputs[0], out1 = outputs[channels >= 2 ? 1 : 0]
+        if fresh && !steadyAllowed {
+            clearStereo(out0, out1, n)
+            fresh = false
+        }
+        // A steady queue waiting for a second one, so that the two mix in one pass over the
+        // outputs (``mixStereoPair``): its two source channels and gain. The sums and their order
+        // are those of mixing one queue after the other, so the result is bit for bit the same.
+        // It waits only while nothing else mixes and its buffer goes on past this cycle (a
+        // buffer is mixed before it is reported done: its memory may then be reused).
+        var waiting: UnsafePointer<Float>? = nil
+        var waitingStride = 0
+        var waitingGain: Float = 0
+        // With many queues the sources come from far caches or memory, one queue's loads after
+        // another's: asking for a queue's lines `prefetchDistance` queues ahead overlaps them.
+        // Short cycles only (the lines of a long one stream in by themselves), and many queues
+        // only (a few queues' sources stay in the near caches, and the hints would only cost).
+        let prefetching = steadyAllowed && n <= RenderCore.prefetchFrames && liveCount.pointee >= RenderCore.prefetchQueues
         var i = 0
         while i < liveCount.pointee {
             let s = Int(live[i])
             let h = hot + s
+            if prefetching && i + RenderCore.prefetchDistance < liveCount.pointee {
+                prefetchSources(hot + Int(live[i + RenderCore.prefetchDistance]), frame: cycle.frame, frames: n)
+            }
             if steadyAllowed && h.pointee.nextFrame == cycle.frame && Int(h.pointee.remaining) >= n,
                 let src = h.pointee.source
             {
@@ -504,8 +562,22 @@ public struct RenderCore: @unchecked Sendable {
                     slots[s].dry = false
                     h.pointee.firstFrame = false
                 }
-                mixStereo(out0, out1, src, src + Int(h.pointee.stride), n, h.pointee.gain)
-                if Int(h.pointee.remaining) == n {
+                let stride = Int(h.pointee.stride)
+                let ends = Int(h.pointee.remaining) == n
+                if let w = waiting {
+                    mixStereoPair(
+                        out0, out1, w, w + waitingStride, waitingGain, src, src + stride, h.pointee.gain, n, fresh: fresh)
+                    fresh = false
+                    waiting = nil
+                } else if ends {
+                    mixStereo(out0, out1, src, src + stride, n, h.pointee.gain, fresh: fresh)
+                    fresh = false
+                } else {
+                    waiting = UnsafePointer(src)
+                    waitingStride = stride
+                    waitingGain = h.pointee.gain
+                }
+                if ends {
                     // The buffer ends exactly at the cycle's end: what the general path does at
                     // that boundary (the buffer done, a drain that completes), then the record
                     // for the next buffer.
@@ -517,17 +589,61 @@ public struct RenderCore: @unchecked Sendable {
                     h.pointee.nextFrame = cycle.frame &+ Int64(n)
                 }
             } else if slots[s].state == .running && (solo == 0 || solo == s + 1) {
+                // The general path adds into cleared outputs, after what came before it.
+                if let w = waiting {
+                    mixStereo(out0, out1, w, w + waitingStride, n, waitingGain, fresh: fresh)
+                    fresh = false
+                    waiting = nil
+                }
+                if fresh {
+                    clearStereo(out0, out1, n)
+                    fresh = false
+                }
                 mix(slot: s, t: cycle.frame, n: n, outputs: outputs, channels: channels, reported: &reported)
                 updateHot(slot: s, next: cycle.frame &+ Int64(n))
             }
             i += 1
         }
+        if let w = waiting {
+            mixStereo(out0, out1, w, w + waitingStride, n, waitingGain, fresh: fresh)
+            fresh = false
+        }
+        if fresh { clearStereo(out0, out1, n) }
         // Only the render thread writes the counters: a load and a store, no locked add.
         stats[0].store(stats[0].load(ordering: .relaxed) &+ 1, ordering: .relaxed)
         gate[0].store(0, ordering: .releasing)
         if reported {
             // sem_post is async-signal-safe: it neither locks nor allocates.
             _unsafePerformance { _ = sem_post(wake) }
+        }
+    }
+
+    /// Queues ahead whose sources ``prefetchSources(_:frame:frames:)`` asks for.
+    static var prefetchDistance: Int { 4 }
+    /// The longest cycle whose sources are prefetched (frames).
+    static var prefetchFrames: Int { 256 }
+    /// The fewest playing queues whose sources are prefetched.
+    static var prefetchQueues: Int { 32 }
+
+    /// Asks for the cache lines of both source channels of a queue in its steady state for
+    /// this cycle (`frames` frames from device frame `frame`); nothing for a queue not in it.
+    /// A hint only. Render thread.
+    @_noLocks @inline(__always)
+    func prefetchSources(_ h: UnsafeMutablePointer<HotSlot>, frame: Int64, frames n: Int) {
+        guard h.pointee.nextFrame == frame, let src = h.pointee.source else { return }
+        let s1 = src + Int(h.pointee.stride)
+        var k = 0
+        while k < n {
+            _unsafePerformance {
+                aq_prefetch(src + k)
+                aq_prefetch(s1 + k)
+            }
+            k += 16  // 64-byte lines
+        }
+        // The last frame's line (the sources need not start on a line).
+        _unsafePerformance {
+            aq_prefetch(src + (n - 1))
+            aq_prefetch(s1 + (n - 1))
         }
     }
 
@@ -700,7 +816,7 @@ public struct RenderCore: @unchecked Sendable {
 
     /// Applies every pending command. A command's ring slot is released only after it was
     /// applied, so ``commandsApplied`` passing a position means the command there took effect.
-    @_noLocks
+    @_noLocks @inline(__always)
     func applyCommands(at t: Int64, reported: inout Bool) {
         while let i = commands.index.readSlot() {
             let command = commands.storage[i]
@@ -820,7 +936,9 @@ public struct RenderCore: @unchecked Sendable {
                 // Paused: queue time stays at the buffer's start until the queue resumes.
                 slots[s].origin = (slots[s].state == .paused ? slots[s].pauseFrame : t) &- buffer.start
             }
-            let index = Int((slots[s].head + slots[s].count) % cap)
+            // head + count < 2 × cap: a subtraction instead of a division.
+            var index = Int(slots[s].head + slots[s].count)
+            if index >= Int(cap) { index -= Int(cap) }
             schedule[s * capacities.buffersPerQueue + index] = buffer
             slots[s].count += 1
         case .start(let slot, let frame, let run):
@@ -923,7 +1041,7 @@ public struct RenderCore: @unchecked Sendable {
         while slots[s].count > 0 {
             let b = schedule[s * capacities.buffersPerQueue + Int(slots[s].head)]
             report(.bufferDone(slot: Int32(s), generation: slots[s].generation, token: b.token, serial: b.serial, played: false, lateFrames: 0), &reported)
-            slots[s].head = (slots[s].head + 1) % cap
+            slots[s].head = slots[s].head + 1 == cap ? 0 : slots[s].head + 1  // no division
             slots[s].count -= 1
         }
         slots[s].headPlayed = false
@@ -1146,7 +1264,7 @@ public struct RenderCore: @unchecked Sendable {
     func finishHead(slot s: Int, cap: Int32, played: Bool, reported: inout Bool) {
         let b = schedule[s * capacities.buffersPerQueue + Int(slots[s].head)]
         let late = slots[s].headLate
-        slots[s].head = (slots[s].head + 1) % cap
+        slots[s].head = slots[s].head + 1 == cap ? 0 : slots[s].head + 1  // no division
         slots[s].count -= 1
         slots[s].headPlayed = false
         slots[s].headLate = 0
@@ -1170,15 +1288,50 @@ func mixInto(
 }
 
 /// d0[i] += s0[i] × g and d1[i] += s1[i] × g: the stereo case of ``mixInto`` at a steady gain.
+/// `fresh`: the outputs hold nothing yet (not even zeros); they get 0 + s × g, exactly what
+/// clearing them and adding would give, without the clearing pass or reading them.
 @_noLocks
 @inline(__always)
 func mixStereo(
     _ d0: UnsafeMutablePointer<Float>, _ d1: UnsafeMutablePointer<Float>, _ s0: UnsafePointer<Float>,
-    _ s1: UnsafePointer<Float>, _ count: Int, _ g: Float
+    _ s1: UnsafePointer<Float>, _ count: Int, _ g: Float, fresh: Bool = false
 ) {
     // Two simple passes vectorise and unroll better than one pass over four streams.
-    for i in 0..<count { d0[i] += s0[i] * g }
-    for i in 0..<count { d1[i] += s1[i] * g }
+    if fresh {
+        for i in 0..<count { d0[i] = 0 + s0[i] * g }
+        for i in 0..<count { d1[i] = 0 + s1[i] * g }
+    } else {
+        for i in 0..<count { d0[i] += s0[i] * g }
+        for i in 0..<count { d1[i] += s1[i] * g }
+    }
+}
+
+/// Two stereo queues in one pass over the outputs: d0[i] = (d0[i] + a0[i] × ga) + b0[i] × gb,
+/// and the same for channel 1. The same operations in the same order as ``mixStereo`` for
+/// queue a and then for queue b (bit for bit the same result), with one read and one write
+/// of the outputs instead of two. `fresh` as in ``mixStereo``.
+@_noLocks
+@inline(__always)
+func mixStereoPair(
+    _ d0: UnsafeMutablePointer<Float>, _ d1: UnsafeMutablePointer<Float>, _ a0: UnsafePointer<Float>,
+    _ a1: UnsafePointer<Float>, _ ga: Float, _ b0: UnsafePointer<Float>, _ b1: UnsafePointer<Float>, _ gb: Float,
+    _ count: Int, fresh: Bool
+) {
+    if fresh {
+        for i in 0..<count { d0[i] = (0 + a0[i] * ga) + b0[i] * gb }
+        for i in 0..<count { d1[i] = (0 + a1[i] * ga) + b1[i] * gb }
+    } else {
+        for i in 0..<count { d0[i] = (d0[i] + a0[i] * ga) + b0[i] * gb }
+        for i in 0..<count { d1[i] = (d1[i] + a1[i] * ga) + b1[i] * gb }
+    }
+}
+
+/// Clears `count` frames of outputs 0 and 1.
+@_noLocks
+@inline(__always)
+func clearStereo(_ d0: UnsafeMutablePointer<Float>, _ d1: UnsafeMutablePointer<Float>, _ count: Int) {
+    d0.update(repeating: 0, count: count)
+    d1.update(repeating: 0, count: count)
 }
 
 /// Peak and sum of squares of src × gain into acc[0], acc[1].

@@ -114,7 +114,9 @@ package struct RingIndex: @unchecked Sendable {
     /// Publishes the value written into ``writeSlot()``. Producer only.
     @_noLocks
     package func commitWrite() {
-        indices.pointee.head.wrappingAdd(1, ordering: .releasing)
+        // Only the producer stores `head`: a load and a release store, no locked add.
+        let h = indices.pointee.head.load(ordering: .relaxed)
+        indices.pointee.head.store(h &+ 1, ordering: .releasing)
     }
 
     /// The slot of the oldest value, or nil when empty. Consumer only.
@@ -128,7 +130,9 @@ package struct RingIndex: @unchecked Sendable {
     /// Frees the slot read through ``readSlot()``. Consumer only.
     @_noLocks
     package func commitRead() {
-        indices.pointee.tail.wrappingAdd(1, ordering: .releasing)
+        // Only the consumer stores `tail`: a load and a release store, no locked add.
+        let t = indices.pointee.tail.load(ordering: .relaxed)
+        indices.pointee.tail.store(t &+ 1, ordering: .releasing)
     }
 
     /// Free slots as the producer sees them.

@@ -157,3 +157,68 @@ import Testing
         }
     }
 }
+
+/// Steady queues are mixed two at a time, and the first one mixed writes the outputs instead
+/// of clearing them first (issue 13). Seven queues (an odd count, so one is mixed alone) with
+/// staggered starts (cycles where none plays, and where only some are steady), buffers ending
+/// on and off cycle boundaries, and a queue on the general path between steady ones: the
+/// output is bit for bit the general path's (metering on), and bit for bit the sum of the
+/// queues added one after the other in order, computed here from the sources.
+@Suite struct PairedMixTests {
+    static let queues = 7
+
+    /// Every source sample of queue `q`, channel `c`, at queue frame `f`.
+    static func sample(_ q: Int, _ c: Int, _ f: Int) -> Float {
+        Float(((f &* 7919) &+ (q &* 104_729) &+ c &* 31) % 1999) / 1000 - 1
+    }
+    static func gain(_ q: Int) -> Float { 0.3 + Float(q) * 0.11 }
+    static func start(_ q: Int) -> Int64 { Int64(q) * 45 }
+    /// Buffer lengths: 4096 for the even queues (ends on cycle boundaries of 32, 64, 256),
+    /// 3001 for the odd ones (ends inside a cycle: the general path).
+    static func bufferFrames(_ q: Int) -> Int { q % 2 == 0 ? 4096 : 3001 }
+
+    func render(metering: Bool, frames: Int, cycles: Int) throws -> (out: [[Float]], events: [String]) {
+        let rig = try Rig(channels: 2, queues: Self.queues)
+        for q in 0..<Self.queues {
+            let slot = Int32(q), n = Self.bufferFrames(q)
+            rig.send(.activate(slot: slot, channels: 2, map: .standard(channels: 2), generation: 1))
+            rig.send(.setMetering(slot: slot, enabled: metering))
+            rig.send(.setVolume(slot: slot, volume: Self.gain(q), rampFrames: 0))
+            for b in 0..<3 {
+                let p = UnsafeMutablePointer<Float>.allocate(capacity: 2 * n)
+                for c in 0..<2 { for i in 0..<n { p[c * n + i] = Self.sample(q, c, b * n + i) } }
+                rig.storage.append(p)
+                rig.send(.enqueue(slot: slot, buffer: ScheduledBuffer(
+                    token: UInt32(q * 3 + b), data: p, stride: Int32(n), frames: Int32(n), start: Int64(b * n))))
+            }
+            rig.send(.start(slot: slot, frame: 100 + Self.start(q), run: 0))
+        }
+        let out = rig.device.render(frames: frames * cycles, cycle: frames)
+        return (out, rig.events().map { String(describing: $0) })
+    }
+
+    @Test(arguments: [32, 64, 256])
+    func pairsMatchTheGeneralPathAndTheSequentialSum(frames: Int) throws {
+        let cycles = 9000 / frames
+        let general = try render(metering: true, frames: frames, cycles: cycles)
+        let paired = try render(metering: false, frames: frames, cycles: cycles)
+        #expect(paired.events == general.events)
+        #expect(paired.events.count >= Self.queues * 3, "every queue started and finished buffers")
+        for c in 0..<2 {
+            let firstDifference = paired.out[c].indices.first { paired.out[c][$0] != general.out[c][$0] }
+            #expect(firstDifference == nil, "channel \(c) differs from the general path first at frame \(firstDifference ?? -1)")
+            // The queues added one after the other onto zero, in the order they were made.
+            var wrong: [Int] = []
+            for f in 0..<paired.out[c].count {
+                var sum: Float = 0
+                for q in 0..<Self.queues {
+                    let qf = f - 100 - Int(Self.start(q))
+                    if qf >= 0 && qf < 3 * Self.bufferFrames(q) { sum = sum + Self.sample(q, c, qf) * Self.gain(q) }
+                }
+                if paired.out[c][f] != sum { wrong.append(f) }
+            }
+            #expect(wrong.count == 0, "channel \(c): \(wrong.count) frames differ from the sequential sum, first \(wrong.first ?? -1)")
+        }
+        #expect(paired.out[0][0..<100].allSatisfy { $0 == 0 }, "silence before any queue starts")
+    }
+}

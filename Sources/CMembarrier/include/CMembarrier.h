@@ -17,4 +17,10 @@ int aq_membarrier(void);
 /// the render thread included.
 static inline void aq_compiler_barrier(void) { __asm__ __volatile__("" ::: "memory"); }
 
+/// Asks the CPU to bring the cache line at `p` in for reading (a hint: no fault, no wait, no
+/// effect on results). Swift has no prefetch of its own; RenderCore uses it to start the
+/// loads of the queues it mixes next (docs/benchmarking.md, "Memory-bound points"). Any
+/// thread, the render thread included.
+static inline void aq_prefetch(const void *p) { __builtin_prefetch(p, 0, 3); }
+
 #endif
