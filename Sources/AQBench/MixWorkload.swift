@@ -156,7 +156,13 @@ public final class MixWorkload {
 /// `frames` frames that are cleared each cycle. No scheduling, no commands, no events: the cost
 /// of the arithmetic and the memory traffic alone.
 ///
-/// Thread safety: one thread at a time.
+/// It writes into the workload's own two output channels (the two alternate, so neither reads
+/// the other's result): the same addresses, so the same cache sets and the same 4 KiB
+/// aliasing between the sources' and the outputs' addresses. With outputs of its own, where
+/// the allocator happened to put them moved the C loop's time by up to 5 % at one queue
+/// (docs/benchmarking.md, "Fixed cost per cycle").
+///
+/// Thread safety: one thread at a time, and not while the workload renders.
 public final class ReferenceMixer {
     public let queues: Int
     public let frames: Int
@@ -173,11 +179,8 @@ public final class ReferenceMixer {
         queues = workload.queues
         frames = workload.frames
         position = workload.buffersPerQueue * workload.bufferFrames / 2
-        outputStorage = .allocate(capacity: 2 * frames)
-        outputStorage.initialize(repeating: 0, count: 2 * frames)
+        outputStorage = workload.outputStorage
     }
-
-    deinit { outputStorage.deallocate() }
 
     /// Mixes one cycle (one C call). Allocation-free.
     @inline(__always)
@@ -194,7 +197,8 @@ public final class ReferenceMixer {
         return s
     }
 
-    /// The latest cycle's two output channels (for tests).
+    /// The two output channels as its latest cycle left them (the workload's: a renderer cycle
+    /// since then overwrote them). For tests.
     public var outputs: (UnsafePointer<Float>, UnsafePointer<Float>) {
         (UnsafePointer(outputStorage), UnsafePointer(outputStorage + frames))
     }
