@@ -225,6 +225,7 @@ public struct RenderCore: @unchecked Sendable {
 
     static let publishedPerSlot = 5
 
+    // Each field of ``Fields``, read through the pointer (documented there).
     package var clock: DeviceClockCore { @_noLocks @inline(__always) get { fields.pointee.clock } }
     package var commands: SPSCRing<RenderCommand> { @_noLocks @inline(__always) get { fields.pointee.commands } }
     package var events: SPSCRing<RenderEvent> { @_noLocks @inline(__always) get { fields.pointee.events } }

@@ -34,25 +34,25 @@ let periods = [32, 64, 256, 1024]
 let ratioQueueCounts = offlineGridQueues
 let ratioPeriods = offlineGridFrames
 /// The noise of each grid point's ratio, in hundredths: the spread (max − min) of the ratio
-/// over five runs of `aqsync bench --offline --grid --seconds 1.5` on this machine, quiet
-/// (load average about 1.0; 2026-11-23 09:24 UTC), at least 2 (docs/benchmarking.md). Keyed
+/// over five runs of `aqsync bench --offline --grid --seconds 1.5` on this machine
+/// (load average 0.5–1.9; 2026-11-23 12:13–12:16 UTC), at least 2 (docs/benchmarking.md). Keyed
 /// "queues-frames".
 let ratioNoiseHundredths: [String: Int] = [
-    "1-32": 10,
-    "1-64": 11,
-    "1-256": 5,
-    "1-1024": 4,
-    "16-32": 14,
-    "16-64": 11,
-    "16-256": 6,
-    "16-1024": 4,
-    "256-32": 6,
-    "256-64": 59,
-    "256-256": 3,
-    "256-1024": 4,
-    "1024-32": 10,
+    "1-32": 2,
+    "1-64": 7,
+    "1-256": 2,
+    "1-1024": 2,
+    "16-32": 3,
+    "16-64": 6,
+    "16-256": 3,
+    "16-1024": 2,
+    "256-32": 26,
+    "256-64": 51,
+    "256-256": 10,
+    "256-1024": 2,
+    "1024-32": 7,
     "1024-64": 5,
-    "1024-256": 7,
+    "1024-256": 4,
     "1024-1024": 3,
 ]
 
