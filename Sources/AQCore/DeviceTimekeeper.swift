@@ -48,6 +48,14 @@ public enum CycleContinuity: UInt8, Sendable, BitwiseCopyable {
     /// The first cycle after the device was restarted (a server came back): the frames lost
     /// are what the wall clock says passed while the device was away.
     case resumed = 5
+    /// The server called the device again for the cycle it had just rendered: the same counter
+    /// and the same cycle host time, the same size. No graph cycle stands behind it, so the
+    /// sink plays at most one of the two outputs in that cycle's place (pipewire-jack does
+    /// this when a late client catches up on its wake-ups, e.g. after its process was stopped,
+    /// and when it moves a client to another driver: docs/pipewire.md). The device's sample
+    /// time does not advance (``DeviceTimekeeper/Step/frame`` is where the next cycle starts),
+    /// and the device must not render it: it outputs silence.
+    case repeated = 6
 }
 
 /// The device's sample time, counted from what was rendered.
@@ -62,7 +70,10 @@ public enum CycleContinuity: UInt8, Sendable, BitwiseCopyable {
 ///   followed, no frame is skipped;
 /// - an xrun that the server accounts for (its counter and the wall clock both moved on by the
 ///   same amount): the frames lost are kept (counted) or skipped, as ``LostTimePolicy`` says;
-/// - a device restarted after its server came back: the wall-clock gap is the loss.
+/// - a device restarted after its server came back: the wall-clock gap is the loss;
+/// - a cycle the server repeats (same counter, same host time: pipewire-jack catching up on a
+///   late client's wake-ups): not counted; the device outputs silence for it. Counting it put
+///   the device one period ahead of the server's clock for good.
 ///
 /// The sample time never goes backwards and never repeats a frame.
 ///
@@ -98,6 +109,8 @@ public struct DeviceTimekeeper: Sendable, BitwiseCopyable {
     public private(set) var skippedFrames: Int64 = 0
     /// Frames the server lost (skipped or kept) since the keeper was made.
     public private(set) var lostFrames: Int64 = 0
+    /// Repeated cycles (``CycleContinuity/repeated``) since the keeper was made.
+    public private(set) var repeatedCycles: Int64 = 0
 
     private var started = false
     private var resuming = false
@@ -132,6 +145,13 @@ public struct DeviceTimekeeper: Sendable, BitwiseCopyable {
         if !started {
             started = true
             step.continuity = .first
+        } else if !resuming && counter == lastCounter && hostNs != 0 && hostNs == lastHostNs && n == lastFrames && !periodChanged {
+            // The cycle just rendered, again: nothing advances; the next cycle is judged
+            // against the first call.
+            repeatedCycles &+= 1
+            step.continuity = .repeated
+            step.counterJump = -n
+            return step
         } else if resuming {
             resuming = false
             step.continuity = .resumed

@@ -54,6 +54,8 @@ struct JackCallbackState: ~Copyable {
     /// Jumps of the server's counter that were followed without losing a frame (a client moved
     /// to another driver).
     let counterJumps = Atomic<UInt64>(0)
+    /// Cycles the server called again with the previous cycle's position (not rendered).
+    let repeatedCycles = Atomic<UInt64>(0)
     /// Frames the server lost / the device skipped, mirrored from the keeper for control threads.
     let lostFrames = Atomic<Int64>(0)
     let skippedFrames = Atomic<Int64>(0)
@@ -161,6 +163,13 @@ func jackProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> 
     // lost frames from bookkeeping (docs/timing.md).
     let changed = st.pointee.periodChanged.exchange(false, ordering: .relaxed)
     let step = st.pointee.keeper.advance(counter: frame, frames: Int32(truncatingIfNeeded: nframes), hostNs: host, periodChanged: changed)
+    if step.continuity == .repeated {
+        // The cycle just rendered, called again: no graph cycle stands behind it, so nothing
+        // of the engine's time moves, and its output is silence (docs/pipewire.md (d)).
+        st.pointee.repeatedCycles.wrappingAdd(1, ordering: .relaxed)
+        for c in 0..<n { outs[c].update(repeating: 0, count: Int(nframes)) }
+        return 0
+    }
     if step.counterJump != 0 { st.pointee.lastJump.store(step.counterJump, ordering: .relaxed) }
     switch step.continuity {
     case .framesLost, .resumed:
@@ -174,7 +183,7 @@ func jackProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> 
         }
     case .counterJump:
         st.pointee.counterJumps.wrappingAdd(1, ordering: .relaxed)
-    case .first, .contiguous, .periodChangeArtefact:
+    case .first, .contiguous, .periodChangeArtefact, .repeated:
         break
     }
     // CycleInfo.init is a memberwise init of a BitwiseCopyable struct in AQCore, only opaque

@@ -258,6 +258,12 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
     /// (PipeWire moving the client to another driver). Any thread.
     public var counterJumpCount: UInt64 { state.pointee.counterJumps.load(ordering: .relaxed) }
 
+    /// Cycles the server called a second time with the position of the cycle just rendered
+    /// (pipewire-jack catching up on a late client's wake-ups, or moving it to another driver):
+    /// each was left silent and did not advance the device's sample time
+    /// (``CycleContinuity/repeated``). Any thread.
+    public var repeatedCycleCount: UInt64 { state.pointee.repeatedCycles.load(ordering: .relaxed) }
+
     /// Frames the server lost since the device was made: xruns the server accounted for and
     /// the time a dead server took to come back. Any thread.
     public var lostFrames: Int64 { state.pointee.lostFrames.load(ordering: .relaxed) }

@@ -43,17 +43,8 @@ public final class ReferenceClicker: @unchecked Sendable {
     /// names (`JACK_DEFAULT_SERVER`, or PipeWire's library path), its output connected to
     /// `connectTo`. Waits until its port exists (at most 5 s).
     public init(interval: Int, environment: [String: String], connectTo: [String], directory: URL) throws(TestingError) {
-        let src = directory.appendingPathComponent("clicker.c"), bin = directory.appendingPathComponent("clicker")
-        do { try Self.source.write(to: src, atomically: true, encoding: .utf8) } catch {
-            throw TestingError("cannot write \(src.path): \(error)")
-        }
+        let bin = try compileJackClient(Self.source, name: "clicker", directory: directory)
         let log = directory.appendingPathComponent("clicker.log")
-        let cc = try ChildProcess(
-            path: "/bin/sh", arguments: ["-c", "cc -O2 -o '\(bin.path)' '\(src.path)' $(pkg-config --cflags --libs jack)"],
-            environment: ProcessInfo.processInfo.environment, output: log)
-        guard cc.wait(timeout: .seconds(60)), cc.terminationStatus == 0 else {
-            throw TestingError("cc clicker.c failed: " + ((try? String(contentsOf: log, encoding: .utf8)) ?? ""))
-        }
         process = try ChildProcess(path: bin.path, arguments: ["\(interval)"] + connectTo, environment: environment, output: log)
         port = "clicker-\(process.processIdentifier):out"
     }

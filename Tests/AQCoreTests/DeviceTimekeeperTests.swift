@@ -86,6 +86,35 @@ struct DeviceTimekeeperTests {
         #expect(k.skippedFrames == (policy == .followWallClock ? 768 : 0))
     }
 
+    /// pipewire-jack calls a late client twice with one cycle's position when it catches up
+    /// (measured with aqsync stopped for 12 ms on a private PipeWire at quantum 256: a cycle at
+    /// counter P, its wall clock confirming the two periods lost, then 0.03 ms later a second
+    /// call with the same counter and cycle time; docs/pipewire.md (d)). No graph cycle stands
+    /// behind the second call: counting it put the device one period ahead of the sink's
+    /// clock for good (every click after it played 256 frames early on the sink's counter).
+    /// The device's frame minus the server's counter stays what it was, under either policy
+    /// for everything but the lost frames themselves.
+    @Test(arguments: [LostTimePolicy.followWallClock, .keepEveryFrame])
+    func aRepeatedCycleDoesNotAdvanceTheSampleTime(policy: LostTimePolicy) {
+        var k = DeviceTimekeeper(sampleRate: 48000, policy: policy)
+        var s = FakeServer(counter: 4_294_966_000)  // wraps during the run
+        _ = run(&k, &s, cycles: 4, n: 256)
+        s.counter &+= 512  // two cycles missed (the process was stopped)
+        s.pass(frames: 512)
+        let late = k.advance(counter: s.counter, frames: 256, hostNs: s.hostNs, periodChanged: false)
+        #expect(late.continuity == .framesLost && late.lostFrames == 512)
+        let skipped: Int64 = policy == .followWallClock ? 512 : 0
+        #expect(late.frame == 4 * 256 + skipped)
+        let again = k.advance(counter: s.counter, frames: 256, hostNs: s.hostNs, periodChanged: false)
+        #expect(again.continuity == .repeated && again.lostFrames == 0)
+        s.counter &+= 256
+        s.pass(frames: 256)
+        let after = run(&k, &s, cycles: 3, n: 256)
+        #expect(after == [5, 6, 7].map { Int64($0) * 256 + skipped }, "the cycles after the repeat follow the first call")
+        #expect(again.frame == after[0])
+        #expect(k.repeatedCycles == 1 && k.lostFrames == 512 && k.skippedFrames == skipped)
+    }
+
     /// PipeWire moves a client to another driver: the counter lands millions of frames away,
     /// the wall clock goes on by one cycle. Followed, nothing skipped; and backwards too.
     @Test(arguments: [Int64(7_340_032), -5_000_000, 4096])

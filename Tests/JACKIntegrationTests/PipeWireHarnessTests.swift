@@ -422,34 +422,46 @@ struct AqsyncOnPipeWireTests {
     }
 
     /// aqsync's own process is stopped (SIGSTOP) for 12 ms — more than two periods — eight
-    /// times while it plays, as a slow callback would be: its late cycles overrun, PipeWire
-    /// does not play them and its driver's counter skips (no xrun callback: docs/pipewire.md
-    /// (d)). On PipeWire the device skips that lost time by default, so every click still plays
-    /// where the sink's clock says: in the monitor's recording every recorded click of each
-    /// track lies on the track's own 12000-frame grid and the second track's grid is 6001
-    /// frames after the first's (a click that fell into lost time is missing; none is moved).
+    /// times while it plays, as a slow callback would be: it misses cycles, PipeWire plays
+    /// silence for its ports in them, and the counter it reads when it runs again has moved on
+    /// by the cycles it missed (no xrun callback: docs/pipewire.md (d)). On PipeWire the device
+    /// skips that lost time by default, so every click still plays where the sink's clock says.
+    ///
+    /// The witness (``SinkClockWitness``, a plain C client) writes the sink's frame counter into
+    /// both of the sink's channels, mixed with aqsync's tracks, and directly into the recorder.
+    /// Each click recorded from the monitor is judged twice:
+    /// - against the sink's clock itself: the counter the witness wrote beside it, in the same
+    ///   channel, is on the track's 12000-frame grid, and the second track's grid is 6001
+    ///   frames after the first's. Nothing the sink, its monitor or the recorder does moves
+    ///   a click against that counter: this is aqsync's own doing, never repeated;
+    /// - as recorded: every recorded click on those grids (a click that fell into lost time is
+    ///   missing; none is moved). When this fails while the first holds and the witness shows
+    ///   that the sink's path (monitor or recorder) lost or repeated frames between the clicks,
+    ///   the machine moved them, not aqsync: the run is repeated, saying so (docs/timing.md,
+    ///   "Live tests"), at most `liveRunAttempts` runs, and the last is judged.
     /// aqsync counts the lost time in its report and exits 3.
     @Test(.timeLimit(.minutes(4)))
     func overrunsAreSkippedCountedAndTracksStayOnTheSinksClock() throws {
         for attempt in 1...liveRunAttempts {
-            if try overrunRun(lastAttempt: attempt == liveRunAttempts) { return }
-            print("overrunsAreSkippedCountedAndTracksStayOnTheSinksClock: run \(attempt) repeated because the provoked overruns lost no time")
+            guard let repeated = try overrunRun(lastAttempt: attempt == liveRunAttempts) else { return }
+            print("overrunsAreSkippedCountedAndTracksStayOnTheSinksClock: run \(attempt) repeated because \(repeated)")
         }
     }
 
-    private func overrunRun(lastAttempt: Bool) throws -> Bool {
+    /// One run; nil when it was judged, else why it must be repeated.
+    private func overrunRun(lastAttempt: Bool) throws -> String? {
         let pw = try PipeWireServer(quantum: 256)
         defer { pw.stop() }
         let session = try Self.writeSession(in: pw.directory, sink: pw, seconds: 8)
-        // The recorder on the sink's monitor: the sink's clock, the witness here.
+        // The recorder: the sink's monitor (aqsync's tracks with the witness mixed in) and the
+        // witness directly (whether the recorder itself kept every frame).
         let wav = pw.directory.appendingPathComponent("monitor.wav")
         let recorder = try pw.spawn("jack-record", ["-b", "96000", "-n", "3", wav.path], output: pw.directory.appendingPathComponent("rec.log"), realtimePriority: 20)
         let inputs = (1...3).map { "jack-record-\(recorder.processIdentifier):in_\($0)" }
         try #require(poll(timeout: .seconds(5)) { (try? pw.ports()).map { Set($0).isSuperset(of: inputs) } == true })
         for (src, dst) in zip(pw.monitorPorts, inputs) { try pw.connect(src, dst) }
-        // The reference client, recorded directly: tells whether the recorder kept every frame.
-        let clicker = try ReferenceClicker(interval: Self.spacing, environment: pw.childEnvironment, connectTo: [inputs[2]], directory: pw.directory)
-        defer { clicker.stop() }
+        let witness = try SinkClockWitness(environment: pw.childEnvironment, connectTo: pw.playbackPorts + [inputs[2]], directory: pw.directory)
+        defer { witness.stop() }
         let log = pw.directory.appendingPathComponent("aqsync.log")
         let player = try pw.spawn(Self.aqsync.path, ["play", session.path, "--no-start-server", "--lead", "1.5"], output: log, realtimePriority: 20)
         func output() -> String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
@@ -467,22 +479,52 @@ struct AqsyncOnPipeWireTests {
         try #require(finished, "aqsync did not finish: \(out)")
         let report = out.split(separator: "\n").first { $0.hasPrefix("server: ") }.map(String.init) ?? ""
         let lost = report.components(separatedBy: "return(s) after going away, ").dropFirst().first.flatMap { Int($0.prefix { $0.isNumber }) } ?? 0
-        if lost == 0 && !lastAttempt { return false }
+        if lost == 0 && !lastAttempt { return "the provoked overruns lost no time" }
         #expect(lost > 0, "the report counts the lost time: \(report)\n\(out)")
         #expect(out.contains("PipeWire's libjack") && report.contains("skipped"), "\(out)")
         #expect(player.terminationStatus == 3, "lost audio is not a success: \(out)")
-        let found = ImpulseFinder.find(channels: try WAVReader.read(wav).channels)
-        let (a, b) = (found[0], found[1])
-        let origin = try #require(a.first, "no click recorded")
-        let offGridA = a.filter { ($0 - origin) % Self.spacing != 0 }
-        let offGridB = b.filter { (($0 - origin - Self.offset) % Self.spacing + Self.spacing) % Self.spacing != 0 }
-        if !(offGridA.isEmpty && offGridB.isEmpty) && !ReferenceClicker.isFaithful(found[2], interval: Self.spacing) && !lastAttempt {
-            print("overrunsAreSkippedCountedAndTracksStayOnTheSinksClock: a run repeated because the recorder itself lost frames (the reference client's clicks moved)")
-            return false
+
+        let recording = try WAVReader.read(wav).channels
+        let (a, b) = (ImpulseFinder.find(recording[0]), ImpulseFinder.find(recording[1]))
+        let sink = [SinkClockWitness.Reading(recording[0]), SinkClockWitness.Reading(recording[1])]
+        let direct = SinkClockWitness.Reading(recording[2])
+        let onGrid = { (x: Int, origin: Int, offset: Int) in ((x - origin - offset) % Self.spacing + Self.spacing) % Self.spacing == 0 }
+        // Against the sink's clock: the counter beside each click, on the track's grid (the
+        // grid most of track a's clicks are on, the second track's 6001 frames later).
+        let counterA = a.map { sink[0].counter(at: $0) }, counterB = b.map { sink[1].counter(at: $0) }
+        let residues = Dictionary(grouping: counterA.compactMap { $0 }, by: { ($0 % Self.spacing + Self.spacing) % Self.spacing })
+        let originCounter = try #require(residues.max { $0.value.count < $1.value.count }?.key, "no click of a with the witness's counter beside it")
+        // A click within four periods of a break in its channel's witness may have been mixed
+        // out of step with the witness by the sink (an input late for that one cycle: measured,
+        // docs/pipewire.md): the machine's doing there, not aqsync's.
+        let nearBreak = { (x: Int, r: SinkClockWitness.Reading) in r.breaks.contains { abs($0.index - x) <= 1024 } }
+        func offClock(_ clicks: [Int], _ counters: [Int?], _ offset: Int, _ reading: SinkClockWitness.Reading) -> (aqsync: [String], nearBreak: [String]) {
+            let off = zip(clicks, counters).compactMap { x, c in c.map { (x, $0) } }.filter { !onGrid($0.1, originCounter, offset) }
+            let text = { (p: (Int, Int)) in "\(p.0) (counter \(p.1), \((p.1 - originCounter - offset) % Self.spacing) off)" }
+            return (off.filter { !nearBreak($0.0, reading) }.map(text), off.filter { nearBreak($0.0, reading) }.map(text))
         }
+        let (offClockA, disturbedA) = offClock(a, counterA, 0, sink[0]), (offClockB, disturbedB) = offClock(b, counterB, Self.offset, sink[1])
+        let unreadable = counterA.filter { $0 == nil }.count + counterB.filter { $0 == nil }.count
+        // As recorded.
+        let origin = try #require(a.first, "no click recorded")
+        let offGridA = a.filter { !onGrid($0, origin, 0) }, offGridB = b.filter { !onGrid($0, origin, Self.offset) }
+        // What the sink's path did between the first and the last click.
+        let span = origin...max(a.last ?? origin, b.last ?? origin)
+        let moved = { (r: SinkClockWitness.Reading) in r.breaks.filter { $0.shift != 0 && span.contains($0.index) } }
+        let path = "monitor_FL: \(moved(sink[0])), monitor_FR: \(moved(sink[1])), recorder (witness recorded directly): \(moved(direct))"
+        let pathMoved = !(moved(sink[0]).isEmpty && moved(sink[1]).isEmpty && moved(direct).isEmpty)
+        print("overrunsAreSkippedCountedAndTracksStayOnTheSinksClock: \(report); clicks off the sink's counter: a \(offClockA), b \(offClockB), beside a break of the witness: a \(disturbedA), b \(disturbedB) (\(unreadable) without a readable counter); off the recorded grid: a \(offGridA), b \(offGridB); frames moved by the sink's path: \(path)")
+
+        #expect(offClockA.isEmpty && offClockB.isEmpty, "clicks off the sink's clock (the counter the witness wrote beside them), far from any break of the sink's path: aqsync's doing: a \(offClockA), b \(offClockB)\n\(out)")
+        let machine = !(offGridA.isEmpty && offGridB.isEmpty && disturbedA.isEmpty && disturbedB.isEmpty)
+        let pathExplains = pathMoved || !(disturbedA.isEmpty && disturbedB.isEmpty)
+        if offClockA.isEmpty && offClockB.isEmpty && machine && pathExplains && !lastAttempt {
+            return "the sink's path, not aqsync, moved frames (clicks off the recorded grid: a \(offGridA), b \(offGridB); off the counter beside a break: a \(disturbedA), b \(disturbedB); \(path))"
+        }
+        #expect(disturbedA.isEmpty && disturbedB.isEmpty, "clicks off the sink's clock beside a break of the sink's path: a \(disturbedA), b \(disturbedB); \(path)")
+        #expect(unreadable <= 2, "\(unreadable) clicks without the witness's counter beside them")
         #expect(a.count >= 20 && b.count >= 20, "a \(a.count), b \(b.count) clicks")
-        #expect(offGridA.isEmpty && offGridB.isEmpty, "clicks off the sink's clock: a \(offGridA), b \(offGridB)\n\(out)")
-        print("overrunsAreSkippedCountedAndTracksStayOnTheSinksClock: \(report); \(a.count) + \(b.count) clicks recorded from the monitor, all on their grids (a every 12000, b 6001 after)")
-        return true
+        #expect(offGridA.isEmpty && offGridB.isEmpty, "clicks off their grids in the recording: a \(offGridA), b \(offGridB); frames moved by the sink's path: \(path)\n\(out)")
+        return nil
     }
 }
