@@ -268,6 +268,7 @@ final class Player: @unchecked Sendable {
         defer { JackMessages.setHandler { FileHandle.standardError.write(Data(("libjack: " + $0 + "\n").utf8)) } }
         let lost0 = device.lostFrames
         let xruns0 = device.discontinuityCount(.xrun)
+        let repeated0 = device.repeatedCycleCount
         engine.onDeviceStatus = { [self] status in
             switch status {
             case .lost(let reason, let reconnecting):
@@ -301,10 +302,15 @@ final class Player: @unchecked Sendable {
         let deviceLost = device.lostFrames - lost0
         let xruns = device.discontinuityCount(.xrun) - xruns0
         let skipped = device.lostTimePolicy == .followWallClock
-        if deviceLost > 0 || device.reconnectionCount > 0 || xruns > 0 {
+        let repeated = device.repeatedCycleCount - repeated0
+        if deviceLost > 0 || device.reconnectionCount > 0 || xruns > 0 || repeated > 0 {
             var line = "server: \(xruns) xrun(s), \(device.reconnectionCount) return(s) after going away, \(deviceLost) frames of wall-clock time lost"
             if deviceLost > 0 {
                 line += skipped ? " (skipped: every track stayed with the wall clock)" : " (kept: every track stayed in step with the other clients, behind the wall clock by them)"
+            }
+            if repeated > 0 {
+                // pipewire-jack calling again with the cycle just played (docs/pipewire.md (d2)).
+                line += "; \(repeated) cycle(s) called twice by the server, the second left silent and not counted"
             }
             log(line)
         }
