@@ -16,6 +16,8 @@ struct TakeRecorderTests {
     /// and shown only by the next buffer), so the limit is far past any take here: reaching it
     /// means the take never finishes.
     static let renderLimit: Int64 = 2_000_000
+    /// The input between the impulses: never zero, so silence in a take marks lost frames.
+    static let floor: Float = 0.01
 
     /// A hand-driven device that reports a latency (``ManualDevice`` reports none): what the
     /// take's placement reads.
@@ -209,11 +211,11 @@ struct TakeRecorderTests {
         // 65536 frames, so the queue reads behind it.
         for _ in 0..<100 {
             let f = rig.device.currentFrame
-            for i in 0..<cycle { f1[i] = (f + Int64(i) - start) % 1000 == 0 ? 0.5 : 0 }
+            for i in 0..<cycle { f1[i] = (f + Int64(i) - start) % 1000 == 0 ? 0.5 : Self.floor }
             rig.device.render(frames: cycle, inputs: UnsafePointer(rig.ins), into: UnsafePointer(rig.outs))
         }
         while !recorder.isFinished && rig.device.currentFrame < start + Self.renderLimit {
-            rig.cycle { _, f in (f - start) % 1000 == 0 ? 0.5 : 0 }
+            rig.cycle { _, f in (f - start) % 1000 == 0 ? 0.5 : Self.floor }
             rig.pace(recorder, from: start, bufferFrames: 2048)
         }
         #expect(rig.deliverUntilFinished(recorder, timeout: 10))
@@ -226,7 +228,13 @@ struct TakeRecorderTests {
         // The frames before the first buffer the queue could fill count as a late beginning.
         let missing = Int(r.lostFrames + r.leadingSilence)
         #expect(missing > 0 && r.completed, "\(r.summary)")
-        #expect(clicks.count >= 200 - missing / 1000 - 1 && clicks.count <= 200 - missing / 1000 + 1, "\(clicks.count) clicks, \(r.summary)")
+        // Every captured frame is non-zero (the floor between the impulses), so the silence
+        // written in place of what was lost shows exactly where it is: as many silent frames
+        // as the report counts, and an impulse on every multiple of 1000 outside them.
+        let recorded = file.channels[0].indices.filter { file.channels[0][$0] != 0 }
+        #expect(recorded.count == 200_000 - missing, "\(recorded.count) frames recorded, \(r.summary)")
+        let expected = recorded.filter { $0 % 1000 == 0 }
+        #expect(clicks == expected, "\(clicks.count) clicks, \(expected.count) expected, \(r.summary)")
     }
 
     /// Finishing early (Ctrl-C) keeps every frame captured: the file holds exactly the frames
