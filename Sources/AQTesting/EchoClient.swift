@@ -68,17 +68,8 @@ public final class EchoClient: @unchecked Sendable {
     /// names (`JACK_DEFAULT_SERVER`), echoing `delay` frames late. Its ports are not
     /// connected: connect them with ``JackTools/connect(_:_:server:)``.
     public init(delay: Int, environment: [String: String], directory: URL) throws(TestingError) {
-        let src = directory.appendingPathComponent("echo.c"), bin = directory.appendingPathComponent("echo")
-        do { try Self.source.write(to: src, atomically: true, encoding: .utf8) } catch {
-            throw TestingError("cannot write \(src.path): \(error)")
-        }
+        let bin = try compileJackClient(Self.source, name: "echo", directory: directory)
         let log = directory.appendingPathComponent("echo.log")
-        let cc = try ChildProcess(
-            path: "/bin/sh", arguments: ["-c", "cc -O2 -o '\(bin.path)' '\(src.path)' $(pkg-config --cflags --libs jack)"],
-            environment: ProcessInfo.processInfo.environment, output: log)
-        guard cc.wait(timeout: .seconds(60)), cc.terminationStatus == 0 else {
-            throw TestingError("cc echo.c failed: " + ((try? String(contentsOf: log, encoding: .utf8)) ?? ""))
-        }
         process = try ChildProcess(path: bin.path, arguments: ["\(delay)"], environment: environment, output: log)
         input = "echo-\(process.processIdentifier):in"
         output = "echo-\(process.processIdentifier):out"

@@ -154,19 +154,10 @@ public final class LatencyClicker: @unchecked Sendable {
         interval: Int, captureLatency: Int, environment: [String: String], connectTo: [String], watch: [String] = [],
         directory: URL
     ) throws(TestingError) {
-        let src = directory.appendingPathComponent("latclicker.c"), bin = directory.appendingPathComponent("latclicker")
+        let bin = FileManager.default.isExecutableFile(atPath: directory.appendingPathComponent("latclicker").path)
+            ? directory.appendingPathComponent("latclicker")
+            : try compileJackClient(Self.source, name: "latclicker", directory: directory)
         let log = directory.appendingPathComponent("latclicker.log")
-        if !FileManager.default.isExecutableFile(atPath: bin.path) {
-            do { try Self.source.write(to: src, atomically: true, encoding: .utf8) } catch {
-                throw TestingError("cannot write \(src.path): \(error)")
-            }
-            let cc = try ChildProcess(
-                path: "/bin/sh", arguments: ["-c", "cc -O2 -o '\(bin.path)' '\(src.path)' $(pkg-config --cflags --libs jack)"],
-                environment: ProcessInfo.processInfo.environment, output: log)
-            guard cc.wait(timeout: .seconds(60)), cc.terminationStatus == 0 else {
-                throw TestingError("cc latclicker.c failed: " + ((try? String(contentsOf: log, encoding: .utf8)) ?? ""))
-            }
-        }
         let tag = UInt32.random(in: 0...UInt32.max)
         clickLog = directory.appendingPathComponent("clicks-\(tag).txt")
         portLog = directory.appendingPathComponent("ports-\(tag).txt")

@@ -154,20 +154,3 @@ public final class SinkClockWitness: @unchecked Sendable {
         }
     }
 }
-
-/// Compiles a C JACK client (`NAME.c` in `directory`) against jackd2's headers
-/// (`pkg-config jack`); it runs on either libjack. Returns the executable.
-func compileJackClient(_ source: String, name: String, directory: URL) throws(TestingError) -> URL {
-    let src = directory.appendingPathComponent("\(name).c"), bin = directory.appendingPathComponent(name)
-    do { try source.write(to: src, atomically: true, encoding: .utf8) } catch {
-        throw TestingError("cannot write \(src.path): \(error)")
-    }
-    let log = directory.appendingPathComponent("\(name).cc.log")
-    let cc = try ChildProcess(
-        path: "/bin/sh", arguments: ["-c", "cc -O2 -o '\(bin.path)' '\(src.path)' $(pkg-config --cflags --libs jack)"],
-        environment: ProcessInfo.processInfo.environment, output: log)
-    guard cc.wait(timeout: .seconds(60)), cc.terminationStatus == 0 else {
-        throw TestingError("cc \(name).c failed: " + ((try? String(contentsOf: log, encoding: .utf8)) ?? ""))
-    }
-    return bin
-}
