@@ -117,6 +117,8 @@ public struct DeviceTimekeeper: Sendable, BitwiseCopyable {
     private var lastCounter: UInt32 = 0
     private var lastFrames: Int64 = 0
     private var lastHostNs: UInt64 = 0
+    /// The previous call's cycle time as the server gave it (see `advance`'s `cycleTime`).
+    private var lastIdentity: UInt64 = 0
 
     /// A keeper whose first cycle has sample time `firstFrame`.
     public init(sampleRate: Double, policy: LostTimePolicy = .keepEveryFrame, firstFrame: Int64 = 0) {
@@ -135,17 +137,30 @@ public struct DeviceTimekeeper: Sendable, BitwiseCopyable {
 
     /// Accounts for one cycle of `frames` frames whose first frame is at the server's
     /// `counter` (32-bit, wrapping) and host time `hostNs` (0: unknown).
+    ///
+    /// `cycleTime`: the cycle's start time exactly as the server gave it, in the server's own
+    /// clock and units (JACK's `jack_get_cycle_times` microseconds), or nil to use `hostNs`.
+    /// A cycle is the server's pair (counter, cycle time): a call repeating the previous call's
+    /// pair is the same cycle again (``CycleContinuity/repeated``). The pair must be compared
+    /// as the server wrote it: `hostNs` is converted to CLOCK_MONOTONIC by an offset read from
+    /// the clocks in every call, so two calls for one cycle differ in it by a few hundred
+    /// nanoseconds (on jackd2, whose clock is CLOCK_MONOTONIC_RAW, every repeated call was
+    /// taken for a new cycle and rendered: every track a period early from then on; issue 21).
+    ///
     /// `periodChanged`: the server reported a period change since the previous cycle (a cycle
     /// whose size differs from the previous one's counts as one too).
     /// Render thread.
     @_noLocks
-    public mutating func advance(counter: UInt32, frames: Int32, hostNs: UInt64, periodChanged: Bool) -> Step {
+    public mutating func advance(
+        counter: UInt32, cycleTime: UInt64? = nil, frames: Int32, hostNs: UInt64, periodChanged: Bool
+    ) -> Step {
+        let identity = cycleTime ?? hostNs
         let n = Int64(frames)
         var step = Step(frame: nextFrame, continuity: .contiguous, lostFrames: 0, counterJump: 0)
         if !started {
             started = true
             step.continuity = .first
-        } else if !resuming && counter == lastCounter && hostNs != 0 && hostNs == lastHostNs && n == lastFrames && !periodChanged {
+        } else if !resuming && counter == lastCounter && identity != 0 && identity == lastIdentity && n == lastFrames && !periodChanged {
             // The cycle just rendered, again: nothing advances; the next cycle is judged
             // against the first call.
             repeatedCycles &+= 1
@@ -186,6 +201,7 @@ public struct DeviceTimekeeper: Sendable, BitwiseCopyable {
         lastCounter = counter
         lastFrames = n
         lastHostNs = hostNs
+        lastIdentity = identity
         return step
     }
 

@@ -162,7 +162,8 @@ func jackProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> 
     // Sample time counts what was rendered; the server's counter and the host time only tell
     // lost frames from bookkeeping (docs/timing.md).
     let changed = st.pointee.periodChanged.exchange(false, ordering: .relaxed)
-    let step = st.pointee.keeper.advance(counter: frame, frames: Int32(truncatingIfNeeded: nframes), hostNs: host, periodChanged: changed)
+    let step = st.pointee.keeper.advance(
+        counter: frame, cycleTime: usecs, frames: Int32(truncatingIfNeeded: nframes), hostNs: host, periodChanged: changed)
     if step.continuity == .repeated {
         // The cycle just rendered, called again: no graph cycle stands behind it, so nothing
         // of the engine's time moves, and its output is silence (docs/pipewire.md (d)).
