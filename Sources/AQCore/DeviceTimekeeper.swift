@@ -56,6 +56,13 @@ public enum CycleContinuity: UInt8, Sendable, BitwiseCopyable {
     /// time does not advance (``DeviceTimekeeper/Step/frame`` is where the next cycle starts),
     /// and the device must not render it: it outputs silence.
     case repeated = 6
+    /// The server called the device again with the previous call's position, and on this
+    /// server that is a real graph cycle (``DeviceTimekeeper/repeatedCallsAreCycles``): jackd2
+    /// catching up on a late client gives it the cycle it missed and the current one back to
+    /// back, both reading the current counter and cycle time (the first one's counter jumped by
+    /// two periods, which looked like a period lost). Rendered and counted like any cycle; the
+    /// period the first call seemed to lose is taken back from ``DeviceTimekeeper/lostFrames``.
+    case lateCycle = 7
 }
 
 /// The device's sample time, counted from what was rendered.
@@ -102,6 +109,16 @@ public struct DeviceTimekeeper: Sendable, BitwiseCopyable {
     /// A counter jump is taken as lost time only when the wall clock agrees within this many
     /// frames plus one period (a dummy or non-realtime server wakes late by up to a period).
     public var agreementSlackFrames: Int64
+    /// Whether a call repeating the previous call's (counter, cycle time) is a graph cycle of
+    /// its own (jackd2: true) or the previous cycle called again (pipewire-jack: false, the
+    /// default). Measured with a C client writing its own frame count beside the server's
+    /// counter, recorded by `jack-record` (docs/timing.md): on jackd2 the recorder took both
+    /// calls' outputs in 12 of 16 double calls and the second's alone in 4 (never the first's
+    /// alone); on PipeWire the sink plays one of the two. Under ``LostTimePolicy/keepEveryFrame``
+    /// such a call is ``CycleContinuity/lateCycle``; under ``LostTimePolicy/followWallClock``
+    /// it is ``CycleContinuity/repeated`` either way (the server's clock did not move).
+    /// Control thread, while the device does not render.
+    public var repeatedCallsAreCycles = false
 
     /// Sample time of the next cycle's first frame.
     public private(set) var nextFrame: Int64
@@ -119,6 +136,9 @@ public struct DeviceTimekeeper: Sendable, BitwiseCopyable {
     private var lastHostNs: UInt64 = 0
     /// The previous call's cycle time as the server gave it (see `advance`'s `cycleTime`).
     private var lastIdentity: UInt64 = 0
+    /// Frames the previous call found lost (taken back when a ``CycleContinuity/lateCycle``
+    /// shows they were not).
+    private var lastStepLost: Int64 = 0
 
     /// A keeper whose first cycle has sample time `firstFrame`.
     public init(sampleRate: Double, policy: LostTimePolicy = .keepEveryFrame, firstFrame: Int64 = 0) {
@@ -161,11 +181,22 @@ public struct DeviceTimekeeper: Sendable, BitwiseCopyable {
             started = true
             step.continuity = .first
         } else if !resuming && counter == lastCounter && identity != 0 && identity == lastIdentity && n == lastFrames && !periodChanged {
+            step.counterJump = -n
+            if repeatedCallsAreCycles && policy == .keepEveryFrame {
+                // A late client's catch-up on jackd2: this call is the cycle after the one the
+                // previous call rendered. The previous call's two-period jump was no loss.
+                step.continuity = .lateCycle
+                if lastStepLost == n {
+                    lostFrames &-= n
+                    lastStepLost = 0
+                }
+                nextFrame = step.frame &+ n
+                return step
+            }
             // The cycle just rendered, again: nothing advances; the next cycle is judged
             // against the first call.
             repeatedCycles &+= 1
             step.continuity = .repeated
-            step.counterJump = -n
             return step
         } else if resuming {
             resuming = false
@@ -198,6 +229,7 @@ public struct DeviceTimekeeper: Sendable, BitwiseCopyable {
             }
         }
         nextFrame = step.frame &+ n
+        lastStepLost = step.lostFrames
         lastCounter = counter
         lastFrames = n
         lastHostNs = hostNs

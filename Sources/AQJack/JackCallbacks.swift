@@ -56,6 +56,9 @@ struct JackCallbackState: ~Copyable {
     let counterJumps = Atomic<UInt64>(0)
     /// Cycles the server called again with the previous cycle's position (not rendered).
     let repeatedCycles = Atomic<UInt64>(0)
+    /// Calls repeating the previous call's position that were rendered as the cycle after it
+    /// (jackd2 catching up on a late client: ``CycleContinuity/lateCycle``).
+    let lateCycles = Atomic<UInt64>(0)
     /// Frames the server lost / the device skipped, mirrored from the keeper for control threads.
     let lostFrames = Atomic<Int64>(0)
     let skippedFrames = Atomic<Int64>(0)
@@ -184,6 +187,10 @@ func jackProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> 
         }
     case .counterJump:
         st.pointee.counterJumps.wrappingAdd(1, ordering: .relaxed)
+    case .lateCycle:
+        // The previous call's "lost" period was the cycle this call renders (jackd2's catch-up).
+        st.pointee.lostFrames.store(st.pointee.keeper.lostFrames, ordering: .relaxed)
+        st.pointee.lateCycles.wrappingAdd(1, ordering: .relaxed)
     case .first, .contiguous, .periodChangeArtefact, .repeated:
         break
     }

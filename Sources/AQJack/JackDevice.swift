@@ -140,6 +140,7 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         state = .allocate(capacity: 1)
         state.initialize(to: JackCallbackState(outputCount: options.outputChannels, inputCount: options.inputChannels))
         state.pointee.keeper.policy = options.lostTimePolicy ?? JackImplementation.current.defaultLostTimePolicy
+        state.pointee.keeper.repeatedCallsAreCycles = JackImplementation.current.repeatedCallsAreCycles
         try openClient()  // on failure, deinit frees `state`
         // After the client is open: libjack sets up jack_get_time's clock when a client opens;
         // before that the call jumps through a null pointer.
@@ -263,6 +264,11 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
     /// each was left silent and did not advance the device's sample time
     /// (``CycleContinuity/repeated``). Any thread.
     public var repeatedCycleCount: UInt64 { state.pointee.repeatedCycles.load(ordering: .relaxed) }
+
+    /// Calls that repeated the previous call's counter and cycle time and were rendered as the
+    /// next cycle (jackd2 catching up on this client after it was late:
+    /// ``CycleContinuity/lateCycle``). Any thread.
+    public var lateCycleCount: UInt64 { state.pointee.lateCycles.load(ordering: .relaxed) }
 
     /// Frames the server lost since the device was made: xruns the server accounted for and
     /// the time a dead server took to come back. Any thread.

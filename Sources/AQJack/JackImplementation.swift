@@ -38,6 +38,13 @@ public enum JackImplementation: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// Whether the server calling a client again with the previous call's counter and cycle
+    /// time is a graph cycle of its own: jackd2 catching up on a late client calls it for the
+    /// missed cycle and the current one back to back, both reading the current clock (their
+    /// outputs are both taken downstream); pipewire-jack's second call is not a cycle (the sink
+    /// plays one of the two). See ``DeviceTimekeeper/repeatedCallsAreCycles``.
+    public var repeatedCallsAreCycles: Bool { self == .jackd }
+
     public var description: String {
         switch self {
         case .jackd: "jackd2's libjack"

@@ -84,9 +84,12 @@ struct DeviceTimekeeperReplayTests {
 
     /// Replays `calls` through a keeper under `policy`, as the JACK device does (host time with
     /// the per-call conversion jitter, the server's cycle time as the cycle's identity).
-    /// Returns the steps.
-    static func replay(_ calls: [Call], policy: LostTimePolicy) -> (DeviceTimekeeper, [DeviceTimekeeper.Step]) {
+    /// Returns the keeper and the steps.
+    static func replay(
+        _ calls: [Call], policy: LostTimePolicy, repeatsAreCycles: Bool = true
+    ) -> (DeviceTimekeeper, [DeviceTimekeeper.Step]) {
         var k = DeviceTimekeeper(sampleRate: 48000, policy: policy)
+        k.repeatedCallsAreCycles = repeatsAreCycles
         var steps: [DeviceTimekeeper.Step] = []
         for (i, c) in calls.enumerated() {
             let jitter: UInt64 = i % 2 == 0 ? 0 : 417  // ns: the clock offset read anew each call
@@ -96,20 +99,52 @@ struct DeviceTimekeeperReplayTests {
         return (k, steps)
     }
 
-    /// The device's sample time advances by exactly the frames of each call that is a new
-    /// cycle, and a call repeating the previous one's (counter, cycle time) is `.repeated`
-    /// (not rendered: its outputs are silence), whatever the host-time jitter. Rendering the
-    /// second call put every track 128 frames early from then on (issue 21: "both of aqsync's
-    /// tracks move 128 frames early").
-    @Test(arguments: [LostTimePolicy.keepEveryFrame, .followWallClock])
-    func aDoubleCallOnJackd2IsOneCycle(policy: LostTimePolicy) {
+    /// True when call `i` repeats the previous call's (counter, cycle time).
+    static func isAgain(_ calls: [Call], _ i: Int) -> Bool {
+        i > 0 && calls[i - 1].counter == calls[i].counter && calls[i - 1].usecs == calls[i].usecs
+    }
+
+    /// jackd2, keeping every frame (its default): the second call of a double call is the
+    /// cycle after the first (`.lateCycle`), rendered and counted; the sample time is exactly
+    /// the frames of every call; the two-period jump before it is no loss. Recorded with the
+    /// server's counter beside a C client's own count, the recorder took both calls' outputs
+    /// in 12 of 16 double calls (docs/timing.md): leaving the second silent put every later
+    /// frame a period late there (the witness-judged live tests failed by +256 that way).
+    @Test func aDoubleCallOnJackd2IsTwoCyclesWhenKeepingEveryFrame() {
         for calls in [Self.doubleCall, Self.twoDoubleCalls] {
-            let (k, steps) = Self.replay(calls, policy: policy)
+            let (k, steps) = Self.replay(calls, policy: .keepEveryFrame)
+            var expected: Int64 = 0
+            var doubles = 0
+            for (i, (c, s)) in zip(calls, steps).enumerated() {
+                if Self.isAgain(calls, i) {
+                    doubles += 1
+                    #expect(s.continuity == .lateCycle, "call \(i) at counter \(c.counter)")
+                } else {
+                    #expect(s.continuity != .repeated && s.continuity != .lateCycle, "call \(i) at counter \(c.counter)")
+                }
+                #expect(s.frame == expected, "call \(i): the sample time is the frames of the calls before it")
+                expected += Int64(c.frames)
+            }
+            #expect(doubles > 0)
+            #expect(k.repeatedCycles == 0 && k.skippedFrames == 0)
+            #expect(k.nextFrame == expected)
+        }
+        let (k, _) = Self.replay(Self.doubleCall, policy: .keepEveryFrame)
+        #expect(k.lostFrames == 0, "the jump before the double call was the late cycle, not a loss")
+    }
+
+    /// Following the wall clock, or on PipeWire (whose second call is not a cycle), the second
+    /// call does not advance and is not rendered (`.repeated`), whatever the host-time jitter:
+    /// the server's clock did not move. (With the host time as the cycle's identity, jackd2's
+    /// CLOCK_MONOTONIC_RAW conversion jitter hid every repeat.)
+    @Test(arguments: [(LostTimePolicy.followWallClock, true), (.followWallClock, false), (.keepEveryFrame, false)])
+    func aRepeatedCallDoesNotAdvanceWhereItIsNoCycle(policy: LostTimePolicy, repeatsAreCycles: Bool) {
+        for calls in [Self.doubleCall, Self.twoDoubleCalls] {
+            let (k, steps) = Self.replay(calls, policy: policy, repeatsAreCycles: repeatsAreCycles)
             var expected: Int64 = 0
             var repeats = 0
             for (i, (c, s)) in zip(calls, steps).enumerated() {
-                let again = i > 0 && calls[i - 1].counter == c.counter && calls[i - 1].usecs == c.usecs
-                if again {
+                if Self.isAgain(calls, i) {
                     repeats += 1
                     #expect(s.continuity == .repeated, "call \(i) at counter \(c.counter) repeats the previous one")
                     #expect(s.frame == expected, "a repeated call does not advance")
@@ -117,22 +152,13 @@ struct DeviceTimekeeperReplayTests {
                 }
                 #expect(s.continuity != .repeated, "call \(i) at counter \(c.counter) is a new cycle")
                 expected += s.lostFrames > 0 && policy == .followWallClock ? s.lostFrames : 0
-                #expect(s.frame == expected, "call \(i): the sample time is the frames rendered before it")
+                #expect(s.frame == expected, "call \(i): the sample time is the frames rendered (and skipped) before it")
                 expected += Int64(c.frames)
             }
             #expect(repeats > 0)
             #expect(k.repeatedCycles == Int64(repeats))
             #expect(k.nextFrame == expected)
         }
-    }
-
-    /// The skipped cycle before each double call is lost time (the counter and the wall clock
-    /// agree): counted under both policies, skipped only when following the wall clock.
-    @Test func theCycleSkippedBeforeADoubleCallIsLostTime() {
-        let (keep, _) = Self.replay(Self.doubleCall, policy: .keepEveryFrame)
-        #expect(keep.lostFrames == 128 && keep.skippedFrames == 0)
-        let (follow, _) = Self.replay(Self.doubleCall, policy: .followWallClock)
-        #expect(follow.lostFrames == 128 && follow.skippedFrames == 128)
     }
 
     /// The recorded period change keeps every frame: contiguous sample time, no loss, no repeat.

@@ -179,17 +179,19 @@ struct PipeWireHarnessTests {
         return Clicks(played: found[0], written: found[1], glitches: report().dropFirst().first ?? -1)
     }
 
-    /// Runs `run` (a playClicks run) up to 3 times and checks the result with `check`: a run in
-    /// which the clicker saw a late graph cycle (a loaded machine) proves nothing about exact
-    /// placement and is run again; the last one is judged whatever happens (as the jackd tests
-    /// do with xruns).
-    func judged(_ run: () throws -> Clicks, _ check: (Clicks) -> Void) throws {
-        for attempt in 1...liveRunAttempts {
+    /// Runs `run` (a playClicks run) through ``liveRun(_:attempts:_:)`` and checks the result
+    /// with `check`: a run in which the clicker (the C client under test here, no aqsync) saw a
+    /// late graph cycle, its own witness that the machine lost time, is repeated, printed, at
+    /// most 3 runs; the last is judged whatever happens.
+    func judgedClicks(_ name: String, _ run: () throws -> Clicks, _ check: (Clicks) -> Void) throws {
+        try liveRun(name) { _, isLast in
             let c = try run()
-            if c.glitches != 0 && attempt < liveRunAttempts { continue }
+            if c.glitches != 0 && !isLast {
+                return .witnessCouldNotTell(reason: "the clicker saw \(c.glitches) late graph cycles", aqsyncFigures: [:])
+            }
             #expect(c.glitches == 0, "the clicker saw \(c.glitches) late cycles")
             check(c)
-            return
+            return .judged
         }
     }
 
@@ -216,7 +218,7 @@ struct PipeWireHarnessTests {
     /// At a fixed quantum every click is played exactly 12000 frames after the one before,
     /// one quantum after the client wrote it.
     @Test func clicksAreExactAtAFixedQuantum() throws {
-        try judged({ try playClicks(clicks: 8, quantum: 256) }) { c in
+        try judgedClicks("clicksAreExactAtAFixedQuantum", { try playClicks(clicks: 8, quantum: 256) }) { c in
             #expect(c.written.count == 8 && c.played.count == 8, "written \(c.written), played \(c.played)")
             let gaps = zip(c.played.dropFirst(), c.played).map { $0 - $1 }
             #expect(gaps == Array(repeating: Self.interval, count: 7), "gaps \(gaps)")
@@ -236,7 +238,7 @@ struct PipeWireHarnessTests {
                 if k == 8 { try pw.setQuantum(1024) }
             }
         }
-        try judged(run) { c in
+        try judgedClicks("clicksThroughQuantumChanges", run) { c in
             #expect(c.written.count == 12 && c.played.count == 12, "written \(c.written), played \(c.played)")
             let written = zip(c.written.dropFirst(), c.written).map { $0 - $1 }
             #expect(written == Array(repeating: Self.interval, count: 11), "gaps as written \(written)")
@@ -256,7 +258,8 @@ struct PipeWireHarnessTests {
 /// private PipeWire's null sink: two click tracks (a click every 12000 frames; the second
 /// track starts 6001 frames after the first), recorded by jack-record, an independent client
 /// counting its own frames. A run in which aqsync reports lost time or an xrun (a loaded
-/// machine) proves nothing about placement and is run again, at most `liveRunAttempts` times, saying so.
+/// machine) while its recording is not exact is run again through `liveRun` (at most 3 runs,
+/// printed; never when aqsync's own late frames moved).
 @Suite("aqsync on PipeWire JACK", .serialized)
 struct AqsyncOnPipeWireTests {
     static let spacing = 12000
@@ -360,20 +363,20 @@ struct AqsyncOnPipeWireTests {
         return (player.terminationStatus, output, try Self.examine(wav))
     }
 
-    /// Runs `body` up to `liveRunAttempts` times: a run in which aqsync reports lost time or an xrun (the
-    /// machine's doing) and whose recording is not exact is repeated; the last is judged.
+    /// Runs `body` through ``liveRun(_:attempts:_:)``: a run whose recording is not exact while
+    /// the reference client's clicks recorded beside aqsync's moved too, or the server reported
+    /// lost time or an xrun (the machine's doing), is repeated, printed, at most 3 runs, and
+    /// never when aqsync's own late frames moved; the last is judged.
     func judged(_ name: String, _ body: () throws -> (status: Int32, output: String, found: Findings), check: ((status: Int32, output: String, found: Findings)) -> Void) throws {
-        // A run is repeated only when the machine lost time, and says so.
-        let attempts = liveRunAttempts
-        for attempt in 1...attempts {
+        try liveRun(name) { _, isLast in
             let r = try body()
             let machine = r.output.contains("frames of wall-clock time lost") || r.output.contains("xrun") || !r.found.faithful
-            if !r.found.exact && machine && attempt < attempts {
-                print("\(name): run \(attempt) repeated because the machine lost time: \(r.output.split(separator: "\n").filter { $0.contains("discontinuity") || $0.hasPrefix("server:") }.joined(separator: "; "))")
-                continue
+            if !r.found.exact && machine && !isLast {
+                let why = r.output.split(separator: "\n").filter { $0.contains("discontinuity") || $0.hasPrefix("server:") }.joined(separator: "; ")
+                return .witnessCouldNotTell(reason: "the machine lost time: \(why)\(r.found.faithful ? "" : "; the reference's clicks moved")", aqsyncFigures: aqsyncPlayFigures(r.output))
             }
             check(r)
-            return
+            return .judged
         }
     }
 
@@ -438,18 +441,19 @@ struct AqsyncOnPipeWireTests {
     ///   missing; none is moved). When this fails while the first holds and the witness shows
     ///   that the sink's path (monitor or recorder) lost or repeated frames between the clicks,
     ///   the machine moved them, not aqsync: the run is repeated, saying so (docs/timing.md,
-    ///   "Live tests"), at most `liveRunAttempts` runs, and the last is judged.
+    ///   "Live tests"), through `liveRun`: at most 3 runs, printed, and the last is judged.
     /// aqsync counts the lost time in its report and exits 3.
     @Test(.timeLimit(.minutes(4)))
     func overrunsAreSkippedCountedAndTracksStayOnTheSinksClock() throws {
-        for attempt in 1...liveRunAttempts {
-            guard let repeated = try overrunRun(lastAttempt: attempt == liveRunAttempts) else { return }
-            print("overrunsAreSkippedCountedAndTracksStayOnTheSinksClock: run \(attempt) repeated because \(repeated)")
+        try liveRun("overrunsAreSkippedCountedAndTracksStayOnTheSinksClock") { _, isLast in
+            guard let repeated = try overrunRun(lastAttempt: isLast) else { return .judged }
+            return .witnessCouldNotTell(reason: repeated.reason, aqsyncFigures: repeated.figures)
         }
     }
 
-    /// One run; nil when it was judged, else why it must be repeated.
-    private func overrunRun(lastAttempt: Bool) throws -> String? {
+    /// One run; nil when it was judged, else why the witness could not tell, with aqsync's own
+    /// figures.
+    private func overrunRun(lastAttempt: Bool) throws -> (reason: String, figures: [String: Int])? {
         let pw = try PipeWireServer(quantum: 256)
         defer { pw.stop() }
         let session = try Self.writeSession(in: pw.directory, sink: pw, seconds: 8)
@@ -479,7 +483,7 @@ struct AqsyncOnPipeWireTests {
         try #require(finished, "aqsync did not finish: \(out)")
         let report = out.split(separator: "\n").first { $0.hasPrefix("server: ") }.map(String.init) ?? ""
         let lost = report.components(separatedBy: "return(s) after going away, ").dropFirst().first.flatMap { Int($0.prefix { $0.isNumber }) } ?? 0
-        if lost == 0 && !lastAttempt { return "the provoked overruns lost no time" }
+        if lost == 0 && !lastAttempt { return ("the provoked overruns lost no time", aqsyncPlayFigures(out)) }
         #expect(lost > 0, "the report counts the lost time: \(report)\n\(out)")
         #expect(out.contains("PipeWire's libjack") && report.contains("skipped"), "\(out)")
         #expect(player.terminationStatus == 3, "lost audio is not a success: \(out)")
@@ -519,7 +523,7 @@ struct AqsyncOnPipeWireTests {
         let machine = !(offGridA.isEmpty && offGridB.isEmpty && disturbedA.isEmpty && disturbedB.isEmpty)
         let pathExplains = pathMoved || !(disturbedA.isEmpty && disturbedB.isEmpty)
         if offClockA.isEmpty && offClockB.isEmpty && machine && pathExplains && !lastAttempt {
-            return "the sink's path, not aqsync, moved frames (clicks off the recorded grid: a \(offGridA), b \(offGridB); off the counter beside a break: a \(disturbedA), b \(disturbedB); \(path))"
+            return ("the sink's path, not aqsync, moved frames (clicks off the recorded grid: a \(offGridA), b \(offGridB); off the counter beside a break: a \(disturbedA), b \(disturbedB); \(path))", aqsyncPlayFigures(out))
         }
         #expect(disturbedA.isEmpty && disturbedB.isEmpty, "clicks off the sink's clock beside a break of the sink's path: a \(disturbedA), b \(disturbedB); \(path)")
         #expect(unreadable <= 2, "\(unreadable) clicks without the witness's counter beside them")
