@@ -269,6 +269,7 @@ final class Player: @unchecked Sendable {
         let lost0 = device.lostFrames
         let xruns0 = device.discontinuityCount(.xrun)
         let repeated0 = device.repeatedCycleCount
+        let lateCycles0 = device.lateCycleCount
         engine.onDeviceStatus = { [self] status in
             switch status {
             case .lost(let reason, let reconnecting):
@@ -306,7 +307,12 @@ final class Player: @unchecked Sendable {
         if deviceLost > 0 || device.reconnectionCount > 0 || xruns > 0 || repeated > 0 {
             var line = "server: \(xruns) xrun(s), \(device.reconnectionCount) return(s) after going away, \(deviceLost) frames of wall-clock time lost"
             if deviceLost > 0 {
-                line += skipped ? " (skipped: every track stayed with the wall clock)" : " (kept: every track stayed in step with the other clients, behind the wall clock by them)"
+                line += skipped ? " (skipped: every track stayed with the wall clock)" : " (kept: every track stayed in step with what it plays into, behind the wall clock by them)"
+            }
+            let late = device.lateCycleCount - lateCycles0
+            if late > 0 {
+                // jackd2 calling aqsync twice back to back after it was late (docs/timing.md).
+                line += "; \(late) late cycle(s) the server caught up on (called twice back to back, both played)"
             }
             if repeated > 0 {
                 // pipewire-jack calling again with the cycle just played (docs/pipewire.md (d2)).
