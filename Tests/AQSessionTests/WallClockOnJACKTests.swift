@@ -181,53 +181,18 @@ struct WallClockOnJACKTests {
         return .judged
     }
 
-    /// A client that sleeps 30 ms in its process callback every 50 cycles (a period is 5.3 ms)
+    /// A client that sleeps 30 ms in its process callback every 50 cycles (a period is 5.3 ms;
+    /// ``StallingClient``)
     /// makes the server report xruns to every client. `aqsync play` counts them in its report;
     /// the recording keeps every click of each track exactly `spacing` apart and every click of
     /// b exactly `offset` after one of a's.
     @Test(.timeLimit(.minutes(5)))
     func xrunsAreCountedAndTracksStayInStep() throws {
         let dir = try TempDir()
-        let sleeper = try buildSleeper(dir)
-        try liveRun("xrunsAreCountedAndTracksStayInStep") { _, isLast in try xrunRun(dir: dir, sleeper: sleeper, isLast: isLast) }
+        try liveRun("xrunsAreCountedAndTracksStayInStep") { _, isLast in try xrunRun(dir: dir, isLast: isLast) }
     }
 
-    /// A plain C JACK client that sleeps in its process callback every EVERY cycles.
-    private func buildSleeper(_ dir: TempDir) throws -> URL {
-        let src = try dir.write("sleeper.c", """
-            #include <jack/jack.h>
-            #include <signal.h>
-            #include <stdio.h>
-            #include <stdlib.h>
-            #include <time.h>
-            #include <unistd.h>
-            static int cycles, every, sleepus;
-            static int process(jack_nframes_t n, void *arg) {
-                (void)n; (void)arg;
-                if (++cycles % every == 0) { struct timespec ts = {0, sleepus * 1000L}; nanosleep(&ts, NULL); }
-                return 0;
-            }
-            int main(int argc, char **argv) {
-                sigset_t all; sigfillset(&all); sigprocmask(SIG_UNBLOCK, &all, NULL);  /* the test process blocks some */
-                every = argc > 1 ? atoi(argv[1]) : 50;
-                sleepus = argc > 2 ? atoi(argv[2]) : 30000;
-                jack_status_t st;
-                jack_client_t *c = jack_client_open("sleeper", JackNoStartServer, &st);
-                if (!c) { fprintf(stderr, "sleeper: no server\\n"); return 1; }
-                jack_set_process_callback(c, process, NULL);
-                if (jack_activate(c)) return 1;
-                for (;;) pause();
-            }
-            """)
-        let exe = dir.file("sleeper")
-        let flags = try runTool("/usr/bin/pkg-config", ["--cflags", "--libs", "jack"])
-        #expect(flags.status == 0, "\(flags.output)")
-        let cc = try runTool("/usr/bin/cc", ["-O2", "-o", exe.path, src.path] + flags.output.split(separator: " ").map { String($0).trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty })
-        guard cc.status == 0 else { throw ToolFailure(description: "cc sleeper.c: \(cc.output)") }
-        return exe
-    }
-
-    private func xrunRun(dir: TempDir, sleeper: URL, isLast: Bool) throws -> LiveRunVerdict {
+    private func xrunRun(dir: TempDir, isLast: Bool) throws -> LiveRunVerdict {
         let session = try clickSession(dir, seconds: 10)
         let server = try PrivateJackServer(sampleRate: 48000, period: 256, realtime: true)
         defer { server.stop() }
@@ -236,15 +201,11 @@ struct WallClockOnJACKTests {
         try waitForPorts(["aqt:out_1", "aqt:out_2"], server: server.name)
         let (rec, witness) = try record(server: server.name, dir: dir)
         defer { rec.removeFiles(); witness.stop() }
-        let s = Process()
-        s.executableURL = sleeper
-        s.arguments = ["50", "30000"]
         var env = ProcessInfo.processInfo.environment
         env["JACK_DEFAULT_SERVER"] = server.name
-        s.environment = env
-        s.standardOutput = FileHandle.nullDevice
-        try s.run()
-        defer { if s.isRunning { kill(s.processIdentifier, SIGKILL) }; s.waitUntilExit() }
+        // 30 ms every 50 cycles of 256 frames.
+        let staller = try StallingClient(everyFrames: 50 * 256, micros: 30_000, environment: env, directory: dir.url)
+        defer { staller.stop() }
         finish(p, seconds: 30)
         rec.stop()
         let out = (try? String(contentsOf: log, encoding: .utf8)) ?? ""

@@ -1,0 +1,94 @@
+import Foundation
+
+/// A long 32-bit float WAV recording (what `jack-record` writes) scanned in chunks, without
+/// holding it in memory: per channel the positions of clicks (the first sample of each run
+/// above a threshold), and for one channel holding a ``FrameCountWitness`` its breaks and
+/// slips (see ``WitnessTimeline``).
+///
+/// Thread safety: a plain value.
+public struct RecordingScan: Sendable {
+    /// Frames in the recording.
+    public let frames: Int
+    /// Per channel, the recorded frames where a click starts.
+    public let clicks: [[Int]]
+    /// The witness channel's breaks (recorder or server losses) and slips.
+    public let witnessBreaks: [Int]
+    public let witnessSlips: [Int]
+    /// The first recorded frame the witness had played into (nil: never).
+    public let witnessStart: Int?
+
+    /// Scans `url` (RIFF/WAVE, IEEE float 32-bit, any channel count). `witnessChannel`: the
+    /// channel holding the witness (nil: none). Blocks while it reads the file.
+    public init(url: URL, threshold: Float = 0.25, witnessChannel: Int?) throws(TestingError) {
+        guard let fh = FileHandle(forReadingAtPath: url.path) else { throw TestingError("cannot open \(url.path)") }
+        defer { try? fh.close() }
+        // The header: find "fmt " for the channel count and "data" for the start.
+        let head = [UInt8](fh.readData(ofLength: 4096))
+        func u32(_ i: Int) -> Int { Int(head[i]) | Int(head[i + 1]) << 8 | Int(head[i + 2]) << 16 | Int(head[i + 3]) << 24 }
+        func u16(_ i: Int) -> Int { Int(head[i]) | Int(head[i + 1]) << 8 }
+        guard head.count >= 12, head[0..<4] == [0x52, 0x49, 0x46, 0x46] else { throw TestingError("\(url.path) is not a RIFF file") }
+        var i = 12
+        var channels = 0, bits = 0, dataStart = -1
+        while i + 8 <= head.count {
+            let id = String(decoding: head[i..<i + 4], as: UTF8.self), size = u32(i + 4)
+            if id == "fmt " { channels = u16(i + 10); bits = u16(i + 22) }
+            if id == "data" { dataStart = i + 8; break }
+            i += 8 + size + (size & 1)
+        }
+        guard dataStart > 0, channels > 0, bits == 32 else { throw TestingError("\(url.path): no 32-bit data chunk found") }
+        try? fh.seek(toOffset: UInt64(dataStart))
+        var clicks = [[Int]](repeating: [], count: channels)
+        var above = [Bool](repeating: false, count: channels)
+        var breaks: [Int] = [], slips: [Int] = []
+        var previous: Int?
+        var start: Int?
+        var frame = 0
+        let chunkFrames = 65536
+        while true {
+            let data = fh.readData(ofLength: chunkFrames * channels * 4)
+            let n = data.count / (channels * 4)
+            if n == 0 { break }
+            data.withUnsafeBytes { raw in
+                let x = raw.bindMemory(to: Float.self)
+                for f in 0..<n {
+                    for c in 0..<channels {
+                        let v = x[f * channels + c]
+                        if c == witnessChannel {
+                            guard v != 0 else { continue }
+                            if start == nil { start = frame + f }
+                            if v < 0 { slips.append(frame + f) }
+                            let w = Int(abs(v)) - 1
+                            if let p = previous, w != (p + 1) & 0xFFFFFF { breaks.append(frame + f) }
+                            previous = w
+                        } else {
+                            let on = abs(v) > threshold
+                            if on && !above[c] { clicks[c].append(frame + f) }
+                            above[c] = on
+                        }
+                    }
+                }
+            }
+            frame += n
+        }
+        frames = frame
+        self.clicks = clicks
+        witnessBreaks = breaks
+        witnessSlips = slips
+        witnessStart = start
+    }
+
+    /// True when the witness broke or slipped in recorded frames `range`.
+    public func witnessUnsure(in range: ClosedRange<Int>) -> Bool {
+        Self.any(witnessBreaks, in: range) || Self.any(witnessSlips, in: range)
+    }
+
+    /// Whether ascending `sorted` holds a value in `range` (binary search).
+    static func any(_ sorted: [Int], in range: ClosedRange<Int>) -> Bool {
+        var lo = 0, hi = sorted.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if sorted[mid] < range.lowerBound { lo = mid + 1 } else { hi = mid }
+        }
+        return lo < sorted.count && sorted[lo] <= range.upperBound
+    }
+}

@@ -1,0 +1,197 @@
+import AQJackServer
+import AQTesting
+import Foundation
+import Testing
+
+/// The soak (issue 21): `aqsync play` of a 16-track click session on a private jackd
+/// (realtime when granted) through everything a real server does, over and over: a period
+/// change every 2 minutes (256 → 128 → 1024 → 512 → 64 → …), a C client stalling 30 ms in its
+/// callback every 5 s (xruns), and `kill -9` of the server with a restart under the same name
+/// every 10 minutes. Every click of every track is judged beside a ``FrameCountWitness``
+/// recorded with aqsync's four outputs (four tracks to an output, 3000 frames apart, the
+/// outputs 701 frames apart); aqsync's RSS is sampled every minute.
+///
+/// `make test` runs a 3-minute version (a period change every 40 s, one restart at 1:30);
+/// `AQSYNC_SOAK_MINUTES=30 swift test --filter SoakOnJACKTests` (or `make soak`) the full one,
+/// whose result is in docs/timing.md.
+@Suite("Soak: sixteen tracks through period changes, xruns and server restarts", .serialized)
+struct SoakOnJACKTests {
+    static let minutes = Double(ProcessInfo.processInfo.environment["AQSYNC_SOAK_MINUTES"] ?? "") ?? 3
+    /// Clicks of one track; four tracks share an output, `interleave` apart.
+    static let spacing = 12_000
+    static let interleave = 3000
+    /// Output k's tracks start `k * outputOffset` after output 0's.
+    static let outputOffset = 701
+    static let periods = [128, 1024, 512, 64, 256]
+
+    /// What the run found, all segments (between restarts) together.
+    struct Tally: CustomStringConvertible {
+        var clicks = 0
+        /// Clicks off their place where the witness vouched for the window (aqsync's doing).
+        var off: [String] = []
+        /// Clicks off where the recorder broke or the witness slipped (the witness cannot tell).
+        var unvouched: [String] = []
+        var framesOff = 0
+        var segments = 0
+        var description: String {
+            "\(segments) segment(s), \(clicks) clicks judged, \(off.count) off (\(framesOff) frames) where the witness vouched, \(unvouched.count) off where it could not tell"
+                + (off.isEmpty ? "" : ": \(off.prefix(10).joined(separator: ", "))")
+        }
+    }
+
+    @Test(.timeLimit(.minutes(Int(minutes) + 6)))
+    func sixteenTracksThroughPeriodChangesXrunsAndRestarts() throws {
+        let long = Self.minutes >= 10
+        try liveRun("soak", attempts: long ? 1 : 2) { _, isLast in
+            try soakRun(isLast: isLast, periodEvery: long ? 120 : 40, restartEvery: long ? 600 : 90)
+        }
+    }
+
+    private func soakRun(isLast: Bool, periodEvery: Double, restartEvery: Double) throws -> LiveRunVerdict {
+        let dir = try TempDir()
+        let seconds = Self.minutes * 60
+        let session = try Self.writeSession(dir, seconds: seconds)
+        var server = try JackServer(name: "aqsoak-\(getpid())-\(UInt32.random(in: 0...UInt32.max))", sampleRate: 48000, period: 256, realtime: true)
+        defer { server.stop() }
+        let name = server.name
+        var env = ProcessInfo.processInfo.environment
+        env["JACK_DEFAULT_SERVER"] = name
+        let log = dir.file("play.log")
+        let player = try ChildProcess(
+            path: aqsyncURL().path,
+            arguments: [session.path, "--server", name, "--client-name", "aqt", "--no-connect", "--lead", "1.0", "--no-start-server", "--allow-loss"],
+            environment: env, output: log)
+        defer { if player.isRunning { player.send(SIGKILL) }; _ = player.wait(timeout: .seconds(5)) }
+        let outs = (1...4).map { "aqt:out_\($0)" }
+        try waitForPorts(outs, server: name)
+
+        var tally = Tally()
+        var rss: [Int] = [Self.rssKiB(player.processIdentifier)]
+        var segment = try Segment(dir: dir, index: 0, server: name, environment: env, outputs: outs)
+        let start = Date()
+        var nextPeriod = periodEvery, nextRestart = restartEvery, nextRSS = 60.0
+        var periodIndex = 0
+        while player.isRunning {
+            let t = Date().timeIntervalSince(start)
+            if t >= nextRSS { rss.append(Self.rssKiB(player.processIdentifier)); nextRSS += 60 }
+            if t >= nextRestart && t < seconds - 20 {
+                nextRestart += restartEvery
+                try segment.finish(into: &tally)
+                server.kill()
+                Thread.sleep(forTimeInterval: 1)  // the server stays away for a while (not synchronisation)
+                server = try JackServer(name: name, sampleRate: 48000, period: 256, realtime: server.isRealtime)
+                try waitForPorts(outs, server: name)
+                segment = try Segment(dir: dir, index: tally.segments, server: name, environment: env, outputs: outs)
+            } else if t >= nextPeriod && t < seconds {
+                nextPeriod += periodEvery
+                try? JackTools.setBufferSize(Self.periods[periodIndex % Self.periods.count], server: name)
+                periodIndex += 1
+            }
+            usleep(100_000)  // the test's own pace: the events above are due in seconds
+        }
+        try segment.finish(into: &tally)
+        rss.append(Self.rssKiB(player.processIdentifier))
+        let out = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        let report = out.split(separator: "\n").first { $0.hasPrefix("server: ") }.map(String.init) ?? "no loss reported"
+        print("soak (\(Self.minutes) min): \(tally); \(report); aqsync RSS (KiB) by minute: \(rss)")
+        if !tally.unvouched.isEmpty && tally.off.isEmpty && !isLast {
+            return .witnessCouldNotTell(reason: "\(tally)", aqsyncFigures: aqsyncPlayFigures(out))
+        }
+        #expect(player.terminationStatus == 0, "\(out.suffix(3000))")
+        #expect(tally.clicks >= Int(seconds) * 16 * 4 / 2, "\(tally)")
+        #expect(tally.off.isEmpty, "\(tally)\n\(out.suffix(3000))")
+        #expect(tally.unvouched.isEmpty, "\(tally)")
+        if let first = rss.first, let last = rss.last, first > 0 {
+            #expect(last - first < 20_000, "RSS grew from \(first) to \(last) KiB")
+        }
+        return .judged
+    }
+
+    /// One recording between two restarts: the witness, the staller and jack-record of aqsync's
+    /// four outputs and the witness.
+    struct Segment {
+        let recorder: JackRecorder
+        let witness: FrameCountWitness
+        let staller: StallingClient
+
+        init(dir: TempDir, index: Int, server: String, environment: [String: String], outputs: [String]) throws {
+            let sub = dir.url.appendingPathComponent("segment-\(index)")
+            try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
+            witness = try FrameCountWitness(environment: environment, directory: sub)
+            try witness.waitForPort(server: server)
+            staller = try StallingClient(everyFrames: 5 * 48000, micros: 30_000, environment: environment, directory: sub)
+            recorder = try JackRecorder(server: server, ports: outputs + [witness.port], url: sub.appendingPathComponent("rec.wav"))
+        }
+
+        /// Stops recording and judges what was recorded into `tally`.
+        func finish(into tally: inout Tally) throws {
+            recorder.stop()
+            staller.stop()
+            witness.stop()
+            let scan = try RecordingScan(url: recorder.url, witnessChannel: 4)
+            tally.segments += 1
+            let seg = tally.segments
+            let ch0 = scan.clicks[0]
+            for k in 0..<4 {
+                let c = scan.clicks[k]
+                tally.clicks += c.count
+                for i in c.indices.dropFirst() where c[i] - c[i - 1] != SoakOnJACKTests.interleave {
+                    let what = "segment \(seg) output \(k + 1) at \(c[i]): gap \(c[i] - c[i - 1])"
+                    if scan.witnessUnsure(in: c[i - 1]...c[i]) { tally.unvouched.append(what) } else {
+                        tally.off.append(what)
+                        tally.framesOff += abs(c[i] - c[i - 1] - SoakOnJACKTests.interleave)
+                    }
+                }
+                guard k > 0 else { continue }
+                var j = 0
+                for x in c {
+                    while j + 1 < ch0.count && ch0[j + 1] <= x { j += 1 }
+                    guard j < ch0.count, ch0[j] <= x else { continue }  // before output 1's first click
+                    let d = x - ch0[j]
+                    if d != k * SoakOnJACKTests.outputOffset {
+                        let what = "segment \(seg) output \(k + 1) at \(x): \(d) after output 1 (not \(k * SoakOnJACKTests.outputOffset))"
+                        if scan.witnessUnsure(in: ch0[j]...x) { tally.unvouched.append(what) } else {
+                            tally.off.append(what)
+                            tally.framesOff += abs(d - k * SoakOnJACKTests.outputOffset)
+                        }
+                    }
+                }
+            }
+            recorder.removeFiles()
+        }
+    }
+
+    /// A click file of `seconds` (plus the tracks' offsets), FLAC, a click every `spacing`
+    /// frames; a session of 16 tracks of it: track (k, j) to output k + 1, starting
+    /// `k * outputOffset + j * interleave` frames in.
+    static func writeSession(_ dir: TempDir, seconds: Double) throws -> URL {
+        let one = try makeImpulseFile(dir, "one.wav", rate: 48000, frames: spacing, impulses: [[0]], encoding: ["-e", "signed-integer", "-b", "16"])
+        let repeats = Int(seconds * 48000) / spacing + 2
+        let flac = dir.file("clicks.flac")
+        let r = try runTool("/usr/bin/sox", [one.url.path, flac.path, "repeat", "\(repeats)"])
+        guard r.status == 0 else { throw ToolFailure(description: "sox repeat: \(r.output)") }
+        var toml = "[output]\nchannels = 4\n"
+        for k in 0..<4 {
+            for j in 0..<4 {
+                toml += "[[track]]\nfile = \"clicks.flac\"\nname = \"t\(k)\(j)\"\nstart = \(k * outputOffset + j * interleave)\noutputs = [\(k + 1)]\n"
+            }
+        }
+        return try dir.write("soak.toml", toml)
+    }
+
+    /// Resident memory of `pid` in KiB (0 when gone).
+    static func rssKiB(_ pid: Int32) -> Int {
+        guard let s = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = s.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
+        else { return 0 }
+        return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
+    }
+
+    private func waitForPorts(_ ports: [String], server: String) throws {
+        for _ in 0..<500 {
+            if Set((try? JackTools.ports(server: server)) ?? []).isSuperset(of: ports) { return }
+            usleep(20_000)  // a port's appearance has no notification to wait on
+        }
+        throw TestingError("ports \(ports) did not appear on \(server)")
+    }
+}
