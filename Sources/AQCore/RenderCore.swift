@@ -418,10 +418,14 @@ public struct RenderCore: @unchecked Sendable {
             // The asymmetric gate: claim, then make the render thread's side a full barrier.
             // Either its claim of the cycle is visible now, or its next look at ours sees it.
             gate[1].store(1, ordering: .relaxed)
-            // It fails only for a process not registered (registration succeeded when the
-            // renderer was made, or the gate would be the compare-and-swap); the fence is there
-            // for form, not as a substitute.
-            if aq_membarrier() != 0 { atomicMemoryFence(ordering: .sequentiallyConsistent) }
+            // Registration succeeded when the renderer was made (or the gate would be the
+            // compare-and-swap), so a failure here is a bug: without the barrier the render
+            // thread's claim may be unseen and both sides apply commands at once. A fence on
+            // this side alone does not replace it, so the program stops (control thread).
+            let result = aq_membarrier()
+            if result != 0 {
+                fatalError("membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) failed (\(result), errno \(errno)) after the process registered for it: the renderer's gate cannot exclude the render thread")
+            }
             if gate[0].load(ordering: .acquiring) != 0 {
                 gate[1].store(0, ordering: .releasing)
                 return false
