@@ -1,3 +1,4 @@
+import CFloatMode
 import Synchronization
 
 /// A device driven by hand: each ``render(frames:into:)`` call renders one cycle on the
@@ -141,9 +142,13 @@ public final class ManualDevice: HandDrivenDevice, @unchecked Sendable {
             frame: f, frames: Int32(frames), hostTimeNs: hostTime(ofFrame: f),
             nextHostTimeNs: 0)  // exactly the nominal rate
         lastFrames.store(Int64(frames), ordering: .relaxed)
+        // The render flushes denormals to zero on its thread; this is the caller's thread, so
+        // it gets its own floating-point mode back afterwards.
+        let mode = aq_float_mode()
         p.pointee.render(
             cycle, outputs: outputs, channelCount: outputChannelCount, inputs: inputs,
             inputCount: inputs == nil ? 0 : inputChannelCount)
+        aq_restore_float_mode(mode)
         nextFrame.store(f + Int64(frames), ordering: .relaxed)
         return true
     }

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import CFloatMode
 import CMembarrier
 import Synchronization
 
@@ -506,6 +507,10 @@ public struct RenderCore: @unchecked Sendable {
         _ cycle: CycleInfo, outputs: UnsafePointer<UnsafeMutablePointer<Float>>, channelCount: Int,
         inputs: UnsafePointer<UnsafeMutablePointer<Float>>? = nil, inputCount: Int = 0
     ) {
+        // Denormals flush to zero on the render thread (a decaying tail or a ramp toward 0
+        // would otherwise cost tens of cycles per operation): one read of the control
+        // register, a write only when the mode is not set yet (inline asm: no call).
+        _unsafePerformance { _ = aq_flush_denormals() }
         clock.publish(cycle)
         let n = Int(cycle.frames)
         if let inputs, inputCount > 0 {
