@@ -484,6 +484,15 @@ public struct RenderCore: @unchecked Sendable {
         )
     }
 
+    /// Whether the render thread has `slot` free: never activated, or its
+    /// ``RenderCommand/release(slot:)`` applied (published after every command, so a release
+    /// acknowledged through ``commandsApplied`` shows here). The control side sends
+    /// ``RenderCommand/activate(slot:channels:map:generation:)`` only for a free slot. Any
+    /// thread.
+    package func isSlotFree(_ slot: Int) -> Bool {
+        published[slot * RenderCore.publishedPerSlot].load(ordering: .acquiring) == Int64(SlotState.free.rawValue)
+    }
+
     @_noLocks
     func publishPosition(slot s: Int) {
         let p = published + s * RenderCore.publishedPerSlot
@@ -920,6 +929,11 @@ public struct RenderCore: @unchecked Sendable {
         switch command {
         case .activate(let slot, let channels, let map, let generation):
             let s = Int(slot)
+            // A live slot is never activated again: it would stand twice in `live` (one
+            // queue mixed twice, and `live` written past its capacity). The control side
+            // sends an activation only for a slot whose release was applied (``isSlotFree``);
+            // this keeps the render thread safe whatever it is sent.
+            guard slots[s].state == .free, liveCount.pointee < capacities.queues else { return }
             slots[s].activate(channels: channels, map: map, generation: generation)
             clearMeters(slot: s)
             clearPeaks(slot: s)
