@@ -63,7 +63,7 @@ let package = Package(
         // out of the device module, which only talks to a server.
         .target(name: "AQJackServer", dependencies: ["AQJack"], swiftSettings: strict),
         // The public queue API.
-        .target(name: "AQEngine", dependencies: ["AQTypes", "AQCore", "AQConvert"], swiftSettings: strict),
+        .target(name: "AQEngine", dependencies: ["AQTypes", "AQCore", "AQConvert", "CFloatMode"], swiftSettings: strict),
         // The push parser (Audio File Stream Services); depends on value types only.
         .target(name: "AQFileStream", dependencies: ["AQTypes"], swiftSettings: strict),
         // session.toml: model, loader, the player that feeds queues from the parser, offline render.

@@ -518,7 +518,8 @@ public struct RenderCore: @unchecked Sendable {
     ) {
         // Denormals flush to zero on the render thread (a decaying tail or a ramp toward 0
         // would otherwise cost tens of cycles per operation): one read of the control
-        // register, a write only when the mode is not set yet (inline asm: no call).
+        // register, a write only when the mode is not set yet (inline asm: no call). The
+        // mode stays set after the cycle (the device's thread renders again).
         _unsafePerformance { _ = aq_flush_denormals() }
         clock.publish(cycle)
         let n = Int(cycle.frames)

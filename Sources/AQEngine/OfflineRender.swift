@@ -1,5 +1,6 @@
 import AQConvert
 import AQCore
+import CFloatMode
 import AQTypes
 import Foundation
 
@@ -123,6 +124,9 @@ extension EngineShared {
         for c in 0..<outputs { planes[c] = storage + c * cycle }
         core.pointee.setSolo(solo)
         defer { core.pointee.setSolo(nil) }
+        // The renders flush denormals to zero on this thread; the caller gets its mode back.
+        let floatMode = aq_float_mode()
+        defer { aq_restore_float_mode(floatMode) }
         // The gap before `from`: rendered, not kept.
         while next < from {
             let n = Int(min(Int64(cycle), from - next))
