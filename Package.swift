@@ -47,10 +47,13 @@ let package = Package(
         .target(name: "AQTypes", swiftSettings: strict),
         // Swift (and one system call's wrapper): time, rings, render commands, the
         // renderer/mixer, timeline maths.
-        .target(name: "AQCore", dependencies: ["AQTypes", "CMembarrier"], swiftSettings: strict),
+        .target(name: "AQCore", dependencies: ["AQTypes", "CMembarrier", "CFloatMode"], swiftSettings: strict),
         // membarrier(2) for the renderer's gate: the render thread's side costs no locked
         // instruction (docs/architecture.md, "The gate").
         .target(name: "CMembarrier"),
+        // The render thread's floating-point mode: denormals flushed to zero (inline asm on the
+        // control register, MXCSR or FPCR).
+        .target(name: "CFloatMode"),
         // Off-render-thread conversion: PCM decoding to float, libsoxr rate conversion,
         // libavcodec packet decoding (MP3, AAC, ALAC).
         .target(name: "AQConvert", dependencies: ["AQTypes", "CSoxr", "CAVCodec"], swiftSettings: strict),
@@ -60,7 +63,7 @@ let package = Package(
         // out of the device module, which only talks to a server.
         .target(name: "AQJackServer", dependencies: ["AQJack"], swiftSettings: strict),
         // The public queue API.
-        .target(name: "AQEngine", dependencies: ["AQTypes", "AQCore", "AQConvert"], swiftSettings: strict),
+        .target(name: "AQEngine", dependencies: ["AQTypes", "AQCore", "AQConvert", "CFloatMode"], swiftSettings: strict),
         // The push parser (Audio File Stream Services); depends on value types only.
         .target(name: "AQFileStream", dependencies: ["AQTypes"], swiftSettings: strict),
         // session.toml: model, loader, the player that feeds queues from the parser, offline render.
@@ -98,7 +101,7 @@ let package = Package(
         // The complete program of README.md and docs/embedding.md (tests compare and run it).
         .executableTarget(name: "aqengine-example", dependencies: ["AQEngine", "AQJack"], swiftSettings: strict),
 
-        .testTarget(name: "AQCoreTests", dependencies: ["AQCore"]),
+        .testTarget(name: "AQCoreTests", dependencies: ["AQCore", "CFloatMode"]),
         .testTarget(name: "AQConvertTests", dependencies: ["AQConvert"]),
         .testTarget(name: "AQEngineTests", dependencies: ["AQEngine", "AQTesting"]),
         .testTarget(name: "AQBenchTests", dependencies: ["AQBench"]),

@@ -41,7 +41,7 @@ public struct PacketEncoderError: Error, Hashable, Sendable, CustomStringConvert
 /// (`AudioFilePacketTableInfo`). Apple Lossless has no priming.
 ///
 /// **Samples.** AAC takes the floats as they are. Apple Lossless takes them quantised as the
-/// project's PCM formats do: x × 2^(bits−1), rounded, clamped (decoded back with
+/// project's PCM formats do (``PCMInterleaver``: x × 2^(bits−1), NaN → 0, rounded, clipped; decoded back with
 /// ``PacketDecoder`` it gives those integers / 2^(bits−1) exactly).
 ///
 /// **Magic cookie.** ``magicCookie``, valid from creation: for AAC the body of an `esds` atom
@@ -327,20 +327,14 @@ public final class PacketEncoder {
         for c in 0..<channelCount {
             let raw = UnsafeMutableRawPointer(planes[c]!)
             switch alacBits {
+            // Integers by the project's one rule (``PCMInterleaver``); planar, native order.
             case 16:
                 let dst = raw.assumingMemoryBound(to: Int16.self) + at
-                for i in 0..<n {
-                    let v = max(-1, min(1, Double(sample(c, from + i))))
-                    dst[i] = Int16(clamping: Int((v * 32768).rounded()))
-                }
+                for i in 0..<n { dst[i] = Int16(truncatingIfNeeded: PCMInterleaver.integer(sample(c, from + i), bits: 16)) }
             case 24:
                 // S32P with 24 significant bits in the high bits (FFmpeg's convention).
                 let dst = raw.assumingMemoryBound(to: Int32.self) + at
-                for i in 0..<n {
-                    let v = max(-1, min(1, Double(sample(c, from + i))))
-                    let x = max(-8_388_608, min(8_388_607, Int((v * 8_388_608).rounded())))
-                    dst[i] = Int32(x) << 8
-                }
+                for i in 0..<n { dst[i] = PCMInterleaver.integer(sample(c, from + i), bits: 24) << 8 }
             default:
                 let dst = raw.assumingMemoryBound(to: Float.self) + at
                 for i in 0..<n { dst[i] = sample(c, from + i) }

@@ -1,3 +1,4 @@
+import CFloatMode
 import Synchronization
 
 /// A device driven by hand: each ``render(frames:into:)`` call renders one cycle on the
@@ -127,7 +128,11 @@ public final class ManualDevice: HandDrivenDevice, @unchecked Sendable {
     /// captured at device frame ``currentFrame`` + `i`. nil: the device captured nothing (as a
     /// device without inputs). Returns false when the device is not started. The calling thread
     /// is the render thread while it runs; it does not block (but waits for a control thread
-    /// applying commands, see ``RenderCore``).
+    /// applying commands, see ``RenderCore``). Like every render thread, the calling thread
+    /// flushes denormals to zero from its first cycle on and keeps that mode after the call
+    /// (giving it back every cycle would write the control register twice a cycle): the
+    /// multi-cycle ``render(frames:cycle:)`` and offline rendering give the caller's mode back
+    /// when they return.
     @discardableResult
     public func render(
         frames: Int, inputs: UnsafePointer<UnsafeMutablePointer<Float>>?,
@@ -169,6 +174,10 @@ public final class ManualDevice: HandDrivenDevice, @unchecked Sendable {
     /// frame is silence), and returns the outputs, planar. Convenience for tests. Calling
     /// thread as ``render(frames:inputs:into:)``.
     public func render(frames: Int, cycle: Int, inputs: [[Float]]) -> [[Float]] {
+        // The calling thread gets its own floating-point mode back (see
+        // ``render(frames:inputs:into:)``).
+        let mode = aq_float_mode()
+        defer { aq_restore_float_mode(mode) }
         let ins = max(inputChannelCount, 1)
         let inTmp = UnsafeMutablePointer<Float>.allocate(capacity: cycle * ins)
         defer { inTmp.deallocate() }

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import CFloatMode
 import CMembarrier
 import Synchronization
 
@@ -187,22 +188,15 @@ public struct RenderCore: @unchecked Sendable {
         /// thread, exchanged with 0 by the reader.
         let meterPeaks: UnsafeMutablePointer<Atomic<UInt32>>
         let meterScratch: UnsafeMutablePointer<Float>
-        let stats: UnsafeMutablePointer<Atomic<UInt64>>  // cycles, lateFrames, droppedEvents
-        /// Per slot: state, origin, pause frame, volume (Float bits), volume commands applied —
-        /// for control-side reads.
-        let published: UnsafeMutablePointer<Atomic<Int64>>
-        /// [0] unused (the gate is ``gate``), [1] event credits left, [2] cycles skipped, [3] 1 when the render thread
-        /// waits for a control thread holding the gate instead of skipping the cycle, [4] the
-        /// slot + 1 of the only queue mixed (offline rendering of one queue), 0 for every queue.
-        let control: UnsafeMutablePointer<Atomic<Int>>
-        /// The gate that keeps the render thread and a control thread applying commands out of each
-        /// other's way, on a cache line of its own (the events thread writes ``control``'s credits
-        /// often): [0] 1 while the render thread is in a cycle, [1] 1 while a control thread claims
-        /// the renderer, [2] 1 when the gate is asymmetric (membarrier(2) available: the render
-        /// thread's side is plain stores and loads, the control thread's side a system call), 0
-        /// when it is a compare-and-swap on [0] (0 free, 1 render, 2 control). See
-        /// docs/architecture.md, "The gate".
-        let gate: UnsafeMutablePointer<Atomic<Int>>
+        /// The render thread's counters (``RenderCounters``).
+        let stats: UnsafeMutablePointer<RenderCounters>
+        /// Per slot: what the render thread last published about it (``PublishedSlot``).
+        let published: UnsafeMutablePointer<PublishedSlot>
+        /// Event credits, skipped cycles, waiting for control, solo (``RenderControl``).
+        let control: UnsafeMutablePointer<RenderControl>
+        /// The gate (``RenderGate``), on cache lines of its own. See docs/architecture.md,
+        /// "The gate".
+        let gate: UnsafeMutablePointer<RenderGate>
         /// The device's inputs as the render thread last saw them: per input channel (up to
         /// `capacities.inputChannels`), [2c] the latest cycle's peak and [2c+1] the highest peak
         /// since the last ``takeInputPeak(channel:)`` (Float bit patterns, non-negative); after
@@ -210,20 +204,14 @@ public struct RenderCore: @unchecked Sendable {
         /// [2·inputChannels+1] the input frames seen so far (cycles with inputs), as UInt32 halves
         /// of nothing: plain counts.
         let inputMeters: UnsafeMutablePointer<Atomic<UInt32>>
-        /// [0] device frame of the latest cycle that had inputs, [1] input frames seen in all,
-        /// [2] the capture ring's first valid frame (−1: nothing captured), [3] its end (the frame
-        /// after the last captured), [4] the end of the frames being written (a seqlock for
-        /// readers: frames below `[4] − ring` may be overwritten while read), [5] device frames
-        /// the device skipped (read as silence).
-        let inputCounters: UnsafeMutablePointer<Atomic<Int64>>
+        /// The capture ring's positions and the input counters (``CaptureCounters``).
+        let inputCounters: UnsafeMutablePointer<CaptureCounters>
         /// The capture ring: `inputChannels` planes of `captureMask + 1` floats; device frame `f`
         /// of channel `c` is at `c · (captureMask + 1) + (f & captureMask)`. Written by the render
         /// thread only, read by control threads (``readCapture(from:maxFrames:into:channels:)``).
         let capture: UnsafeMutablePointer<Float>
         let captureMask: Int
     }
-
-    static let publishedPerSlot = 5
 
     // Each field of ``Fields``, read through the pointer (documented there).
     package var clock: DeviceClockCore { @_noLocks @inline(__always) get { fields.pointee.clock } }
@@ -239,12 +227,12 @@ public struct RenderCore: @unchecked Sendable {
     var meters: UnsafeMutablePointer<Atomic<UInt32>> { @_noLocks @inline(__always) get { fields.pointee.meters } }
     var meterPeaks: UnsafeMutablePointer<Atomic<UInt32>> { @_noLocks @inline(__always) get { fields.pointee.meterPeaks } }
     var meterScratch: UnsafeMutablePointer<Float> { @_noLocks @inline(__always) get { fields.pointee.meterScratch } }
-    var stats: UnsafeMutablePointer<Atomic<UInt64>> { @_noLocks @inline(__always) get { fields.pointee.stats } }
-    var published: UnsafeMutablePointer<Atomic<Int64>> { @_noLocks @inline(__always) get { fields.pointee.published } }
-    var control: UnsafeMutablePointer<Atomic<Int>> { @_noLocks @inline(__always) get { fields.pointee.control } }
-    var gate: UnsafeMutablePointer<Atomic<Int>> { @_noLocks @inline(__always) get { fields.pointee.gate } }
+    var stats: UnsafeMutablePointer<RenderCounters> { @_noLocks @inline(__always) get { fields.pointee.stats } }
+    var published: UnsafeMutablePointer<PublishedSlot> { @_noLocks @inline(__always) get { fields.pointee.published } }
+    var control: UnsafeMutablePointer<RenderControl> { @_noLocks @inline(__always) get { fields.pointee.control } }
+    var gate: UnsafeMutablePointer<RenderGate> { @_noLocks @inline(__always) get { fields.pointee.gate } }
     var inputMeters: UnsafeMutablePointer<Atomic<UInt32>> { @_noLocks @inline(__always) get { fields.pointee.inputMeters } }
-    var inputCounters: UnsafeMutablePointer<Atomic<Int64>> { @_noLocks @inline(__always) get { fields.pointee.inputCounters } }
+    var inputCounters: UnsafeMutablePointer<CaptureCounters> { @_noLocks @inline(__always) get { fields.pointee.inputCounters } }
     var capture: UnsafeMutablePointer<Float> { @_noLocks @inline(__always) get { fields.pointee.capture } }
     var captureMask: Int { @_noLocks @inline(__always) get { fields.pointee.captureMask } }
 
@@ -271,24 +259,19 @@ public struct RenderCore: @unchecked Sendable {
         for i in 0..<(q * 8) { (meterPeaks + i).initialize(to: Atomic(0)) }
         let scratch = UnsafeMutablePointer<Float>.allocate(capacity: 16)
         scratch.initialize(repeating: 0, count: 16)
-        let stats = UnsafeMutablePointer<Atomic<UInt64>>.allocate(capacity: 3)
-        for i in 0..<3 { (stats + i).initialize(to: Atomic(0)) }
-        let published = UnsafeMutablePointer<Atomic<Int64>>.allocate(capacity: q * publishedPerSlot)
-        for i in 0..<(q * publishedPerSlot) { (published + i).initialize(to: Atomic(0)) }
-        let control = UnsafeMutablePointer<Atomic<Int>>.allocate(capacity: 5)
-        for i in 0..<5 { (control + i).initialize(to: Atomic(0)) }
-        // Two cache lines' worth, aligned: nothing else shares the gate's line (nor the adjacent
-        // line the hardware prefetcher pairs with it).
-        let gate = UnsafeMutableRawPointer.allocate(byteCount: 128, alignment: 128).bindMemory(to: Atomic<Int>.self, capacity: 16)
-        for i in 0..<16 { (gate + i).initialize(to: Atomic(0)) }
-        gate[2].store(aq_membarrier_register() == 0 ? 1 : 0, ordering: .releasing)
+        let stats = UnsafeMutablePointer<RenderCounters>.allocate(capacity: 1)
+        stats.initialize(to: RenderCounters())
+        let published = UnsafeMutablePointer<PublishedSlot>.allocate(capacity: q)
+        for i in 0..<q { (published + i).initialize(to: PublishedSlot()) }
+        let control = UnsafeMutablePointer<RenderControl>.allocate(capacity: 1)
+        control.initialize(to: RenderControl())
+        let gate = RenderGate.allocate()
+        gate.pointee.asymmetric.store(aq_membarrier_register() == 0 ? 1 : 0, ordering: .releasing)
         let inputMeterCount = 2 * capacities.inputChannels + 2
         let inputMeters = UnsafeMutablePointer<Atomic<UInt32>>.allocate(capacity: inputMeterCount)
         for i in 0..<inputMeterCount { (inputMeters + i).initialize(to: Atomic(0)) }
-        let inputCounters = UnsafeMutablePointer<Atomic<Int64>>.allocate(capacity: 6)
-        for i in 0..<6 { (inputCounters + i).initialize(to: Atomic(0)) }
-        inputCounters[0].store(-1, ordering: .relaxed)
-        inputCounters[2].store(-1, ordering: .relaxed)
+        let inputCounters = UnsafeMutablePointer<CaptureCounters>.allocate(capacity: 1)
+        inputCounters.initialize(to: CaptureCounters())
         var ringFrames = 1
         while ringFrames < max(capacities.captureFrames, 1) { ringFrames <<= 1 }
         if capacities.inputChannels == 0 || capacities.captureFrames == 0 { ringFrames = 1 }
@@ -300,7 +283,7 @@ public struct RenderCore: @unchecked Sendable {
         // Every buffer produces one done event; a few state events per queue on top.
         let eventCapacity = q * (capacities.buffersPerQueue + 8) + capacities.commands
         let events = SPSCRing<RenderEvent>.allocate(capacity: eventCapacity)
-        control[1].store(events.capacity, ordering: .releasing)
+        control.pointee.eventCredits.store(events.capacity, ordering: .releasing)
         let fields = UnsafeMutablePointer<Fields>.allocate(capacity: 1)
         fields.initialize(to: Fields(
             clock: .allocate(sampleRate: sampleRate),
@@ -337,17 +320,16 @@ public struct RenderCore: @unchecked Sendable {
         c.meterPeaks.deinitialize(count: q * 8)
         c.meterPeaks.deallocate()
         c.meterScratch.deallocate()
-        c.published.deinitialize(count: q * publishedPerSlot)
+        c.published.deinitialize(count: q)
         c.published.deallocate()
-        c.control.deinitialize(count: 5)
+        c.control.deinitialize(count: 1)
         c.control.deallocate()
-        c.gate.deinitialize(count: 16)
-        UnsafeMutableRawPointer(c.gate).deallocate()
-        c.stats.deinitialize(count: 3)
+        RenderGate.deallocate(c.gate)
+        c.stats.deinitialize(count: 1)
         c.stats.deallocate()
         c.inputMeters.deinitialize(count: 2 * c.capacities.inputChannels + 2)
         c.inputMeters.deallocate()
-        c.inputCounters.deinitialize(count: 6)
+        c.inputCounters.deinitialize(count: 1)
         c.inputCounters.deallocate()
         c.capture.deallocate()
         c.fields.deinitialize(count: 1)
@@ -359,9 +341,9 @@ public struct RenderCore: @unchecked Sendable {
     /// A snapshot of the counters. Any thread.
     package var statistics: RenderStatistics {
         RenderStatistics(
-            cycles: stats[0].load(ordering: .relaxed), lateFrames: stats[1].load(ordering: .relaxed),
-            droppedEvents: stats[2].load(ordering: .relaxed),
-            skippedCycles: UInt64(control[2].load(ordering: .relaxed)))
+            cycles: stats.pointee.cycles.load(ordering: .relaxed), lateFrames: stats.pointee.lateFrames.load(ordering: .relaxed),
+            droppedEvents: stats.pointee.droppedEvents.load(ordering: .relaxed),
+            skippedCycles: UInt64(control.pointee.skippedCycles.load(ordering: .relaxed)))
     }
 
     // MARK: - Event credits (back-pressure)
@@ -370,10 +352,10 @@ public struct RenderCore: @unchecked Sendable {
     /// far behind. Control side, before sending a command (``RenderCommand/eventCredits``).
     package func reserveEvents(_ n: Int) -> Bool {
         if n == 0 { return true }
-        var current = control[1].load(ordering: .acquiring)
+        var current = control.pointee.eventCredits.load(ordering: .acquiring)
         while true {
             if current < n { return false }
-            let (done, original) = control[1].compareExchange(
+            let (done, original) = control.pointee.eventCredits.compareExchange(
                 expected: current, desired: current - n, ordering: .acquiringAndReleasing)
             if done { return true }
             current = original
@@ -383,30 +365,30 @@ public struct RenderCore: @unchecked Sendable {
     /// Gives back `n` event credits: the events thread after handling events, the control
     /// side when a command it reserved for was not sent.
     package func returnEvents(_ n: Int) {
-        control[1].wrappingAdd(n, ordering: .releasing)
+        control.pointee.eventCredits.wrappingAdd(n, ordering: .releasing)
     }
 
     /// Event credits left (a snapshot). Any thread.
-    package var eventCreditsLeft: Int { control[1].load(ordering: .acquiring) }
+    package var eventCreditsLeft: Int { control.pointee.eventCredits.load(ordering: .acquiring) }
 
     /// A credit the render thread will not use (a command that changed nothing).
     @_noLocks
     func refund() {
-        control[1].wrappingAdd(1, ordering: .releasing)
+        control.pointee.eventCredits.wrappingAdd(1, ordering: .releasing)
     }
 
     /// Makes the render thread wait for a control thread that holds the gate instead of
     /// skipping the cycle. For devices that are not realtime (the hand-driven device). Control
     /// thread, before the device starts.
     package func setWaitsForControl(_ on: Bool) {
-        control[3].store(on ? 1 : 0, ordering: .releasing)
+        control.pointee.waitsForControl.store(on ? 1 : 0, ordering: .releasing)
     }
 
     /// Mixes only `slot` (nil: every queue) from the next cycle on: the others are not mixed
     /// and their frames in those cycles pass unheard. For offline rendering of one queue.
     /// Control thread.
     package func setSolo(_ slot: Int32?) {
-        control[4].store(slot.map { Int($0) + 1 } ?? 0, ordering: .releasing)
+        control.pointee.solo.store(slot.map { Int($0) + 1 } ?? 0, ordering: .releasing)
     }
 
     /// Applies every pending command on the calling thread, as the render thread would at the
@@ -414,27 +396,31 @@ public struct RenderCore: @unchecked Sendable {
     /// returns false and changes nothing). Used by synchronous calls when the render thread is
     /// not running. Control side, one thread at a time (the command producer's lock held).
     package func applyPendingIfIdle(at frame: Int64) -> Bool {
-        if gate[2].load(ordering: .relaxed) == 1 {
+        if gate.pointee.asymmetric.load(ordering: .relaxed) == 1 {
             // The asymmetric gate: claim, then make the render thread's side a full barrier.
             // Either its claim of the cycle is visible now, or its next look at ours sees it.
-            gate[1].store(1, ordering: .relaxed)
-            // It fails only for a process not registered (registration succeeded when the
-            // renderer was made, or the gate would be the compare-and-swap); the fence is there
-            // for form, not as a substitute.
-            if aq_membarrier() != 0 { atomicMemoryFence(ordering: .sequentiallyConsistent) }
-            if gate[0].load(ordering: .acquiring) != 0 {
-                gate[1].store(0, ordering: .releasing)
+            gate.pointee.claimed.store(1, ordering: .relaxed)
+            // Registration succeeded when the renderer was made (or the gate would be the
+            // compare-and-swap), so a failure here is a bug: without the barrier the render
+            // thread's claim may be unseen and both sides apply commands at once. A fence on
+            // this side alone does not replace it, so the program stops (control thread).
+            let result = aq_membarrier()
+            if result != 0 {
+                fatalError("membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) failed (\(result), errno \(errno)) after the process registered for it: the renderer's gate cannot exclude the render thread")
+            }
+            if gate.pointee.inCycle.load(ordering: .acquiring) != 0 {
+                gate.pointee.claimed.store(0, ordering: .releasing)
                 return false
             }
         } else {
-            guard gate[0].compareExchange(expected: 0, desired: 2, ordering: .acquiring).exchanged else { return false }
+            guard gate.pointee.inCycle.compareExchange(expected: 0, desired: 2, ordering: .acquiring).exchanged else { return false }
         }
         var reported = false
         applyCommands(at: frame, reported: &reported)
-        if gate[2].load(ordering: .relaxed) == 1 {
-            gate[1].store(0, ordering: .releasing)
+        if gate.pointee.asymmetric.load(ordering: .relaxed) == 1 {
+            gate.pointee.claimed.store(0, ordering: .releasing)
         } else {
-            gate[0].store(0, ordering: .releasing)
+            gate.pointee.inCycle.store(0, ordering: .releasing)
         }
         if reported { _ = sem_post(wake) }
         return true
@@ -446,9 +432,9 @@ public struct RenderCore: @unchecked Sendable {
     /// The volume in force for `slot` (the latest of a ``RenderCommand/setVolume(slot:volume:rampFrames:)``
     /// target or a buffer's volume event) and how many volume commands were applied. Any thread.
     package func volume(slot: Int) -> (value: Float, commandsApplied: Int64) {
-        let p = published + slot * RenderCore.publishedPerSlot
-        let sets = p[4].load(ordering: .acquiring)
-        return (Float(bitPattern: UInt32(truncatingIfNeeded: p[3].load(ordering: .relaxed))), sets)
+        let p = published + slot
+        let sets = p.pointee.volumeSets.load(ordering: .acquiring)
+        return (Float(bitPattern: UInt32(truncatingIfNeeded: p.pointee.volumeBits.load(ordering: .relaxed))), sets)
     }
 
     /// The level meter of `slot`, channel `channel`, for the latest cycle: (peak, RMS), linear.
@@ -471,22 +457,31 @@ public struct RenderCore: @unchecked Sendable {
     /// device frame of its frame 0, and the frame it paused at. Any thread; the three values
     /// are read one after the other (a read racing a pause or resume may mix old and new).
     package func position(slot: Int) -> (running: Bool, paused: Bool, origin: Int64, pauseFrame: Int64) {
-        let p = published + slot * RenderCore.publishedPerSlot
-        let state = p[0].load(ordering: .acquiring)
+        let p = published + slot
+        let state = p.pointee.state.load(ordering: .acquiring)
         return (
             state == Int64(SlotState.running.rawValue), state == Int64(SlotState.paused.rawValue),
-            p[1].load(ordering: .relaxed), p[2].load(ordering: .relaxed)
+            p.pointee.origin.load(ordering: .relaxed), p.pointee.pauseFrame.load(ordering: .relaxed)
         )
+    }
+
+    /// Whether the render thread has `slot` free: never activated, or its
+    /// ``RenderCommand/release(slot:)`` applied (published after every command, so a release
+    /// acknowledged through ``commandsApplied`` shows here). The control side sends
+    /// ``RenderCommand/activate(slot:channels:map:generation:)`` only for a free slot. Any
+    /// thread.
+    package func isSlotFree(_ slot: Int) -> Bool {
+        published[slot].state.load(ordering: .acquiring) == Int64(SlotState.free.rawValue)
     }
 
     @_noLocks
     func publishPosition(slot s: Int) {
-        let p = published + s * RenderCore.publishedPerSlot
-        p[3].store(Int64(slots[s].target.bitPattern), ordering: .relaxed)
-        p[4].store(slots[s].volumeSets, ordering: .relaxed)
-        p[1].store(slots[s].origin, ordering: .relaxed)
-        p[2].store(slots[s].pauseFrame, ordering: .relaxed)
-        p[0].store(Int64(unsafeBitCast(slots[s].state, to: UInt8.self)), ordering: .releasing)
+        let p = published + s
+        p.pointee.volumeBits.store(Int64(slots[s].target.bitPattern), ordering: .relaxed)
+        p.pointee.volumeSets.store(slots[s].volumeSets, ordering: .relaxed)
+        p.pointee.origin.store(slots[s].origin, ordering: .relaxed)
+        p.pointee.pauseFrame.store(slots[s].pauseFrame, ordering: .relaxed)
+        p.pointee.state.store(Int64(unsafeBitCast(slots[s].state, to: UInt8.self)), ordering: .releasing)
     }
 
     // MARK: - The render entry point
@@ -502,6 +497,11 @@ public struct RenderCore: @unchecked Sendable {
         _ cycle: CycleInfo, outputs: UnsafePointer<UnsafeMutablePointer<Float>>, channelCount: Int,
         inputs: UnsafePointer<UnsafeMutablePointer<Float>>? = nil, inputCount: Int = 0
     ) {
+        // Denormals flush to zero on the render thread (a decaying tail or a ramp toward 0
+        // would otherwise cost tens of cycles per operation): one read of the control
+        // register, a write only when the mode is not set yet (inline asm: no call). The
+        // mode stays set after the cycle (the device's thread renders again).
+        _unsafePerformance { _ = aq_flush_denormals() }
         clock.publish(cycle)
         let n = Int(cycle.frames)
         if let inputs, inputCount > 0 {
@@ -519,12 +519,12 @@ public struct RenderCore: @unchecked Sendable {
         guard enterCycle() else {
             // A control thread is applying commands this instant (the cycle stays silent).
             if fresh { clearStereo(out0, out1, n) }
-            control[2].wrappingAdd(1, ordering: .relaxed)
+            control.pointee.skippedCycles.wrappingAdd(1, ordering: .relaxed)
             return
         }
         var reported = false
         applyCommands(at: cycle.frame, reported: &reported)
-        let solo = control[4].load(ordering: .acquiring)
+        let solo = control.pointee.solo.load(ordering: .acquiring)
         // The steady state needs outputs 0 and 1 and every queue mixed.
         let steadyAllowed = channels >= 2 && solo == 0
         if fresh && !steadyAllowed {
@@ -611,8 +611,8 @@ public struct RenderCore: @unchecked Sendable {
         }
         if fresh { clearStereo(out0, out1, n) }
         // Only the render thread writes the counters: a load and a store, no locked add.
-        stats[0].store(stats[0].load(ordering: .relaxed) &+ 1, ordering: .relaxed)
-        gate[0].store(0, ordering: .releasing)
+        stats.pointee.cycles.store(stats.pointee.cycles.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
+        gate.pointee.inCycle.store(0, ordering: .releasing)
         if reported {
             // sem_post is async-signal-safe: it neither locks nor allocates.
             _unsafePerformance { _ = sem_post(wake) }
@@ -669,8 +669,8 @@ public struct RenderCore: @unchecked Sendable {
         }
         if captureMask > 0 { captureInputs(inputs, count: count, frame: frame, n: n) }
         inputMeters[2 * k].store(UInt32(truncatingIfNeeded: count), ordering: .relaxed)
-        inputCounters[1].store(inputCounters[1].load(ordering: .relaxed) &+ Int64(n), ordering: .relaxed)
-        inputCounters[0].store(frame, ordering: .releasing)
+        inputCounters.pointee.framesSeen.store(inputCounters.pointee.framesSeen.load(ordering: .relaxed) &+ Int64(n), ordering: .relaxed)
+        inputCounters.pointee.latestCycleFrame.store(frame, ordering: .releasing)
     }
 
     /// Copies one cycle's inputs into the capture ring at their device frames; channels the
@@ -680,19 +680,19 @@ public struct RenderCore: @unchecked Sendable {
     func captureInputs(_ inputs: UnsafePointer<UnsafeMutablePointer<Float>>, count: Int, frame: Int64, n: Int) {
         let ring = captureMask + 1
         let planes = capacities.inputChannels
-        var start = inputCounters[2].load(ordering: .relaxed)
-        let end = inputCounters[3].load(ordering: .relaxed)
+        var start = inputCounters.pointee.first.load(ordering: .relaxed)
+        let end = inputCounters.pointee.end.load(ordering: .relaxed)
         var from = frame
         if start < 0 || frame < end {
             // The first cycle, or time went back (a new time line): the ring starts over.
             start = frame
         } else if frame > end {
             // Skipped frames: silence, as far back as the ring reaches.
-            inputCounters[5].store(inputCounters[5].load(ordering: .relaxed) &+ (frame - end), ordering: .relaxed)
+            inputCounters.pointee.skippedFrames.store(inputCounters.pointee.skippedFrames.load(ordering: .relaxed) &+ (frame - end), ordering: .relaxed)
             from = max(end, frame &- Int64(ring))
         }
         let writeEnd = frame &+ Int64(n)
-        inputCounters[4].store(writeEnd, ordering: .relaxed)
+        inputCounters.pointee.writing.store(writeEnd, ordering: .relaxed)
         atomicMemoryFence(ordering: .releasing)
         var c = 0
         while c < planes {
@@ -710,22 +710,22 @@ public struct RenderCore: @unchecked Sendable {
             }
             c += 1
         }
-        if start != inputCounters[2].load(ordering: .relaxed) {
-            inputCounters[2].store(start, ordering: .relaxed)
+        if start != inputCounters.pointee.first.load(ordering: .relaxed) {
+            inputCounters.pointee.first.store(start, ordering: .relaxed)
         }
-        inputCounters[3].store(writeEnd, ordering: .releasing)
+        inputCounters.pointee.end.store(writeEnd, ordering: .releasing)
     }
 
     /// The captured input frames a reader can have now: from the first valid frame (−1: none
     /// captured yet) to `end` (exclusive), with `ring` frames at most kept. Any thread; never
     /// blocks.
     package var captureWindow: (first: Int64, end: Int64, ring: Int) {
-        let end = inputCounters[3].load(ordering: .acquiring)
-        return (inputCounters[2].load(ordering: .relaxed), end, captureMask + 1)
+        let end = inputCounters.pointee.end.load(ordering: .acquiring)
+        return (inputCounters.pointee.first.load(ordering: .relaxed), end, captureMask + 1)
     }
 
     /// Device frames the device skipped (captured as silence). Any thread; never blocks.
-    package var skippedCaptureFrames: Int64 { inputCounters[5].load(ordering: .relaxed) }
+    package var skippedCaptureFrames: Int64 { inputCounters.pointee.skippedFrames.load(ordering: .relaxed) }
 
     /// Copies captured input from device frame `frame` on, at most `maxFrames` frames, into
     /// `dest` (`channels` pointers, device input channel `c` into `dest[c]`; channels beyond
@@ -740,8 +740,8 @@ public struct RenderCore: @unchecked Sendable {
         let ring = Int64(captureMask + 1)
         var lo = frame
         for _ in 0..<8 {
-            let end = inputCounters[3].load(ordering: .acquiring)
-            let start = inputCounters[2].load(ordering: .relaxed)
+            let end = inputCounters.pointee.end.load(ordering: .acquiring)
+            let start = inputCounters.pointee.first.load(ordering: .relaxed)
             if start < 0 || captureMask == 0 { return (frame, 0) }
             // Keep clear of the cycle being written: it may overwrite up to a cycle past `end − ring`.
             lo = max(lo, start, end - ring)
@@ -757,7 +757,7 @@ public struct RenderCore: @unchecked Sendable {
                 }
             }
             atomicMemoryFence(ordering: .acquiring)
-            let writing = inputCounters[4].load(ordering: .relaxed)
+            let writing = inputCounters.pointee.writing.load(ordering: .relaxed)
             let firstIntact = writing - ring
             if lo >= firstIntact { return (lo, k) }
             lo = firstIntact  // overwritten while copied: those frames are lost
@@ -769,9 +769,9 @@ public struct RenderCore: @unchecked Sendable {
     /// cycle that had inputs (−1: none yet), the input channels it had, and the input frames
     /// seen in all. Any thread; never blocks.
     package var inputStatus: (latestCycleFrame: Int64, channels: Int, framesSeen: Int64) {
-        let frame = inputCounters[0].load(ordering: .acquiring)
+        let frame = inputCounters.pointee.latestCycleFrame.load(ordering: .acquiring)
         return (frame, Int(inputMeters[2 * capacities.inputChannels].load(ordering: .relaxed)),
-                inputCounters[1].load(ordering: .relaxed))
+                inputCounters.pointee.framesSeen.load(ordering: .relaxed))
     }
 
     /// The peak (linear, absolute) of device input `channel` in the latest cycle that had
@@ -791,27 +791,27 @@ public struct RenderCore: @unchecked Sendable {
     /// Takes the gate for a cycle: false when a control thread holds it and this device does
     /// not wait (a realtime device skips the cycle rather than wait).
     ///
-    /// Asymmetric gate (``gate``[2] == 1): a plain store of the claim, a compiler barrier and a
+    /// Asymmetric gate (``RenderGate/asymmetric`` == 1): a plain store of the claim, a compiler barrier and a
     /// load of the control side's claim; no locked instruction (which would also wait for every
     /// store of the cycle so far to drain). The control side's membarrier(2) makes this
     /// sequence a full barrier whenever it matters (``applyPendingIfIdle(at:)``).
     @_noLocks @inline(__always)
     func enterCycle() -> Bool {
-        if gate[2].load(ordering: .relaxed) == 1 {
+        if gate.pointee.asymmetric.load(ordering: .relaxed) == 1 {
             while true {
-                gate[0].store(1, ordering: .relaxed)
+                gate.pointee.inCycle.store(1, ordering: .relaxed)
                 // An inline asm memory clobber: no instruction, no lock, no call.
                 _unsafePerformance { aq_compiler_barrier() }
-                if gate[1].load(ordering: .acquiring) == 0 { return true }
-                gate[0].store(0, ordering: .releasing)
-                if control[3].load(ordering: .relaxed) == 0 { return false }
+                if gate.pointee.claimed.load(ordering: .acquiring) == 0 { return true }
+                gate.pointee.inCycle.store(0, ordering: .releasing)
+                if control.pointee.waitsForControl.load(ordering: .relaxed) == 0 { return false }
                 // A device that waits (hand-driven): until the control thread is done.
-                while gate[1].load(ordering: .acquiring) != 0 {}
+                while gate.pointee.claimed.load(ordering: .acquiring) != 0 {}
             }
         }
         while true {
-            if gate[0].compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged { return true }
-            if control[3].load(ordering: .relaxed) == 0 { return false }
+            if gate.pointee.inCycle.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged { return true }
+            if control.pointee.waitsForControl.load(ordering: .relaxed) == 0 { return false }
         }
     }
 
@@ -902,7 +902,7 @@ public struct RenderCore: @unchecked Sendable {
             events.index.commitWrite()
             reported = true
         } else {
-            stats[2].wrappingAdd(1, ordering: .relaxed)
+            stats.pointee.droppedEvents.wrappingAdd(1, ordering: .relaxed)
         }
     }
 
@@ -911,6 +911,11 @@ public struct RenderCore: @unchecked Sendable {
         switch command {
         case .activate(let slot, let channels, let map, let generation):
             let s = Int(slot)
+            // A live slot is never activated again: it would stand twice in `live` (one
+            // queue mixed twice, and `live` written past its capacity). The control side
+            // sends an activation only for a slot whose release was applied (``isSlotFree``);
+            // this keeps the render thread safe whatever it is sent.
+            guard slots[s].state == .free, liveCount.pointee < capacities.queues else { return }
             slots[s].activate(channels: channels, map: map, generation: generation)
             clearMeters(slot: s)
             clearPeaks(slot: s)
@@ -1114,7 +1119,7 @@ public struct RenderCore: @unchecked Sendable {
             let bEnd = b.start &+ Int64(b.frames)
             if bEnd <= qStart && !slot.pointee.headPlayed {
                 // Entirely in the past when first seen: late as a whole.
-                stats[1].wrappingAdd(UInt64(b.frames), ordering: .relaxed)
+                stats.pointee.lateFrames.wrappingAdd(UInt64(b.frames), ordering: .relaxed)
                 slot.pointee.headLate = b.frames
                 finishHead(slot: s, cap: cap, played: false, reported: &reported)
                 continue
@@ -1132,7 +1137,7 @@ public struct RenderCore: @unchecked Sendable {
                 if b.start < qStart {
                     let late = qStart &- b.start
                     slot.pointee.headLate = Int32(clamping: late)
-                    stats[1].wrappingAdd(UInt64(late), ordering: .relaxed)
+                    stats.pointee.lateFrames.wrappingAdd(UInt64(late), ordering: .relaxed)
                 }
                 if !b.volume.isNaN {
                     // A per-buffer volume event: exact on the buffer's first frame.

@@ -812,32 +812,18 @@ public final class AudioInputQueue: @unchecked Sendable {
         encode(n, into: dst) { c, i in scratchChannels[c][i] }
     }
 
-    /// Converts `n` frames of `sample(channel, frame)` to the queue's interleaved format at `dst`.
+    /// Converts `n` frames of `sample(channel, frame)` to the queue's interleaved format at `dst`
+    /// (integers by the project's one rule, ``PCMInterleaver``).
     func encode(_ n: Int, into dst: UnsafeMutableRawPointer, _ sample: (Int, Int) -> Float) {
+        if !isFloat {
+            PCMInterleaver(bits: sampleBytes * 8, bigEndian: bigEndian).interleave(frames: n, channels: channels, into: dst, sample)
+            return
+        }
         var p = dst
         for i in 0..<n {
             for c in 0..<channels {
-                let v = sample(c, i)
-                if isFloat {
-                    let bits = v.bitPattern
-                    p.storeBytes(of: bigEndian ? bits.bigEndian : bits.littleEndian, as: UInt32.self)
-                } else {
-                    let clamped = max(-1, min(1, Double(v)))
-                    switch sampleBytes {
-                    case 2:
-                        let x = Int16(clamping: Int((clamped * 32768).rounded()))
-                        p.storeBytes(of: bigEndian ? x.bigEndian : x.littleEndian, as: Int16.self)
-                    case 3:
-                        let x = UInt32(bitPattern: Int32(clamping: Int((clamped * 8_388_608).rounded())).clamped24)
-                        let b0 = UInt8(x & 0xFF), b1 = UInt8((x >> 8) & 0xFF), b2 = UInt8((x >> 16) & 0xFF)
-                        p.storeBytes(of: bigEndian ? b2 : b0, as: UInt8.self)
-                        (p + 1).storeBytes(of: b1, as: UInt8.self)
-                        (p + 2).storeBytes(of: bigEndian ? b0 : b2, as: UInt8.self)
-                    default:
-                        let x = Int32(clamping: Int64((clamped * 2_147_483_648).rounded()))
-                        p.storeBytes(of: bigEndian ? x.bigEndian : x.littleEndian, as: Int32.self)
-                    }
-                }
+                let bits = sample(c, i).bitPattern
+                p.storeBytes(of: bigEndian ? bits.bigEndian : bits.littleEndian, as: UInt32.self)
                 p += sampleBytes
             }
         }
@@ -995,9 +981,4 @@ public final class AudioInputQueue: @unchecked Sendable {
             listeners.remove(at: i)
         }
     }
-}
-
-extension Int32 {
-    /// Clamped to the signed 24-bit range.
-    fileprivate var clamped24: Int32 { Swift.max(-8_388_608, Swift.min(8_388_607, self)) }
 }

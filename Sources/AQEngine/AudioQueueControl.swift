@@ -181,7 +181,7 @@ extension AudioQueue {
         if immediately || !(isRunningValue || startRequested) || pauseRequested || ledger.count == 0 {
             try hub.sendNow([.release(slot: slot)])
             goneLocked()
-            hub.freeSlot(self)
+            hub.freeSlot(self, released: true)
         } else {
             flushTail()
             try hub.send(.stop(slot: slot, immediately: false, epoch: queueTime.epoch))

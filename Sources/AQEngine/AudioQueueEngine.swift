@@ -132,8 +132,15 @@ public final class AudioQueueEngine: @unchecked Sendable {
         hub.lock.lock()
         defer { hub.lock.unlock() }
         if hub.closed { throw AudioQueueError(.invalidDevice, "the engine is closed") }
+        hub.releasePendingSlots()
         guard let slot = hub.freeSlots.popLast() else {
             throw AudioQueueError(.capacityExceeded, "all \(capacities.queues) queue slots are in use")
+        }
+        // Only a slot the render thread has free is activated (a live slot activated twice
+        // would be mixed twice and overrun the renderer's list of live slots).
+        guard hub.core.pointee.isSlotFree(Int(slot)) else {
+            hub.unreleasedSlots.append(slot)
+            throw AudioQueueError(.capacityExceeded, "queue slot \(slot) is still live on the render thread (its release was not acknowledged); try again")
         }
         hub.nextGeneration &+= 1
         let generation = hub.nextGeneration

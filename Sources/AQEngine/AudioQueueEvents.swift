@@ -134,11 +134,19 @@ extension AudioQueue {
         for l in listeners(for: id) { l(self, id) }
     }
 
-    /// Disposes of the queue now: the renderer lets go of it (synchronously), the slot is
-    /// free, the handle stale. Queue lock (and callback lock) held.
+    /// Disposes of the queue now: the renderer lets go of it (synchronously), the handle is
+    /// stale. The slot is free once the render thread acknowledged the release; when it could
+    /// not be sent (a full command ring), the engine sends it again before the next queue is
+    /// made and the slot stays taken until then. Queue lock (and callback lock) held.
     func disposeNowLocked() {
-        if !hub.closed { try? hub.sendNow([.release(slot: slot)]) }
+        var released = false
+        if !hub.closed {
+            do {
+                try hub.sendNow([.release(slot: slot)])
+                released = true
+            } catch {}
+        }
         goneLocked()
-        hub.freeSlot(self)
+        hub.freeSlot(self, released: released)
     }
 }

@@ -25,7 +25,12 @@ final class EngineShared: @unchecked Sendable {
     /// `statusHandler`, `nextGeneration`.
     let lock = NSLock()
     var slots: [AudioQueue?]
+    /// Slots the render thread has free (never used, or their release applied).
     var freeSlots: [Int32]
+    /// Slots of disposed queues whose ``RenderCommand/release(slot:)`` could not be sent (the
+    /// command ring was full): still live on the render thread, so not free. The release is
+    /// sent again before the next queue is made (``releasePendingSlots()``).
+    var unreleasedSlots: [Int32] = []
     var deviceLostReason: String?
     /// Why the device is away while it reconnects (nil while it renders).
     var awayReason: String?
@@ -175,13 +180,34 @@ final class EngineShared: @unchecked Sendable {
         }
     }
 
-    /// Frees a disposed queue's slot (the renderer already let go of it). Queue lock held.
-    func freeSlot(_ q: AudioQueue) {
+    /// Forgets a disposed queue's slot. `released`: the render thread acknowledged its
+    /// ``RenderCommand/release(slot:)`` (``sendNow(_:)`` returned), so the slot is free; else
+    /// the release was not sent and the slot waits in `unreleasedSlots` until it is. Queue
+    /// lock held.
+    func freeSlot(_ q: AudioQueue, released: Bool) {
         lock.lock()
         defer { lock.unlock() }
         if slots[Int(q.slot)] === q {
             slots[Int(q.slot)] = nil
-            freeSlots.append(q.slot)
+            if released {
+                freeSlots.append(q.slot)
+            } else {
+                unreleasedSlots.append(q.slot)
+            }
+        }
+    }
+
+    /// Sends the releases that could not be sent before; each slot whose release the render
+    /// thread acknowledged becomes free. `lock` held (the command lock comes after it).
+    func releasePendingSlots() {
+        while let slot = unreleasedSlots.last {
+            do {
+                try sendNow([.release(slot: slot)])
+            } catch {
+                return  // still no room: tried again before the next queue is made
+            }
+            unreleasedSlots.removeLast()
+            freeSlots.append(slot)
         }
     }
 

@@ -1,4 +1,6 @@
+import AQConvert
 import AQCore
+import CFloatMode
 import AQTypes
 import Foundation
 
@@ -122,6 +124,9 @@ extension EngineShared {
         for c in 0..<outputs { planes[c] = storage + c * cycle }
         core.pointee.setSolo(solo)
         defer { core.pointee.setSolo(nil) }
+        // The renders flush denormals to zero on this thread; the caller gets its mode back.
+        let floatMode = aq_float_mode()
+        defer { aq_restore_float_mode(floatMode) }
         // The gap before `from`: rendered, not kept.
         while next < from {
             let n = Int(min(Int64(cycle), from - next))
@@ -134,20 +139,17 @@ extension EngineShared {
         while done < frames {
             let n = min(cycle, frames - done)
             guard manual.render(frames: n, into: planes) else { throw AudioQueueError(.invalidDevice, "the device is stopped") }
-            for i in 0..<n {
-                for c in 0..<channels {
-                    let v = planes[c][i]
-                    let k = (done + i) * channels + c
-                    if format.formatFlags.contains(.isFloat) {
-                        data.storeBytes(of: v.bitPattern.littleEndian, toByteOffset: k * 4, as: UInt32.self)
-                    } else if format.bitsPerChannel == 16 {
-                        let x = Int16(max(-32768, min(32767, (v * 32768).rounded())))
-                        data.storeBytes(of: x.littleEndian, toByteOffset: k * 2, as: Int16.self)
-                    } else {
-                        let x = Int32(max(-2_147_483_648, min(2_147_483_647, (Double(v) * 2_147_483_648).rounded())))
-                        data.storeBytes(of: x.littleEndian, toByteOffset: k * 4, as: Int32.self)
+            let at = data + done * Int(format.bytesPerFrame)
+            if format.formatFlags.contains(.isFloat) {
+                for i in 0..<n {
+                    for c in 0..<channels {
+                        at.storeBytes(of: planes[c][i].bitPattern.littleEndian, toByteOffset: (i * channels + c) * 4, as: UInt32.self)
                     }
                 }
+            } else {
+                // Integers by the project's one rule (``PCMInterleaver``).
+                PCMInterleaver(bits: Int(format.bitsPerChannel)).interleave(
+                    planar: UnsafePointer(planes), frames: n, channels: channels, into: at)
             }
             done += n
             // Callbacks of the buffers that finished, before the next cycle (so that a

@@ -16,8 +16,15 @@ struct JackCallbackState: ~Copyable {
     let outPorts: UnsafeMutablePointer<OpaquePointer?>
     /// Preallocated array of output buffer pointers handed to the renderer each cycle.
     let outputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
-    /// A one-float buffer the `outputs` slots point at before the first cycle.
+    /// Where an output goes when JACK gives its port no buffer (`jack_port_get_buffer` returned
+    /// nil) and what every `outputs` slot points at before the first cycle: room for
+    /// ``fallbackFrames`` floats, the largest period a JACK server runs, so a full period
+    /// written into it stays inside it. What is mixed into it is heard nowhere. Allocated and
+    /// zeroed here, on the control side (its pages mapped before the first cycle).
     let dummy: UnsafeMutablePointer<Float>
+    /// Frames of ``dummy``: JACK's largest buffer size (jackd2's `BUFFER_SIZE_MAX`, 8192). A
+    /// cycle longer than this with a port missing its buffer is not rendered.
+    static let fallbackFrames = 8192
     let outputCount: Int
     /// Input ports `in_1…M` (M = `inputCount`); nil before the client registers them.
     let inPorts: UnsafeMutablePointer<OpaquePointer?>
@@ -79,8 +86,8 @@ struct JackCallbackState: ~Copyable {
         inPorts.initialize(repeating: nil, count: max(inputCount, 1))
         outPorts = .allocate(capacity: max(outputCount, 1))
         outPorts.initialize(repeating: nil, count: max(outputCount, 1))
-        dummy = .allocate(capacity: 1)
-        dummy.initialize(to: 0)
+        dummy = .allocate(capacity: Self.fallbackFrames)
+        dummy.initialize(repeating: 0, count: Self.fallbackFrames)
         outputs = .allocate(capacity: max(outputCount, 1))
         outputs.initialize(repeating: dummy, count: max(outputCount, 1))
         inputs = .allocate(capacity: max(inputCount, 1))
@@ -138,12 +145,18 @@ func jackProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> 
     var nextUsecs: jack_time_t = 0
     var periodUsecs: Float = 0
     var ok: Int32 = 0
+    // An output port without a buffer this cycle is written into the fallback (``dummy``,
+    // the largest period JACK runs), never into a buffer of an earlier cycle or a shorter one.
+    var missing = false
     // jack_port_get_buffer and jack_get_cycle_times read the client's shared memory: they are
     // documented for use in the process callback (realtime-safe: no lock, no allocation).
     _unsafePerformance {
         for c in 0..<n {
             if let buf = jack_port_get_buffer(ports[c], nframes) {
                 outs[c] = buf.assumingMemoryBound(to: Float.self)
+            } else {
+                outs[c] = st.pointee.dummy
+                missing = true
             }
         }
         while inputCount < st.pointee.inputCount, let port = inPorts[inputCount],
@@ -159,6 +172,10 @@ func jackProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> 
             nextUsecs = 0
         }
     }
+    // A period longer than the fallback cannot happen with JACK (8192 frames at most); should
+    // it, the cycle is not rendered rather than overrun the fallback (the next cycle counts
+    // its frames as lost).
+    if missing && Int(nframes) > JackCallbackState.fallbackFrames { return 0 }
     let offset = st.pointee.clockSource.offsetToMonotonicNs()
     let host = UInt64(bitPattern: Int64(bitPattern: usecs &* 1000) &+ offset)
     let next = nextUsecs == 0 ? 0 : UInt64(bitPattern: Int64(bitPattern: nextUsecs &* 1000) &+ offset)

@@ -1,3 +1,4 @@
+import AQConvert
 import Foundation
 
 #if canImport(Glibc)
@@ -15,8 +16,9 @@ public protocol TakeWriter: AnyObject {
     /// Frames written so far (in the file, in whole frames).
     var framesWritten: Int64 { get }
     /// Appends `frames` frames taken from interleaved float samples: frame `i`, channel `c` of
-    /// the take is `source[i * stride + offset + c]`. Integers are x × 2^(bits−1), rounded to
-    /// nearest and clamped.
+    /// the take is `source[i * stride + offset + c]`. Integers are x × 2^(bits−1) by the
+    /// project's one rule (``PCMInterleaver``: NaN → 0, rounded to nearest, ties away from zero,
+    /// clipped).
     ///
     /// - Throws: ``SessionError`` `.output` on a write error (disk full, file too large for
     ///   the container); the frames written before stay valid once ``finish()`` ran.
@@ -207,21 +209,9 @@ public final class PCMTakeWriter: TakeWriter {
                 }
             }
         case .int(let b):
-            let scale = Float(1 << (b - 1))
-            let hi = Double(Int64(1) << (b - 1)) - 1, lo = -Double(Int64(1) << (b - 1))
-            let bps = b / 8
-            let out = block.bindMemory(to: UInt8.self, capacity: frames * channels * bps)
-            var k = 0
-            for i in 0..<frames {
-                for c in 0..<channels {
-                    let x = (Double(src[i * stride + offset + c] * scale)).rounded(.toNearestOrAwayFromZero)
-                    let v = UInt32(bitPattern: Int32(x.isNaN ? 0 : min(max(x, lo), hi)))
-                    for j in 0..<bps {
-                        let shift = big ? (bps - 1 - j) * 8 : j * 8
-                        out[k] = UInt8(truncatingIfNeeded: v >> UInt32(shift))
-                        k += 1
-                    }
-                }
+            // Integers by the project's one rule (``PCMInterleaver``).
+            PCMInterleaver(bits: b, bigEndian: big).interleave(frames: frames, channels: channels, into: block) { c, i in
+                src[i * stride + offset + c]
             }
         case .alac, .aac:
             break

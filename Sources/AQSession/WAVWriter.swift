@@ -1,3 +1,4 @@
+import AQConvert
 import Foundation
 
 #if canImport(Glibc)
@@ -10,9 +11,10 @@ import Glibc
 public enum WAVSampleFormat: String, Sendable, CaseIterable {
     /// 32-bit IEEE float (`WAVE_FORMAT_IEEE_FLOAT`), samples as they are (not clipped).
     case f32
-    /// 16-bit PCM: x × 32768 rounded to nearest, clipped to −32768…32767.
+    /// 16-bit PCM: x × 32768 by the project's rule (``PCMInterleaver``: NaN → 0, rounded to
+    /// nearest, ties away from zero, clipped to −32768…32767).
     case s16
-    /// 24-bit PCM: x × 8388608 rounded to nearest, clipped to −8388608…8388607.
+    /// 24-bit PCM: x × 8388608 by the same rule, clipped to −8388608…8388607.
     case s24
 
     /// Bytes of one sample.
@@ -122,36 +124,11 @@ public final class WAVWriter {
                 let src = planar[c]
                 for f in 0..<frames { out[f * channels + c] = src[f].bitPattern.littleEndian }
             }
-        case .s16:
-            let out = block.bindMemory(to: Int16.self, capacity: frames * channels)
-            var clipped: Int64 = 0
-            for c in 0..<channels {
-                let src = planar[c]
-                for f in 0..<frames {
-                    let v = (Double(src[f]) * 32768).rounded()
-                    let q: Int16
-                    if v > 32767 { q = 32767; clipped += 1 } else if v < -32768 { q = -32768; clipped += 1 } else if v.isNaN { q = 0 } else { q = Int16(v) }
-                    out[f * channels + c] = q.littleEndian
-                }
-            }
-            clippedSamples += clipped
-        case .s24:
-            let out = block.bindMemory(to: UInt8.self, capacity: bytes)
-            var clipped: Int64 = 0
-            for c in 0..<channels {
-                let src = planar[c]
-                for f in 0..<frames {
-                    let v = (Double(src[f]) * 8_388_608).rounded()
-                    let q: Int32
-                    if v > 8_388_607 { q = 8_388_607; clipped += 1 } else if v < -8_388_608 { q = -8_388_608; clipped += 1 } else if v.isNaN { q = 0 } else { q = Int32(v) }
-                    let o = (f * channels + c) * 3
-                    let u = UInt32(bitPattern: q)
-                    out[o] = UInt8(u & 0xFF)
-                    out[o + 1] = UInt8((u >> 8) & 0xFF)
-                    out[o + 2] = UInt8((u >> 16) & 0xFF)
-                }
-            }
-            clippedSamples += clipped
+        case .s16, .s24:
+            // Integers by the project's one rule (``PCMInterleaver``), little-endian.
+            let clipped = PCMInterleaver(bits: format.bytesPerSample * 8).interleave(
+                planar: planar, frames: frames, channels: channels, into: block)
+            clippedSamples += Int64(clipped)
         }
         try writeAll(UnsafeRawBufferPointer(start: block, count: bytes))
         framesWritten += Int64(frames)
