@@ -94,6 +94,9 @@ struct SoakOnJACKTests {
         let out = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
         let report = out.split(separator: "\n").first { $0.hasPrefix("server: ") }.map(String.init) ?? "no loss reported"
         print("soak (\(Self.minutes) min): \(tally); \(report); aqsync RSS (KiB) by minute: \(rss)")
+        if let keep = ProcessInfo.processInfo.environment["AQSYNC_SOAK_KEEP"] {
+            try? out.write(toFile: keep + "/play.log", atomically: true, encoding: .utf8)
+        }
         if !tally.unvouched.isEmpty && tally.off.isEmpty && !isLast {
             return .witnessCouldNotTell(reason: "\(tally)", aqsyncFigures: aqsyncPlayFigures(out))
         }
@@ -123,7 +126,9 @@ struct SoakOnJACKTests {
             recorder = try JackRecorder(server: server, ports: outputs + [witness.port], url: sub.appendingPathComponent("rec.wav"))
         }
 
-        /// Stops recording and judges what was recorded into `tally`.
+        /// Stops recording and judges what was recorded into `tally`. A segment with clicks off
+        /// where the witness vouched keeps its recording in `AQSYNC_SOAK_KEEP` (a folder), when
+        /// set, for a look afterwards.
         func finish(into tally: inout Tally) throws {
             recorder.stop()
             staller.stop()
@@ -131,6 +136,7 @@ struct SoakOnJACKTests {
             let scan = try RecordingScan(url: recorder.url, witnessChannel: 4)
             tally.segments += 1
             let seg = tally.segments
+            let offBefore = tally.off.count
             let ch0 = scan.clicks[0]
             for k in 0..<4 {
                 let c = scan.clicks[k]
@@ -156,6 +162,10 @@ struct SoakOnJACKTests {
                         }
                     }
                 }
+            }
+            if let keep = ProcessInfo.processInfo.environment["AQSYNC_SOAK_KEEP"], tally.off.count > offBefore {
+                try? FileManager.default.createDirectory(atPath: keep, withIntermediateDirectories: true)
+                try? FileManager.default.copyItem(at: recorder.url, to: URL(fileURLWithPath: keep).appendingPathComponent("segment-\(seg).wav"))
             }
             recorder.removeFiles()
         }
