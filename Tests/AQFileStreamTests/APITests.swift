@@ -67,29 +67,34 @@ import Testing
         #expect(throws: AudioFileStreamError.illegalOperation) { try s.value(of: .dataFormat) }
     }
 
-    /// The magic cookie is not cached unless the listener asks.
-    @Test func cookieCachingOnRequest() throws {
+    /// Every property, the magic cookie too, stays readable after its notification, whether
+    /// or not the listener sets CacheProperty (Apple's parser behaves so; Apple's
+    /// AudioFileStreamExample reads the cookie when ReadyToProducePackets arrives). Every
+    /// notification says PropertyIsCached.
+    @Test func cookieStaysReadableAfterItsNotification() throws {
         let adts: [UInt8] = [0xFF, 0xF1, 0x50, 0x40, 0x01, 0x7F, 0xFC] + [UInt8](repeating: 0x21, count: 4)
         let stream = Array(repeating: adts, count: 4).flatMap { $0 }
         for cache in [false, true] {
             var inside: [UInt8]?
-            var flagsSeen: AudioFileStreamPropertyFlags = []
+            var atReady: [UInt8]?
+            var allCached = true
             let s = try AudioFileStream(
                 fileTypeHint: AudioFileTypeID.aacADTS,
                 propertyListener: { s, p, flags in
+                    allCached = allCached && flags.contains(.propertyIsCached)
                     if p == .magicCookieData {
-                        flagsSeen = flags
                         inside = s.magicCookie
                         if cache { flags.insert(.cacheProperty) }
-                    } else {
-                        #expect(flags.contains(.propertyIsCached))
                     }
+                    if p == .readyToProducePackets, case .bytes(let b)? = try? s.value(of: .magicCookieData) { atReady = b }
                 },
                 packets: { _, _, _ in })
             try s.parse(stream)
-            #expect(flagsSeen.contains(.propertyIsCached) == false)
+            #expect(allCached)
             #expect(inside == [0x12, 0x08])
-            #expect((s.magicCookie != nil) == cache)
+            #expect(atReady == [0x12, 0x08])
+            #expect(s.magicCookie == [0x12, 0x08])
+            #expect(try s.propertyInfo(.magicCookieData).size == 2)
         }
     }
 

@@ -29,9 +29,21 @@ static void listener(void *user, AudioFileStreamID stream, AudioFileStreamProper
         cookieBytes = size;
         memcpy(keptCookie, cookie, size);
         keptCookieSize = size;
-        EXPECT(!(*flags & kAudioFileStreamPropertyFlag_PropertyIsCached), "the cookie is not cached unless asked");
+        EXPECT(*flags & kAudioFileStreamPropertyFlag_PropertyIsCached, "the cookie stays readable after its notification");
     }
-    if (id == kAudioFileStreamProperty_ReadyToProducePackets) ready++;
+    if (id == kAudioFileStreamProperty_ReadyToProducePackets) {
+        /* As Apple's AudioFileStreamExample does: the cookie, read when the parser is ready,
+         * without CacheProperty having been set at its own notification. */
+        UInt32 size = 0;
+        EXPECT_STATUS(AudioFileStreamGetPropertyInfo(stream, kAudioFileStreamProperty_MagicCookieData, &size, NULL), noErr);
+        char cookie[256];
+        EXPECT(size == keptCookieSize, "cookie size at ready %u, at its notification %u", size, keptCookieSize);
+        size = sizeof cookie;
+        EXPECT_STATUS(AudioFileStreamGetProperty(stream, kAudioFileStreamProperty_MagicCookieData, &size, cookie), noErr);
+        EXPECT(size == keptCookieSize && memcmp(cookie, keptCookie, size) == 0, "the cookie read at ready is the cookie");
+        EXPECT(*flags & kAudioFileStreamPropertyFlag_PropertyIsCached, "ready is cached");
+        ready++;
+    }
 }
 
 /* The first packets, kept for the queue part. */
@@ -158,6 +170,7 @@ int main(int argc, char **argv) {
             }
             EXPECT(peak > 0.05f && crossings >= 553 && crossings <= 561, "decoded tone: peak %f, %d crossings", peak, crossings);
             EXPECT_STATUS(AudioQueueDispose(q, true), noErr);
+            printf("the queue part ran\n");
         }
     }
 

@@ -66,7 +66,7 @@ import Testing
         let r = try CAPI.run(exe, [file.path], environment: ["AQSYNC_DEVICE": "offline", "AQSYNC_SAMPLE_RATE": "44100"])
         #expect(r.status == 0, "\(r.output)")
         #expect(r.output.contains(" 0 failed"), "\(r.output)")
-        #expect(r.output.contains("88 passed"), "the queue part ran: \(r.output)")
+        #expect(r.output.contains("the queue part ran"), "\(r.output)")
     }
 }
 
