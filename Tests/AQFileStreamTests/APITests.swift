@@ -35,6 +35,31 @@ import Testing
         riff(waveFmt() + ascii("data") + le(UInt64(samples.count), 4) + samples)
     }
 
+    /// What `AudioFileStreamSeek` answers in C (issue 22): the seek's file offset minus
+    /// `dataOffset`, Apple's convention (offsets from the start of the audio data, which players
+    /// such as AudioStreamer add the data offset to). It equals `byte(forPacket:)`, and adding
+    /// the data offset back lands exactly on the packet: parsing from there delivers it first.
+    @Test func seekOffsetFromTheAudioDataLandsOnThePacket() throws {
+        var samples: [UInt8] = []
+        for k in 0..<1000 { samples += le(UInt64(k), 2) + le(UInt64(k), 2) }
+        // A LIST chunk before the data: the data offset is not the plain 44.
+        let file = riff(waveFmt() + ascii("LIST") + le(10, 4) + [UInt8](repeating: 7, count: 10) + ascii("data")
+            + le(UInt64(samples.count), 4) + samples)
+        var first: [UInt8]?
+        let s = try AudioFileStream(propertyListener: { _, _, _ in }, packets: { d, _, _ in if first == nil { first = Array(d.prefix(4)) } })
+        try s.parse(Array(file.prefix(80)))
+        guard case .int64(let dataOffset) = try s.value(of: .dataOffset) else { Issue.record("no data offset"); return }
+        #expect(dataOffset == 44 + 18)
+        let (absolute, flags) = try s.seek(toPacket: 777)
+        let relative = absolute - dataOffset
+        #expect(relative == 777 * 4)
+        #expect(flags.isEmpty)
+        #expect(try s.byte(forPacket: 777).byte == relative)
+        first = nil
+        try s.parse(Array(file[Int(relative + dataOffset)...]), flags: .discontinuity)
+        #expect(first == le(777, 2) + le(777, 2))
+    }
+
     @Test func propertiesTranslationsAndSeek() throws {
         let samples = randomBytes(4000, seed: 2)
         let file = Self.wave(samples)

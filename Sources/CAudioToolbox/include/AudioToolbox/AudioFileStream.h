@@ -142,6 +142,9 @@ extern OSStatus AudioFileStreamOpen(void *inClientData, AudioFileStream_Property
 /* Calls the callbacks on the calling thread; not from a callback ('nope'). */
 extern OSStatus AudioFileStreamParseBytes(AudioFileStreamID inAudioFileStream, UInt32 inDataByteSize,
                                           const void *inData, AudioFileStreamParseFlags inFlags);
+/* outDataByteOffset: where packet inPacketOffset starts, counted from the start of the audio data
+ * (as Apple's parser does): read the file from outDataByteOffset + kAudioFileStreamProperty_DataOffset,
+ * then pass those bytes with kAudioFileStreamParseFlag_Discontinuity. */
 extern OSStatus AudioFileStreamSeek(AudioFileStreamID inAudioFileStream, SInt64 inPacketOffset,
                                     SInt64 *outDataByteOffset, AudioFileStreamSeekFlags *ioFlags);
 extern OSStatus AudioFileStreamGetPropertyInfo(AudioFileStreamID inAudioFileStream, AudioFileStreamPropertyID inPropertyID,
