@@ -27,7 +27,8 @@ import Testing
         #expect(AudioQueueError.Code.invalidBuffer.rawValue == -66687)
         try q1.enqueue(b, startTime: AudioTimeStamp(sampleTime: 1000))
         // Already enqueued.
-        #expect(code { try q1.enqueue(b) } == .invalidBuffer)
+        #expect(code { try q1.enqueue(b) } == .bufferEnqueuedTwice)
+        #expect(AudioQueueError.Code.bufferEnqueuedTwice.rawValue == -66666)
         // Free while enqueued.
         #expect(code { try q1.freeBuffer(b) } == .bufferInQueue)
         #expect(AudioQueueError.Code.bufferInQueue.rawValue == -66679)
