@@ -59,6 +59,8 @@ enum {
 };
 
 /* ---- Flags ------------------------------------------------------------------------------- */
+/* Every property stays readable after its notification, the magic cookie too: the listener
+ * always gets PropertyIsCached, and setting CacheProperty changes nothing (issue 22). */
 typedef UInt32 AudioFileStreamPropertyFlags;
 enum {
     kAudioFileStreamPropertyFlag_PropertyIsCached = 1,
