@@ -248,8 +248,11 @@ public final class AudioInputQueue: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         try checkLive()
-        guard buffers[buffer.token] === buffer, !buffer.isEnqueued else {
-            throw AudioQueueError(.invalidBuffer, "not a buffer of this queue, or already enqueued")
+        guard buffers[buffer.token] === buffer else {
+            throw AudioQueueError(.invalidBuffer, "not a buffer of this queue")
+        }
+        guard !buffer.isEnqueued else {
+            throw AudioQueueError(.bufferEnqueuedTwice, "the buffer is already enqueued (it has not come back filled or from a reset)")
         }
         buffer.audioDataByteSize = 0
         buffer.packetDescriptionCount = 0

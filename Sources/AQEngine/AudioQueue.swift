@@ -88,6 +88,11 @@ public final class AudioQueue: @unchecked Sendable {
     var disposeWhenStopped = false
     /// A stop after the enqueued buffers is under way: queue time restarts when it completes.
     var drainStopPending = false
+    /// True while an immediate stop or a reset calls the callback for the buffers it took back:
+    /// enqueueing then is `.enqueueDuringReset` (Apple's rule). Guarded by `lock`.
+    var handingBack = false
+    /// `kAudioQueueProperty_DecodeBufferSizeFrames`. Guarded by `lock`.
+    var decodeBufferFrames = 4096
     var volumeValue: Float = 1
     var meteringEnabled = false
     var layout: AudioChannelLayout

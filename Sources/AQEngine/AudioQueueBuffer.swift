@@ -21,9 +21,11 @@ public final class AudioQueueBuffer: @unchecked Sendable {
     /// Anything you want to carry with the buffer (`mUserData`).
     public var userData: AnyObject?
     /// Room for packet descriptions (`mPacketDescriptionCapacity`); 0 unless allocated with some.
-    public let packetDescriptionCapacity: Int
+    /// Grows only through ``AudioQueue/growPacketDescriptions(_:to:)``.
+    public internal(set) var packetDescriptionCapacity: Int
     /// Packet descriptions (`mPacketDescriptions`), valid up to ``packetDescriptionCount``.
-    public let packetDescriptions: UnsafeMutablePointer<AudioStreamPacketDescription>?
+    /// Moves only when ``AudioQueue/growPacketDescriptions(_:to:)`` grows the room.
+    public internal(set) var packetDescriptions: UnsafeMutablePointer<AudioStreamPacketDescription>?
     /// Packet descriptions in use (`mPacketDescriptionCount`).
     public var packetDescriptionCount: Int = 0
 
@@ -43,8 +45,10 @@ public final class AudioQueueBuffer: @unchecked Sendable {
 
     let token: UInt32
     /// Render-side storage: planar float at the device rate, `renderCapacity` frames a channel.
-    let render: UnsafeMutablePointer<Float>
-    let renderCapacity: Int
+    /// Replaced (larger) only on the control side, under the queue's lock, while the buffer is
+    /// not enqueued: the render thread never sees the old storage again (``growRender(frames:)``).
+    private(set) var render: UnsafeMutablePointer<Float>
+    private(set) var renderCapacity: Int
     let renderChannels: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     let channels: Int
 
@@ -81,6 +85,27 @@ public final class AudioQueueBuffer: @unchecked Sendable {
         render.initialize(to: 0)
         renderChannels = .allocate(capacity: max(channels, 1))
         for c in 0..<channels { renderChannels[c] = render }
+    }
+
+    /// Makes the render storage hold at least `frames` frames a channel (contents not kept).
+    /// Control side, queue lock held, buffer not enqueued.
+    func growRender(frames: Int) {
+        guard frames > renderCapacity else { return }
+        let made = UnsafeMutablePointer<Float>.allocate(capacity: frames * channels)
+        made.initialize(repeating: 0, count: frames * channels)
+        render.deallocate()
+        render = made
+        renderCapacity = frames
+        for c in 0..<channels { renderChannels[c] = render + c * frames }
+    }
+
+    /// Makes room for at least `count` packet descriptions (contents not kept). Control side,
+    /// queue lock held, buffer not enqueued.
+    func growDescriptions(to count: Int) {
+        guard count > packetDescriptionCapacity else { return }
+        packetDescriptions?.deallocate()
+        packetDescriptions = .allocate(capacity: count)
+        packetDescriptionCapacity = count
     }
 
     deinit {

@@ -50,6 +50,24 @@ extension AudioQueue {
         }
     }
 
+    /// Grows the packet-description room of `buffer` to at least `count` (contents not kept), for
+    /// callers that hand a compressed buffer more descriptions than it was allocated with (the
+    /// C API's `AudioQueueAllocateBuffer` buffers, whose room is hidden). The decode room grows
+    /// with it when the buffer is enqueued. Any thread but the render thread; does not block.
+    /// - Throws: `.invalidBuffer` (another queue's), `.bufferEnqueuedTwice` (enqueued: its
+    ///   descriptions are in use), `.invalidParameter` over 2^20, `.invalidQueue`.
+    public func growPacketDescriptions(_ buffer: AudioQueueBuffer, to count: Int) throws(AudioQueueError) {
+        guard count <= 1 << 20 else { throw AudioQueueError(.invalidParameter, "\(count) packet descriptions is over 2^20") }
+        lock.lock()
+        defer { lock.unlock() }
+        try checkLive()
+        guard buffer.queue === self, ledger.owns(buffer) else {
+            throw AudioQueueError(.invalidBuffer, "the buffer does not belong to this queue")
+        }
+        if buffer.isEnqueued { throw AudioQueueError(.bufferEnqueuedTwice, "the buffer is enqueued") }
+        buffer.growDescriptions(to: count)
+    }
+
     /// Frees a buffer (`AudioQueueFreeBuffer`). Refused while it is enqueued. Any thread but
     /// the render thread; does not block.
     public func freeBuffer(_ buffer: AudioQueueBuffer) throws(AudioQueueError) {
@@ -80,7 +98,8 @@ extension AudioQueue {
     ///     times must not go back: a time before the end of the previous buffer is refused
     ///     with `.invalidParameter`.
     /// - Returns: the queue time at which the buffer's first played frame will play.
-    /// - Throws: `.invalidBuffer` (another queue's, or already enqueued), `.bufferEmpty`,
+    /// - Throws: `.invalidBuffer` (another queue's), `.bufferEnqueuedTwice` (already enqueued),
+    ///   `.enqueueDuringReset` (from the callbacks of an immediate stop or a reset), `.bufferEmpty`,
     ///   `.invalidParameter`, `.disposalPending`, `.capacityExceeded`.
     @discardableResult
     public func enqueue(
@@ -94,7 +113,10 @@ extension AudioQueue {
         guard buffer.queue === self, ledger.owns(buffer) else {
             throw AudioQueueError(.invalidBuffer, "the buffer does not belong to this queue")
         }
-        if buffer.isEnqueued { throw AudioQueueError(.invalidBuffer, "the buffer is already enqueued") }
+        if buffer.isEnqueued { throw AudioQueueError(.bufferEnqueuedTwice, "the buffer is already enqueued (it has not come back through the callback)") }
+        if handingBack {
+            throw AudioQueueError(.enqueueDuringReset, "an immediate stop or a reset is handing the queue's buffers back: enqueue after it returns")
+        }
         guard buffer.audioDataByteSize > 0 else { throw AudioQueueError(.bufferEmpty, "the buffer holds no audio (audioDataByteSize is 0)") }
         guard buffer.audioDataByteSize <= buffer.audioDataBytesCapacity else {
             throw AudioQueueError(.invalidBuffer, "audioDataByteSize \(buffer.audioDataByteSize) exceeds the capacity \(buffer.audioDataBytesCapacity)")
@@ -240,7 +262,11 @@ extension AudioQueue {
         let q = try startQueueFrame(startTime)
         try checkRoomToEnqueue()
         let needed = count * maximumFramesPerPacket
-        let scratch = codec.scratch(channels: channels, frames: needed)
+        let scratch = codec.scratch(channels: channels, frames: max(needed, decodeBufferFrames))
+        // The buffer's render storage holds what its packets can decode to (it grows here, on
+        // the enqueuing thread, for a buffer given more packets than it was allocated for).
+        buffer.growRender(frames: converter == nil ? needed
+            : RateConverter.maximumOutputFrames(inputFrames: needed, inputRate: format.sampleRate, outputRate: hub.device.sampleRate))
         // Decode: every packet, in order; corrupt ones become silence of their length.
         var decoded = 0
         for i in 0..<count {

@@ -114,7 +114,7 @@ extension AudioQueue {
         let changed = isRunningValue
         isRunningValue = false
         lock.unlock()
-        for b in returned { callback(self, b) }
+        handBack(returned)
         if changed { notify(.isRunning) }
     }
 
@@ -150,6 +150,15 @@ extension AudioQueue {
         let returned = takeBackAll()
         resetTimeline()
         lock.unlock()
+        handBack(returned)
+    }
+
+    /// Calls the callback for each buffer an immediate stop or a reset took back, on this
+    /// thread; meanwhile enqueueing is `.enqueueDuringReset`. Callback lock held, queue lock not.
+    func handBack(_ returned: [AudioQueueBuffer]) {
+        guard !returned.isEmpty else { return }
+        lock.withLock { handingBack = true }
+        defer { lock.withLock { handingBack = false } }
         for b in returned { callback(self, b) }
     }
 

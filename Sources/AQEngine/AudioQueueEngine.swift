@@ -175,6 +175,10 @@ public final class AudioQueueEngine: @unchecked Sendable {
     public func newInput(
         format: AudioStreamBasicDescription, callback: @escaping AudioInputQueue.InputCallback
     ) throws(AudioQueueError) -> AudioInputQueue {
+        // A sample rate of 0 records at the device's rate, as Apple's input queues do
+        // (`kAudioQueueProperty_StreamDescription` then tells the rate).
+        var format = format
+        if format.sampleRate == 0 { format.sampleRate = device.sampleRate }
         let converter = try AudioInputQueue.validate(
             format, deviceRate: device.sampleRate, inputs: min(device.inputChannelCount, capacities.inputChannels))
         let hub = shared

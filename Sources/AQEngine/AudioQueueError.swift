@@ -6,8 +6,7 @@ public struct AudioQueueError: Error, Sendable, Equatable, CustomStringConvertib
     /// The reference's result codes, with their numeric values, plus aqsync's own (documented
     /// in docs/architecture.md) for conditions the reference has no code for.
     public enum Code: Int32, Sendable {
-        /// `kAudioQueueErr_InvalidBuffer`: the buffer does not belong to this queue (or is
-        /// already enqueued).
+        /// `kAudioQueueErr_InvalidBuffer`: the buffer does not belong to this queue.
         case invalidBuffer = -66687
         /// `kAudioQueueErr_BufferEmpty`: the buffer holds no audio (or trims leave none).
         case bufferEmpty = -66686
@@ -30,6 +29,19 @@ public struct AudioQueueError: Error, Sendable, Equatable, CustomStringConvertib
         case invalidRunState = -66678
         /// `kAudioQueueErr_InvalidQueueType`
         case invalidQueueType = -66677
+        /// `kAudioQueueErr_InvalidPropertyValue`: a property set to a value it cannot take
+        /// (`kAudioQueueProperty_DecodeBufferSizeFrames` of 0 or over 2^20 frames).
+        case invalidPropertyValue = -66675
+        /// `kAudioQueueErr_BufferEnqueuedTwice`: the buffer is already enqueued (not yet handed
+        /// back through the callback). Apple's header names input queues; output queues answer
+        /// it too, since `invalidBuffer` means another queue's buffer.
+        case bufferEnqueuedTwice = -66666
+        /// `kAudioQueueErr_EnqueueDuringReset`: an output queue's enqueue while an immediate
+        /// stop or a reset hands its buffers back (from the output callback it calls).
+        case enqueueDuringReset = -66632
+        /// `kAudioQueueErr_InvalidOfflineMode`: offline rendering on a queue that has no offline
+        /// render format (`AudioQueueSetOfflineRenderFormat` was not called, or turned it off).
+        case invalidOfflineMode = -66626
         /// `kAudioFormatUnsupportedDataFormatError` ('fmt?').
         case unsupportedDataFormat = 1_718_449_215
         /// `kAudio_ParamError` (-50), what Core Audio answers for an `AudioQueueRef` that is not

@@ -132,6 +132,10 @@ extension AudioQueue {
         case .currentLevelMeter, .currentLevelMeterDB:
             let states = try id == .currentLevelMeter ? currentLevelMeter() : currentLevelMeterDB()
             return states.flatMap { u32($0.averagePower.bitPattern) + u32($0.peakPower.bitPattern) }
+        case .streamDescription: return format.propertyBytes
+        case .maximumOutputPacketSize: return u32(locked { format.maximumPacketBytes(framesPerPacket: maximumFramesPerPacket) })
+        case .decodeBufferSizeFrames: return u32(UInt32(locked { decodeBufferFrames }))
+        case .converterError: return u32(locked { codec.corruptPackets } > 0 ? audioCodecBadDataError : 0)
         }
     }
 
@@ -159,9 +163,32 @@ extension AudioQueue {
                 throw AudioQueueError(.invalidPropertySize, "CurrentDevice is a UTF-8 device identifier")
             }
             try setCurrentDevice(uid)
-        case .isRunning, .deviceSampleRate, .deviceNumberChannels, .currentLevelMeter, .currentLevelMeterDB:
+        case .decodeBufferSizeFrames:
+            guard value.count == 4 else { throw AudioQueueError(.invalidPropertySize, "DecodeBufferSizeFrames is a UInt32 (4 bytes)") }
+            let frames = Int(value.withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }.littleEndian)
+            try setDecodeBufferSizeFrames(frames)
+        case .isRunning, .deviceSampleRate, .deviceNumberChannels, .currentLevelMeter, .currentLevelMeterDB,
+             .streamDescription, .maximumOutputPacketSize, .converterError:
             throw AudioQueueError(.invalidProperty, "\(id) is read-only")
         }
+    }
+
+    /// Sets `kAudioQueueProperty_DecodeBufferSizeFrames`: the frames of decode room a compressed
+    /// queue keeps allocated (the scratch every enqueued buffer is decoded into, at the queue's
+    /// rate), allocated now, on this thread, so that enqueueing buffers of up to that many frames
+    /// allocates nothing. A larger buffer than that is still decoded (the room grows). A linear
+    /// PCM queue decodes nothing: the value is kept and read back. Any thread but the render
+    /// thread; does not block.
+    /// - Throws: `.invalidPropertyValue` outside 1…2^20 frames; `.invalidQueue`, `.disposalPending`.
+    public func setDecodeBufferSizeFrames(_ frames: Int) throws(AudioQueueError) {
+        guard frames >= 1, frames <= 1 << 20 else {
+            throw AudioQueueError(.invalidPropertyValue, "DecodeBufferSizeFrames \(frames) is outside 1…\(1 << 20)")
+        }
+        lock.lock()
+        defer { lock.unlock() }
+        try checkLive()
+        decodeBufferFrames = frames
+        if isCompressed { _ = codec.scratch(channels: channels, frames: frames) }
     }
 
     /// Sets `kAudioQueueProperty_CurrentDevice`. An engine renders on one device, so the only
@@ -525,6 +552,12 @@ extension AudioInputQueue {
             return try currentLevelMeter().flatMap { u32(value($0.averagePower).bitPattern) + u32(value($0.peakPower).bitPattern) }
         case .channelLayout:
             throw AudioQueueError(.invalidProperty, "recording queues have no channel layout here (channel c records device input c)")
+        case .streamDescription: return format.propertyBytes
+        case .maximumOutputPacketSize:
+            return u32(encoder.map { UInt32(clamping: $0.maximumPacketSize) } ?? format.bytesPerPacket)
+        case .converterError: return u32(0)
+        case .decodeBufferSizeFrames:
+            throw AudioQueueError(.invalidProperty, "a recording queue decodes nothing (DecodeBufferSizeFrames is for playback queues)")
         }
     }
 

@@ -21,6 +21,48 @@ public enum AudioQueuePropertyID: UInt32, Sendable, CaseIterable {
     case currentLevelMeter = 0x6171_6D76
     /// `kAudioQueueProperty_CurrentLevelMeterDB` ('aqmd'): [``AudioQueueLevelMeterState``], dB.
     case currentLevelMeterDB = 0x6171_6D64
+    /// `kAudioQueueProperty_MaximumOutputPacketSize` ('xops'): UInt32, read-only: the largest
+    /// packet of the queue's format (a recording queue: the largest its encoder writes).
+    case maximumOutputPacketSize = 0x786F_7073
+    /// `kAudioQueueProperty_StreamDescription` ('aqft'): the queue's format (the C
+    /// `AudioStreamBasicDescription`, 40 bytes), read-only.
+    case streamDescription = 0x6171_6674
+    /// `kAudioQueueProperty_DecodeBufferSizeFrames` ('dcbf'): UInt32, playback queues: the
+    /// frames of decode room kept allocated (1 to 2^20; default 4096).
+    case decodeBufferSizeFrames = 0x6463_6266
+    /// `kAudioQueueProperty_ConverterError` ('qcve'): UInt32, read-only: the latest decoding
+    /// (playback) or encoding (recording) error, 0 if none.
+    case converterError = 0x7163_7665
+}
+
+/// `kAudioCodecBadDataError` ('bada'): what ``AudioQueuePropertyID/converterError`` reads once
+/// a packet could not be decoded (it played as silence of its length).
+public let audioCodecBadDataError: UInt32 = 0x6261_6461
+
+extension AudioStreamBasicDescription {
+    /// The C `AudioStreamBasicDescription`'s 40 bytes (little-endian; `mReserved` 0), as
+    /// `kAudioQueueProperty_StreamDescription` reads.
+    public var propertyBytes: [UInt8] {
+        var out = withUnsafeBytes(of: sampleRate.bitPattern.littleEndian) { Array($0) }
+        for v in [formatID.rawValue, formatFlags.rawValue, bytesPerPacket, framesPerPacket, bytesPerFrame, channelsPerFrame, bitsPerChannel, 0] {
+            out += withUnsafeBytes(of: v.littleEndian) { Array($0) }
+        }
+        return out
+    }
+
+    /// The largest packet of this format in bytes: `bytesPerPacket` when constant; else AAC's
+    /// 6144 bits a channel, MP3's 1441 bytes (layer III at its highest rate and padding), and
+    /// for the other codecs a bound no packet exceeds (its most frames of 32-bit samples, plus
+    /// 64 bytes of headers).
+    func maximumPacketBytes(framesPerPacket most: Int) -> UInt32 {
+        if bytesPerPacket > 0 { return bytesPerPacket }
+        let channels = max(Int(channelsPerFrame), 1)
+        switch formatID {
+        case AudioFormatID.mpeg4AAC: return UInt32(768 * channels)
+        case AudioFormatID.mpegLayer3: return 1441
+        default: return UInt32(clamping: max(most, 1) * channels * 4 + 64)
+        }
+    }
 }
 
 /// Audio queue parameters (`AudioQueueParameterID`).

@@ -59,7 +59,7 @@ extension AudioQueue {
     /// format, setting its `audioDataByteSize`. Other queues of the engine are not mixed in
     /// and their audio in those frames passes unheard. Callbacks of buffers that finished run
     /// before it returns. Any control thread; blocks while it renders.
-    /// - Throws: `.invalidRunState` without an offline render format, `.invalidParameter` for
+    /// - Throws: `.invalidOfflineMode` without an offline render format, `.invalidParameter` for
     ///   a time already rendered, `.invalidPropertySize` when the buffer is too small, and what
     ///   the engine's offline render throws.
     public func offlineRender(at time: AudioTimeStamp, into buffer: AudioQueueBuffer, frames: Int) throws(AudioQueueError) {
@@ -67,7 +67,7 @@ extension AudioQueue {
         let format = offlineFormat
         let started = startRequested
         lock.unlock()
-        guard let format else { throw AudioQueueError(.invalidRunState, "no offline render format (setOfflineRenderFormat)") }
+        guard let format else { throw AudioQueueError(.invalidOfflineMode, "no offline render format (setOfflineRenderFormat)") }
         guard buffer.queue === self else { throw AudioQueueError(.invalidBuffer, "the buffer does not belong to this queue") }
         if !started { try start() }
         // The start reaches the renderer before the origin is read.

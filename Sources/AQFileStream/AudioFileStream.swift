@@ -16,10 +16,10 @@ import AQTypes
 /// properties and translations, but not call ``parse(_:flags:)``, ``seek(toPacket:)`` or
 /// ``close()`` (they throw ``AudioFileStreamError/illegalOperation``).
 public final class AudioFileStream {
-    /// Called when the parser found a property's value. `flags` contains
-    /// ``AudioFileStreamPropertyFlags/propertyIsCached`` when the value stays available after the
-    /// call; otherwise read it now or insert ``AudioFileStreamPropertyFlags/cacheProperty`` to
-    /// keep it. Runs on the thread calling ``parse(_:flags:)``.
+    /// Called when the parser found a property's value. `flags` always contains
+    /// ``AudioFileStreamPropertyFlags/propertyIsCached``: every value, the magic cookie too,
+    /// stays readable after the call (inserting ``AudioFileStreamPropertyFlags/cacheProperty``
+    /// is allowed and changes nothing). Runs on the thread calling ``parse(_:flags:)``.
     public typealias PropertyListener = (
         _ stream: AudioFileStream, _ property: AudioFileStreamProperty,
         _ flags: inout AudioFileStreamPropertyFlags
@@ -326,8 +326,8 @@ public final class AudioFileStream {
         }
     }
 
-    private func announce(_ property: AudioFileStreamProperty, cached: Bool = true) -> AudioFileStreamPropertyFlags {
-        var flags: AudioFileStreamPropertyFlags = cached ? [.propertyIsCached] : []
+    private func announce(_ property: AudioFileStreamProperty) -> AudioFileStreamPropertyFlags {
+        var flags: AudioFileStreamPropertyFlags = [.propertyIsCached]
         inCallback = true
         propertyListener(self, property, &flags)
         inCallback = false
@@ -346,19 +346,15 @@ public final class AudioFileStream {
         if packetCount != nil { order.append(.audioDataPacketCount) }
         order += [.dataOffset, .packetSizeUpperBound]
         if (try? bitRateValue()) != nil { order.append(.bitRate) }
-        for p in order {
-            if p == .magicCookieData {
-                let flags = announce(p, cached: false)
-                if !flags.contains(.cacheProperty) { cookie = nil; cookieDropped = true }
-            } else {
-                _ = announce(p)
-            }
-        }
+        // Every value stays readable after its notification, the magic cookie too: streaming
+        // players (Apple's AudioFileStreamExample) read the cookie when ReadyToProducePackets
+        // arrives, without having asked for it to be cached, as Apple's parser allows. So every
+        // notification carries PropertyIsCached and CacheProperty changes nothing.
+        for p in order { _ = announce(p) }
         ready = true
         _ = announce(.readyToProducePackets)
     }
 
-    var cookieDropped = false
     var firstFrameLength = 0
 
     // MARK: RF64 / Wave64 / FLAC state

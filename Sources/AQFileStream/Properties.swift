@@ -82,7 +82,7 @@ extension AudioFileStream {
     public var dataFormat: AudioStreamBasicDescription? { closed ? nil : format }
     /// ``AudioFileStreamProperty/fileFormat``, nil until known. Thread: the parser's thread.
     public var fileType: FourCharCode? { closed ? nil : fileFormat }
-    /// ``AudioFileStreamProperty/magicCookieData``, nil if none or not cached. Thread: the parser's thread.
+    /// ``AudioFileStreamProperty/magicCookieData``, nil if the file has none (or not yet known). Thread: the parser's thread.
     public var magicCookie: [UInt8]? { closed ? nil : cookie }
     /// ``AudioFileStreamProperty/packetTableInfo``, nil if the file has none. Thread: the parser's thread.
     public var packetTableInfo: AudioFilePacketTableInfo? { closed ? nil : packetTable }

@@ -100,7 +100,14 @@ func streamStatus(_ id: AudioFileStreamID?, _ body: (CStream, AudioFileStream) t
     guard let outDataByteOffset, let ioFlags else { return paramError }
     return streamStatus(inAudioFileStream) { _, parser throws(AudioFileStreamError) in
         let (offset, flags) = try parser.seek(toPacket: inPacketOffset)
-        outDataByteOffset.pointee = offset
+        // Apple's parser answers the offset from the start of the audio data; players
+        // (AudioStreamer, StreamingKit) add kAudioFileStreamProperty_DataOffset themselves.
+        // The parser's seek answers the file offset: the same data offset is taken off, so
+        // outDataByteOffset + DataOffset is exactly where the packet starts in the file.
+        guard case .int64(let dataOffset) = try parser.value(of: .dataOffset) else {
+            throw AudioFileStreamError.unspecifiedError
+        }
+        outDataByteOffset.pointee = offset - dataOffset
         ioFlags.pointee = flags.rawValue
     }
 }

@@ -230,13 +230,14 @@ func allocate(_ inAQ: AudioQueueRef?, _ size: UInt32, _ descriptions: UInt32, _ 
     guard let out else { return paramError }
     return withQueue(inAQ) { q throws(AudioQueueError) in
         // A compressed queue's engine buffers always carry packet descriptions; a buffer
-        // allocated without them (AudioQueueAllocateBuffer) gets room for one per 64 bytes
-        // (at least 16), which AudioQueueEnqueueBuffer's descriptions are copied into.
+        // allocated without them (AudioQueueAllocateBuffer) gets hidden room for one per 256
+        // bytes (16 to 2048), which AudioQueueEnqueueBuffer's descriptions are copied into; it
+        // grows when more are passed (prepare), so there is no limit.
         let b: SBuffer
         switch q.kind {
         case .output(let queue):
             var hidden = Int(descriptions)
-            if hidden == 0 && !queue.format.isLinearPCM { hidden = max(16, Int(size) / 64) }
+            if hidden == 0 && !queue.format.isLinearPCM { hidden = min(max(16, Int(size) / 256), 2048) }
             b = try queue.allocateBuffer(capacity: Int(size), packetDescriptions: hidden)
         case .input(let input):
             // Compressed recording: the buffer takes at most `descriptions` packets when it has
@@ -290,21 +291,48 @@ func engineBuffer(_ q: CQueue, _ p: AudioQueueBufferRef?) throws(AudioQueueError
     }
 }
 
-/// Copies the C buffer's size and the packet descriptions into the engine buffer.
-func prepare(_ b: SBuffer, _ p: AudioQueueBufferRef, _ count: UInt32, _ descriptions: UnsafePointer<CPacketDescription>?) throws(AudioQueueError) {
+/// Copies the C buffer's size and the packet descriptions into the engine buffer of an output
+/// queue, as Apple's AudioQueueEnqueueBuffer takes them:
+/// - linear PCM: descriptions are ignored (constant-size packets need none);
+/// - descriptions passed to the call are used;
+/// - none passed (0 or NULL): the buffer's own, `mPacketDescriptions` / `mPacketDescriptionCount`
+///   (how a buffer from AudioQueueAllocateBufferWithPacketDescriptions is described).
+/// A buffer from AudioQueueAllocateBuffer (hidden room) grows to take any number; a buffer
+/// with visible room takes at most its `mPacketDescriptionCapacity` (`kAudioQueueErr_InvalidParameter`).
+func prepare(_ queue: AQEngine.AudioQueue, _ b: SBuffer, _ p: AudioQueueBufferRef, _ count: UInt32, _ descriptions: UnsafePointer<CPacketDescription>?) throws(AudioQueueError) {
     b.audioDataByteSize = Int(p.pointee.mAudioDataByteSize)
-    if let descriptions, count > 0 {
-        guard Int(count) <= b.packetDescriptionCapacity, let dst = b.packetDescriptions else {
-            throw AudioQueueError(.invalidParameter, "\(count) packet descriptions; the buffer has room for \(b.packetDescriptionCapacity)")
-        }
-        let raw = UnsafeMutableRawPointer(dst)
-        if UnsafeRawPointer(raw) != UnsafeRawPointer(descriptions) {
-            raw.copyMemory(from: descriptions, byteCount: Int(count) * MemoryLayout<CPacketDescription>.stride)
-        }
-        b.packetDescriptionCount = Int(count)
-    } else {
+    guard !queue.format.isLinearPCM else {
         b.packetDescriptionCount = 0
+        return
     }
+    var source = count > 0 ? descriptions : nil
+    var n = Int(count)
+    if source == nil {
+        source = p.pointee.mPacketDescriptions.map { UnsafePointer($0) }
+        n = source == nil ? 0 : Int(p.pointee.mPacketDescriptionCount)
+    }
+    guard let source, n > 0 else {
+        b.packetDescriptionCount = 0
+        return
+    }
+    if n > b.packetDescriptionCapacity {
+        guard p.pointee.mPacketDescriptionCapacity == 0 else {
+            throw AudioQueueError(.invalidParameter, "\(n) packet descriptions; the buffer has room for \(p.pointee.mPacketDescriptionCapacity)")
+        }
+        try queue.growPacketDescriptions(b, to: n)
+    }
+    guard let dst = b.packetDescriptions else { throw AudioQueueError(.invalidParameter, "the buffer has no room for packet descriptions") }
+    let raw = UnsafeMutableRawPointer(dst)
+    if UnsafeRawPointer(raw) != UnsafeRawPointer(source) {
+        raw.copyMemory(from: source, byteCount: n * MemoryLayout<CPacketDescription>.stride)
+    }
+    b.packetDescriptionCount = n
+}
+
+/// A buffer still enqueued is `kAudioQueueErr_BufferEnqueuedTwice`, before its size or
+/// descriptions are touched (they are the queue's until it comes back).
+func refuseTwice(_ b: SBuffer) throws(AudioQueueError) {
+    if b.isEnqueued { throw AudioQueueError(.bufferEnqueuedTwice, "the buffer is already enqueued (it has not come back through the callback)") }
 }
 
 /// `AudioQueueEnqueueBuffer`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
@@ -316,8 +344,10 @@ func prepare(_ b: SBuffer, _ p: AudioQueueBufferRef, _ count: UInt32, _ descript
     withQueue(inAQ) { q throws(AudioQueueError) in
         let b = try engineBuffer(q, inBuffer)
         if case .input(let input) = q.kind { return try input.enqueue(b) }  // a buffer to fill
-        try prepare(b, inBuffer!, inNumPacketDescs, inPacketDescs)
-        try q.queue.enqueue(b)
+        let queue = try q.queue
+        try refuseTwice(b)
+        try prepare(queue, b, inBuffer!, inNumPacketDescs, inPacketDescs)
+        try queue.enqueue(b)
     }
 }
 
@@ -332,12 +362,14 @@ func prepare(_ b: SBuffer, _ p: AudioQueueBufferRef, _ count: UInt32, _ descript
     if inNumParamValues > 0 && inParamValues == nil { return paramError }
     return withQueue(inAQ) { q throws(AudioQueueError) in
         let b = try engineBuffer(q, inBuffer)
-        try prepare(b, inBuffer!, inNumPacketDescs, inPacketDescs)
+        let queue = try q.queue
+        try refuseTwice(b)
+        try prepare(queue, b, inBuffer!, inNumPacketDescs, inPacketDescs)
         var events: [AQEngine.AudioQueueParameterEvent] = []
         for i in 0..<Int(inNumParamValues) {
             events.append(AQEngine.AudioQueueParameterEvent(rawParameter: inParamValues![i].mID, value: inParamValues![i].mValue))
         }
-        let actual = try q.queue.enqueue(
+        let actual = try queue.enqueue(
             b, trimFramesAtStart: Int(inTrimFramesAtStart), trimFramesAtEnd: Int(inTrimFramesAtEnd),
             parameterEvents: events, startTime: inStartTime.map { STimeStamp(c: $0.pointee) })
         outActualStartTime?.pointee = actual.c

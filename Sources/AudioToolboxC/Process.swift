@@ -79,7 +79,12 @@ final class ProcessEngine: @unchecked Sendable {
                 throw AudioQueueError(.invalidDevice, "no JACK server reachable: \(error.message)")
             }
         }
-        let made = try AudioQueueEngine(device: device)
+        // Capacities for C programs (issue 22): up to 1024 buffers enqueued on a queue (the
+        // engine's default of 64, less the one slot a converter tail needs, was too few for
+        // players that enqueue many small buffers), for up to 64 queues at once. The schedule
+        // and event rings are allocated here, on the control side, so the render thread still
+        // allocates nothing; they take about 6 MB.
+        let made = try AudioQueueEngine(device: device, capacities: RenderCapacities(queues: 64, buffersPerQueue: 1025))
         engine = made
         atexit { ProcessEngine.shared.close() }
         return made

@@ -165,8 +165,8 @@ final class Log: @unchecked Sendable {
                 if c == nil {
                     if wasEnqueued { fail("an enqueued buffer was enqueued again") }
                     models[k].outstanding[ObjectIdentifier(b), default: 0] += 1
-                } else if c == .invalidBuffer {
-                    if !wasEnqueued { fail("a free buffer refused as invalid") }
+                } else if c == .bufferEnqueuedTwice {
+                    if !wasEnqueued { fail("a free buffer refused as enqueued twice") }
                 } else if c != .capacityExceeded && !(c == .disposalPending && models[k].asyncDispose) {
                     fail("enqueue: unexpected \(String(describing: c))")
                 }

@@ -39,7 +39,7 @@ import Testing
             try q.enqueue(b)
         }
         let float1 = AudioStreamBasicDescription.linearPCM(sampleRate: 48000, channels: 1, bits: 32, isFloat: true)
-        #expect(code { try q.offlineRender(at: AudioTimeStamp(sampleTime: 0), into: try q.allocateBuffer(capacity: 1024), frames: 256) } == .invalidRunState)
+        #expect(code { try q.offlineRender(at: AudioTimeStamp(sampleTime: 0), into: try q.allocateBuffer(capacity: 1024), frames: 256) } == .invalidOfflineMode)
         try q.setOfflineRenderFormat(float1)
         let out = try q.allocateBuffer(capacity: 256 * 4)
         var rendered: [Float] = []

@@ -27,7 +27,8 @@ import Testing
         #expect(AudioQueueError.Code.invalidBuffer.rawValue == -66687)
         try q1.enqueue(b, startTime: AudioTimeStamp(sampleTime: 1000))
         // Already enqueued.
-        #expect(code { try q1.enqueue(b) } == .invalidBuffer)
+        #expect(code { try q1.enqueue(b) } == .bufferEnqueuedTwice)
+        #expect(AudioQueueError.Code.bufferEnqueuedTwice.rawValue == -66666)
         // Free while enqueued.
         #expect(code { try q1.freeBuffer(b) } == .bufferInQueue)
         #expect(AudioQueueError.Code.bufferInQueue.rawValue == -66679)
@@ -59,6 +60,36 @@ import Testing
         #expect(q.deviceChannelCount == 2)
         #expect(q.currentDevice == "manual")
         #expect(!q.isRunning)
+    }
+
+    /// Issue 22: enqueueing from the callbacks an immediate stop or a reset makes is
+    /// `enqueueDuringReset` (Apple's rule); after the call returns the buffer enqueues again.
+    /// A compressed buffer given more packet descriptions than it was allocated with takes
+    /// them once grown; the new properties read as documented.
+    @Test func enqueueDuringResetAndLaterProperties() throws {
+        let (engine, _) = try manualEngine()
+        defer { engine.close() }
+        final class Box: @unchecked Sendable { var q: AudioQueue?; var codes: [AudioQueueError.Code?] = [] }
+        let box = Box()
+        let q = try engine.newOutput(format: int16Stereo48k) { q, b in
+            box.codes.append(self.code { try q.enqueue(b) })
+        }
+        box.q = q
+        let b = try q.allocateBuffer(capacity: 400)
+        b.audioDataByteSize = 400
+        try q.enqueue(b)
+        #expect(code { try q.enqueue(b) } == .bufferEnqueuedTwice)
+        try q.reset()
+        try q.enqueue(b)
+        try q.stop(immediately: true)
+        #expect(box.codes == [.enqueueDuringReset, .enqueueDuringReset])
+        #expect(AudioQueueError.Code.enqueueDuringReset.rawValue == -66632)
+        #expect(try q.property(AudioQueuePropertyID.streamDescription.rawValue) == int16Stereo48k.propertyBytes)
+        #expect(try q.property(AudioQueuePropertyID.maximumOutputPacketSize.rawValue) == [4, 0, 0, 0])
+        #expect(code { try q.setProperty(AudioQueuePropertyID.decodeBufferSizeFrames.rawValue, [0, 0, 0, 0]) } == .invalidPropertyValue)
+        try q.setProperty(AudioQueuePropertyID.decodeBufferSizeFrames.rawValue, [0, 0x20, 0, 0])
+        #expect(try q.property(AudioQueuePropertyID.decodeBufferSizeFrames.rawValue) == [0, 0x20, 0, 0])
+        #expect(code { try q.setProperty(AudioQueuePropertyID.converterError.rawValue, [0, 0, 0, 0]) } == .invalidProperty)
     }
 
     @Test func formatAndCapacityCodes() throws {

@@ -35,6 +35,31 @@ import Testing
         riff(waveFmt() + ascii("data") + le(UInt64(samples.count), 4) + samples)
     }
 
+    /// What `AudioFileStreamSeek` answers in C (issue 22): the seek's file offset minus
+    /// `dataOffset`, Apple's convention (offsets from the start of the audio data, which players
+    /// such as AudioStreamer add the data offset to). It equals `byte(forPacket:)`, and adding
+    /// the data offset back lands exactly on the packet: parsing from there delivers it first.
+    @Test func seekOffsetFromTheAudioDataLandsOnThePacket() throws {
+        var samples: [UInt8] = []
+        for k in 0..<1000 { samples += le(UInt64(k), 2) + le(UInt64(k), 2) }
+        // A LIST chunk before the data: the data offset is not the plain 44.
+        let file = riff(waveFmt() + ascii("LIST") + le(10, 4) + [UInt8](repeating: 7, count: 10) + ascii("data")
+            + le(UInt64(samples.count), 4) + samples)
+        var first: [UInt8]?
+        let s = try AudioFileStream(propertyListener: { _, _, _ in }, packets: { d, _, _ in if first == nil { first = Array(d.prefix(4)) } })
+        try s.parse(Array(file.prefix(80)))
+        guard case .int64(let dataOffset) = try s.value(of: .dataOffset) else { Issue.record("no data offset"); return }
+        #expect(dataOffset == 44 + 18)
+        let (absolute, flags) = try s.seek(toPacket: 777)
+        let relative = absolute - dataOffset
+        #expect(relative == 777 * 4)
+        #expect(flags.isEmpty)
+        #expect(try s.byte(forPacket: 777).byte == relative)
+        first = nil
+        try s.parse(Array(file[Int(relative + dataOffset)...]), flags: .discontinuity)
+        #expect(first == le(777, 2) + le(777, 2))
+    }
+
     @Test func propertiesTranslationsAndSeek() throws {
         let samples = randomBytes(4000, seed: 2)
         let file = Self.wave(samples)
@@ -67,29 +92,34 @@ import Testing
         #expect(throws: AudioFileStreamError.illegalOperation) { try s.value(of: .dataFormat) }
     }
 
-    /// The magic cookie is not cached unless the listener asks.
-    @Test func cookieCachingOnRequest() throws {
+    /// Every property, the magic cookie too, stays readable after its notification, whether
+    /// or not the listener sets CacheProperty (Apple's parser behaves so; Apple's
+    /// AudioFileStreamExample reads the cookie when ReadyToProducePackets arrives). Every
+    /// notification says PropertyIsCached.
+    @Test func cookieStaysReadableAfterItsNotification() throws {
         let adts: [UInt8] = [0xFF, 0xF1, 0x50, 0x40, 0x01, 0x7F, 0xFC] + [UInt8](repeating: 0x21, count: 4)
         let stream = Array(repeating: adts, count: 4).flatMap { $0 }
         for cache in [false, true] {
             var inside: [UInt8]?
-            var flagsSeen: AudioFileStreamPropertyFlags = []
+            var atReady: [UInt8]?
+            var allCached = true
             let s = try AudioFileStream(
                 fileTypeHint: AudioFileTypeID.aacADTS,
                 propertyListener: { s, p, flags in
+                    allCached = allCached && flags.contains(.propertyIsCached)
                     if p == .magicCookieData {
-                        flagsSeen = flags
                         inside = s.magicCookie
                         if cache { flags.insert(.cacheProperty) }
-                    } else {
-                        #expect(flags.contains(.propertyIsCached))
                     }
+                    if p == .readyToProducePackets, case .bytes(let b)? = try? s.value(of: .magicCookieData) { atReady = b }
                 },
                 packets: { _, _, _ in })
             try s.parse(stream)
-            #expect(flagsSeen.contains(.propertyIsCached) == false)
+            #expect(allCached)
             #expect(inside == [0x12, 0x08])
-            #expect((s.magicCookie != nil) == cache)
+            #expect(atReady == [0x12, 0x08])
+            #expect(s.magicCookie == [0x12, 0x08])
+            #expect(try s.propertyInfo(.magicCookieData).size == 2)
         }
     }
 

@@ -29,9 +29,21 @@ static void listener(void *user, AudioFileStreamID stream, AudioFileStreamProper
         cookieBytes = size;
         memcpy(keptCookie, cookie, size);
         keptCookieSize = size;
-        EXPECT(!(*flags & kAudioFileStreamPropertyFlag_PropertyIsCached), "the cookie is not cached unless asked");
+        EXPECT(*flags & kAudioFileStreamPropertyFlag_PropertyIsCached, "the cookie stays readable after its notification");
     }
-    if (id == kAudioFileStreamProperty_ReadyToProducePackets) ready++;
+    if (id == kAudioFileStreamProperty_ReadyToProducePackets) {
+        /* As Apple's AudioFileStreamExample does: the cookie, read when the parser is ready,
+         * without CacheProperty having been set at its own notification. */
+        UInt32 size = 0;
+        EXPECT_STATUS(AudioFileStreamGetPropertyInfo(stream, kAudioFileStreamProperty_MagicCookieData, &size, NULL), noErr);
+        char cookie[256];
+        EXPECT(size == keptCookieSize, "cookie size at ready %u, at its notification %u", size, keptCookieSize);
+        size = sizeof cookie;
+        EXPECT_STATUS(AudioFileStreamGetProperty(stream, kAudioFileStreamProperty_MagicCookieData, &size, cookie), noErr);
+        EXPECT(size == keptCookieSize && memcmp(cookie, keptCookie, size) == 0, "the cookie read at ready is the cookie");
+        EXPECT(*flags & kAudioFileStreamPropertyFlag_PropertyIsCached, "ready is cached");
+        ready++;
+    }
 }
 
 /* The first packets, kept for the queue part. */
@@ -57,6 +69,54 @@ static void packetsProc(void *user, UInt32 bytes, UInt32 n, const void *data, Au
         nestedChecked = 1;
         EXPECT_STATUS(AudioFileStreamParseBytes(theStream, 0, NULL, 0), kAudioFileStreamError_IllegalOperation);
     }
+}
+
+/* AudioFileStreamSeek's offset counts from the start of the audio data, as Apple's does:
+ * a WAVE file (44-byte header, 16-bit stereo, sample k of each channel = k) seeks to packet 900
+ * at data byte 3600; the player adds kAudioFileStreamProperty_DataOffset (44) and parses from
+ * there: the first packet delivered is exactly packet 900. */
+static short wavFirst = -1;
+static unsigned long wavPackets;
+static void wavListener(void *user, AudioFileStreamID stream, AudioFileStreamPropertyID id, AudioFileStreamPropertyFlags *flags) {
+    (void)user; (void)stream; (void)id; (void)flags;
+}
+static void wavPacketsProc(void *user, UInt32 bytes, UInt32 n, const void *data, AudioStreamPacketDescription *d) {
+    (void)user; (void)bytes; (void)d;
+    if (wavPackets == 0 && n > 0) wavFirst = ((const short *)data)[0];
+    wavPackets += n;
+}
+static void put32(unsigned char *p, UInt32 v) { p[0] = v; p[1] = v >> 8; p[2] = v >> 16; p[3] = v >> 24; }
+static void seekIsRelativeToTheAudioData(void) {
+    enum { frames = 1000 };
+    static unsigned char file[44 + frames * 4];
+    memcpy(file, "RIFF", 4); put32(file + 4, sizeof file - 8); memcpy(file + 8, "WAVEfmt ", 8);
+    put32(file + 16, 16); put32(file + 20, 1 | (2 << 16)); put32(file + 24, 44100); put32(file + 28, 44100 * 4);
+    put32(file + 32, 4 | (16 << 16)); memcpy(file + 36, "data", 4); put32(file + 40, frames * 4);
+    for (int k = 0; k < frames; k++) { short v = (short)k; memcpy(file + 44 + 4 * k, &v, 2); memcpy(file + 46 + 4 * k, &v, 2); }
+    AudioFileStreamID w = NULL;
+    EXPECT_STATUS(AudioFileStreamOpen(NULL, wavListener, wavPacketsProc, 0, &w), noErr);
+    EXPECT_STATUS(AudioFileStreamParseBytes(w, 100, file, 0), noErr);
+    SInt64 dataOffset = -1, byteOffset = -1;
+    UInt32 size = sizeof dataOffset;
+    EXPECT_STATUS(AudioFileStreamGetProperty(w, kAudioFileStreamProperty_DataOffset, &size, &dataOffset), noErr);
+    EXPECT(dataOffset == 44, "WAVE data offset %lld", (long long)dataOffset);
+    AudioFileStreamSeekFlags flags = 99;
+    EXPECT_STATUS(AudioFileStreamSeek(w, 900, &byteOffset, &flags), noErr);
+    EXPECT(byteOffset == 3600 && flags == 0, "seek to packet 900: data byte %lld (want 3600), flags %u", (long long)byteOffset, flags);
+    AudioBytePacketTranslation bp;
+    memset(&bp, 0, sizeof bp);
+    bp.mPacket = 900;
+    size = sizeof bp;
+    EXPECT_STATUS(AudioFileStreamGetProperty(w, kAudioFileStreamProperty_PacketToByte, &size, &bp), noErr);
+    EXPECT(bp.mByte == byteOffset, "PacketToByte %lld agrees with the seek", (long long)bp.mByte);
+    wavPackets = 0;
+    wavFirst = -1;
+    SInt64 at = byteOffset + dataOffset;
+    EXPECT_STATUS(AudioFileStreamParseBytes(w, (UInt32)(sizeof file - at), file + at, kAudioFileStreamParseFlag_Discontinuity), noErr);
+    EXPECT(wavFirst == 900 && wavPackets == 100, "after the seek: first packet %d (want 900), %lu packets", wavFirst, wavPackets);
+    EXPECT_STATUS(AudioFileStreamSeek(w, 0, &byteOffset, &flags), noErr);
+    EXPECT(byteOffset == 0, "packet 0 is data byte 0: %lld", (long long)byteOffset);
+    EXPECT_STATUS(AudioFileStreamClose(w), noErr);
 }
 
 int main(int argc, char **argv) {
@@ -158,6 +218,7 @@ int main(int argc, char **argv) {
             }
             EXPECT(peak > 0.05f && crossings >= 553 && crossings <= 561, "decoded tone: peak %f, %d crossings", peak, crossings);
             EXPECT_STATUS(AudioQueueDispose(q, true), noErr);
+            printf("the queue part ran\n");
         }
     }
 
@@ -191,6 +252,7 @@ int main(int argc, char **argv) {
     EXPECT_STATUS(AudioFileStreamSeek(s, 0, &byteOffset, &seekFlags), noErr);
     EXPECT(byteOffset == 0, "seek to packet 0: byte %lld", (long long)byteOffset);
     EXPECT_STATUS(AudioFileStreamSeek(s, 0, NULL, &seekFlags), kAudio_ParamError);
+    seekIsRelativeToTheAudioData();
     EXPECT_STATUS(AudioFileStreamParseBytes(s, 10, NULL, 0), kAudio_ParamError);
     EXPECT_STATUS(AudioFileStreamParseBytes(s, 0, NULL, kAudioFileStreamParseFlag_Discontinuity), noErr);
     EXPECT_STATUS(AudioFileStreamClose(s), noErr);

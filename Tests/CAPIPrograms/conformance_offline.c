@@ -182,7 +182,7 @@ int main(void) {
     AudioTimeStamp t;
     memset(&t, 0, sizeof t);
     t.mFlags = kAudioTimeStampSampleTimeValid;
-    EXPECT_STATUS(AudioQueueOfflineRender(aq, &t, render, 1024), kAudioQueueErr_InvalidRunState);
+    EXPECT_STATUS(AudioQueueOfflineRender(aq, &t, render, 1024), kAudioQueueErr_InvalidOfflineMode);
     AudioStreamBasicDescription bad16 = format;
     bad16.mFormatID = kAudioFormatMPEG4AAC;
     EXPECT_STATUS(AudioQueueSetOfflineRenderFormat(aq, &bad16, NULL), kAudioFormatUnsupportedDataFormatError);

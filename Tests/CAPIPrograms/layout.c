@@ -18,6 +18,10 @@ static void check(const char *what, size_t got, size_t want) {
 int main(void) {
     SIZE(UInt8, 1); SIZE(SInt16, 2); SIZE(UInt32, 4); SIZE(SInt32, 4); SIZE(UInt64, 8); SIZE(SInt64, 8);
     SIZE(Float32, 4); SIZE(Float64, 8); SIZE(Boolean, 1); SIZE(OSStatus, 4); SIZE(FourCharCode, 4);
+    /* LP64, as Apple's headers: longs (issue 22). */
+    SIZE(ByteCount, sizeof(long)); SIZE(ItemCount, sizeof(long)); SIZE(ByteOffset, sizeof(long)); SIZE(CFIndex, sizeof(long));
+    check("CFIndex is signed", (CFIndex)-1 < 0, 1);
+    check("ByteCount is unsigned", (ByteCount)-1 > 0, 1);
 
     SIZE(AudioStreamBasicDescription, 40);
     OFF(AudioStreamBasicDescription, mSampleRate, 0); OFF(AudioStreamBasicDescription, mFormatID, 8);

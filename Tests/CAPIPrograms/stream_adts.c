@@ -2,7 +2,9 @@
  * AudioFileStreamParseBytes into an output queue: packet descriptions and the magic cookie from
  * the parser, three buffers with packet descriptions, a start once the first buffers are
  * enqueued, an asynchronous stop at the end of the file, and an exit once the IsRunning
- * listener reports the drain. Written from the two references (issue 12).
+ * listener reports the drain. Written from the two references (issue 12). Since issue 22 it
+ * reads the cookie at ReadyToProducePackets without CacheProperty and enqueues with the
+ * buffer's own descriptions (0/NULL passed), as Apple's queue and parser allow.
  * Usage: stream_adts FILE   Prints "packets N" and "drained"; exits 0 when it played to the end. */
 #include <AudioToolbox/AudioToolbox.h>
 #include <pthread.h>
@@ -58,7 +60,10 @@ static void enqueueCurrent(Player *p) {
     pthread_mutex_lock(&p->lock);
     p->inUse[p->current] = true;
     pthread_mutex_unlock(&p->lock);
-    OSStatus s = AudioQueueEnqueueBuffer(p->queue, b, p->packetsFilled, b->mPacketDescriptions);
+    /* The buffer's own descriptions, none passed: Apple's queue reads mPacketDescriptionCount
+     * (issue 22; this was BufferEmpty). */
+    b->mPacketDescriptionCount = (UInt32)p->packetsFilled;
+    OSStatus s = AudioQueueEnqueueBuffer(p->queue, b, 0, NULL);
     if (s != noErr) fail(p, "AudioQueueEnqueueBuffer", s);
     if (!p->started && p->current == BUFFERS - 2) {
         s = AudioQueueStart(p->queue, NULL);
@@ -75,8 +80,9 @@ static void enqueueCurrent(Player *p) {
 
 static void propertyListener(void *user, AudioFileStreamID stream, AudioFileStreamPropertyID id, AudioFileStreamPropertyFlags *flags) {
     Player *p = user;
-    /* The cookie is not cached unless asked for: keep it for ReadyToProducePackets. */
-    if (id == kAudioFileStreamProperty_MagicCookieData) *flags |= kAudioFileStreamPropertyFlag_CacheProperty;
+    /* No CacheProperty: as in Apple's AudioFileStreamExample, the cookie is read when the
+     * parser is ready, which Apple's parser (and aqsync's since issue 22) allows. */
+    (void)flags;
     if (id != kAudioFileStreamProperty_ReadyToProducePackets) return;
     AudioStreamBasicDescription format;
     UInt32 size = sizeof format;

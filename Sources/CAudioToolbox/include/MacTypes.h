@@ -1,6 +1,7 @@
 /*
  * MacTypes.h — aqsync's C API (issue 12): the basic scalar types Apple's audio headers use,
- * written for Linux (LP64: long is 64 bits, so the 32-bit types are int-based).
+ * written for Linux (LP64: long is 64 bits, so the 32-bit types are int-based; ByteCount,
+ * ByteOffset and ItemCount are unsigned long, as Apple's are).
  */
 #ifndef AQSYNC_MACTYPES_H
 #define AQSYNC_MACTYPES_H
@@ -25,8 +26,10 @@ typedef SInt16   OSErr;
 typedef UInt32   FourCharCode;
 typedef FourCharCode OSType;
 typedef UInt8   *Ptr;
-typedef UInt32   ByteCount;
-typedef UInt32   ItemCount;
+/* Counts are longs, as in Apple's MacTypes.h: 64 bits on LP64 (issue 22; they were UInt32). */
+typedef unsigned long ByteCount;
+typedef unsigned long ByteOffset;
+typedef unsigned long ItemCount;
 
 #ifndef TRUE
 #define TRUE 1

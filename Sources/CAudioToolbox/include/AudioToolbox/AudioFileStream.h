@@ -59,6 +59,8 @@ enum {
 };
 
 /* ---- Flags ------------------------------------------------------------------------------- */
+/* Every property stays readable after its notification, the magic cookie too: the listener
+ * always gets PropertyIsCached, and setting CacheProperty changes nothing (issue 22). */
 typedef UInt32 AudioFileStreamPropertyFlags;
 enum {
     kAudioFileStreamPropertyFlag_PropertyIsCached = 1,
@@ -142,6 +144,9 @@ extern OSStatus AudioFileStreamOpen(void *inClientData, AudioFileStream_Property
 /* Calls the callbacks on the calling thread; not from a callback ('nope'). */
 extern OSStatus AudioFileStreamParseBytes(AudioFileStreamID inAudioFileStream, UInt32 inDataByteSize,
                                           const void *inData, AudioFileStreamParseFlags inFlags);
+/* outDataByteOffset: where packet inPacketOffset starts, counted from the start of the audio data
+ * (as Apple's parser does): read the file from outDataByteOffset + kAudioFileStreamProperty_DataOffset,
+ * then pass those bytes with kAudioFileStreamParseFlag_Discontinuity. */
 extern OSStatus AudioFileStreamSeek(AudioFileStreamID inAudioFileStream, SInt64 inPacketOffset,
                                     SInt64 *outDataByteOffset, AudioFileStreamSeekFlags *ioFlags);
 extern OSStatus AudioFileStreamGetPropertyInfo(AudioFileStreamID inAudioFileStream, AudioFileStreamPropertyID inPropertyID,

@@ -15,17 +15,34 @@ CF_EXTERN_C_BEGIN
 
 /* ---- Result codes ------------------------------------------------------------------------ */
 enum {
-    kAudioQueueErr_InvalidBuffer       = -66687, /* the buffer is not this queue's */
-    kAudioQueueErr_BufferEmpty         = -66686, /* mAudioDataByteSize is 0 */
-    kAudioQueueErr_DisposalPending     = -66685, /* the queue is being disposed of */
-    kAudioQueueErr_InvalidProperty     = -66684,
-    kAudioQueueErr_InvalidPropertySize = -66683,
-    kAudioQueueErr_InvalidParameter    = -66682,
-    kAudioQueueErr_CannotStart         = -66681,
-    kAudioQueueErr_InvalidDevice       = -66680, /* also: no JACK server reachable */
-    kAudioQueueErr_BufferInQueue       = -66679,
-    kAudioQueueErr_InvalidRunState     = -66678,
-    kAudioQueueErr_InvalidQueueType    = -66677  /* a playback queue's call on a recording queue */
+    kAudioQueueErr_InvalidBuffer        = -66687, /* the buffer is not this queue's */
+    kAudioQueueErr_BufferEmpty          = -66686, /* mAudioDataByteSize is 0 */
+    kAudioQueueErr_DisposalPending      = -66685, /* the queue is being disposed of */
+    kAudioQueueErr_InvalidProperty      = -66684,
+    kAudioQueueErr_InvalidPropertySize  = -66683,
+    kAudioQueueErr_InvalidParameter     = -66682,
+    kAudioQueueErr_CannotStart          = -66681,
+    kAudioQueueErr_InvalidDevice        = -66680, /* also: no JACK server reachable */
+    kAudioQueueErr_BufferInQueue        = -66679,
+    kAudioQueueErr_InvalidRunState      = -66678,
+    kAudioQueueErr_InvalidQueueType     = -66677, /* a playback queue's call on a recording queue */
+    /* The later codes of Apple's header (issue 22). Those marked "never" name conditions that
+     * cannot arise here (no permissions, processing taps, audio server or priming timeout);
+     * they are declared so that programs naming them compile. docs/c-api.md, "Result codes". */
+    kAudioQueueErr_Permissions          = -66676, /* never */
+    kAudioQueueErr_InvalidPropertyValue = -66675, /* DecodeBufferSizeFrames out of range */
+    kAudioQueueErr_PrimeTimedOut        = -66674, /* never */
+    kAudioQueueErr_CodecNotFound        = -66673, /* never: an unknown format is 'fmt?' */
+    kAudioQueueErr_InvalidCodecAccess   = -66672, /* never */
+    kAudioQueueErr_QueueInvalidated     = -66671, /* never */
+    kAudioQueueErr_TooManyTaps          = -66670, /* never */
+    kAudioQueueErr_InvalidTapContext    = -66669, /* never */
+    kAudioQueueErr_RecordUnderrun       = -66668, /* never */
+    kAudioQueueErr_InvalidTapType       = -66667, /* never */
+    kAudioQueueErr_BufferEnqueuedTwice  = -66666, /* the buffer is enqueued already */
+    kAudioQueueErr_CannotStartYet       = -66665, /* never */
+    kAudioQueueErr_EnqueueDuringReset   = -66632, /* enqueue while Reset/Stop(immediate) hands buffers back */
+    kAudioQueueErr_InvalidOfflineMode   = -66626  /* AudioQueueOfflineRender without an offline format */
 };
 
 /* Declared in AudioFormat.h on Apple's systems. */
@@ -48,7 +65,15 @@ enum {
     kAudioQueueProperty_ChannelLayout       = 0x6171636C, /* 'aqcl' AudioChannelLayout */
     kAudioQueueProperty_EnableLevelMetering = 0x61716D65, /* 'aqme' UInt32 */
     kAudioQueueProperty_CurrentLevelMeter   = 0x61716D76, /* 'aqmv' AudioQueueLevelMeterState[] */
-    kAudioQueueProperty_CurrentLevelMeterDB = 0x61716D64  /* 'aqmd' AudioQueueLevelMeterState[] */
+    kAudioQueueProperty_CurrentLevelMeterDB = 0x61716D64, /* 'aqmd' AudioQueueLevelMeterState[] */
+    kAudioQueueProperty_MaximumOutputPacketSize = 0x786F7073, /* 'xops' UInt32, read-only: the largest packet
+                                                  of the queue's format (recording: what the encoder writes) */
+    kAudioQueueProperty_StreamDescription   = 0x61716674, /* 'aqft' AudioStreamBasicDescription, read-only:
+                                                  the queue's format */
+    kAudioQueueProperty_DecodeBufferSizeFrames = 0x64636266, /* 'dcbf' UInt32, playback queues: frames of
+                                                  decode room kept ready (1 to 2^20) */
+    kAudioQueueProperty_ConverterError      = 0x71637665  /* 'qcve' UInt32, read-only: the latest decoding or
+                                                  encoding error, 0 if none (docs/c-api.md) */
 };
 
 typedef UInt32 AudioQueueParameterID;

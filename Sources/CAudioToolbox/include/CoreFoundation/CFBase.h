@@ -109,6 +109,6 @@
 typedef const struct __CFString *CFStringRef;
 typedef struct __CFRunLoop *CFRunLoopRef;
 typedef double CFTimeInterval;
-typedef SInt32 CFIndex;
+typedef signed long CFIndex;   /* as Apple's CFBase.h: 64 bits on LP64 (issue 22; it was SInt32) */
 
 #endif
