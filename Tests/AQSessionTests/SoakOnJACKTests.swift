@@ -11,6 +11,11 @@ import Testing
 /// recorded with aqsync's four outputs (four tracks to an output, 3000 frames apart, the
 /// outputs 701 frames apart); aqsync's RSS is sampled every minute.
 ///
+/// The stalls make the recorder and the witness lose cycles on purpose, so some windows are
+/// always ones the witness cannot vouch for (it broke or slipped there): their clicks are
+/// counted and printed; every click elsewhere must be exact, aqsync must report no late
+/// frames, and its resident set must not grow after the first minute. Never repeated.
+///
 /// `make test` runs a 3-minute version (a period change every 40 s, one restart at 1:30);
 /// `AQSYNC_SOAK_MINUTES=30 swift test --filter SoakOnJACKTests` (or `make soak`) the full one,
 /// whose result is in docs/timing.md.
@@ -41,13 +46,14 @@ struct SoakOnJACKTests {
 
     @Test(.timeLimit(.minutes(Int(minutes) + 6)))
     func sixteenTracksThroughPeriodChangesXrunsAndRestarts() throws {
+        // Never repeated: the stalls make the recorder and the witness lose cycles on purpose,
+        // so there are always windows the witness cannot vouch for; those are counted and
+        // printed, and every click in every other window must be exact.
         let long = Self.minutes >= 10
-        try liveRun("soak", attempts: long ? 1 : 2) { _, isLast in
-            try soakRun(isLast: isLast, periodEvery: long ? 120 : 40, restartEvery: long ? 600 : 90)
-        }
+        try soakRun(periodEvery: long ? 120 : 40, restartEvery: long ? 600 : 90)
     }
 
-    private func soakRun(isLast: Bool, periodEvery: Double, restartEvery: Double) throws -> LiveRunVerdict {
+    private func soakRun(periodEvery: Double, restartEvery: Double) throws {
         let dir = try TempDir()
         let seconds = Self.minutes * 60
         let session = try Self.writeSession(dir, seconds: seconds)
@@ -97,17 +103,15 @@ struct SoakOnJACKTests {
         if let keep = ProcessInfo.processInfo.environment["AQSYNC_SOAK_KEEP"] {
             try? out.write(toFile: keep + "/play.log", atomically: true, encoding: .utf8)
         }
-        if !tally.unvouched.isEmpty && tally.off.isEmpty && !isLast {
-            return .witnessCouldNotTell(reason: "\(tally)", aqsyncFigures: aqsyncPlayFigures(out))
-        }
         #expect(player.terminationStatus == 0, "\(out.suffix(3000))")
         #expect(tally.clicks >= Int(seconds) * 16 * 4 / 2, "\(tally)")
         #expect(tally.off.isEmpty, "\(tally)\n\(out.suffix(3000))")
-        #expect(tally.unvouched.isEmpty, "\(tally)")
-        if let first = rss.first, let last = rss.last, first > 0 {
-            #expect(last - first < 20_000, "RSS grew from \(first) to \(last) KiB")
+        #expect(aqsyncPlayFigures(out)["late frames"] == 0, "\(out.suffix(3000))")
+        // After the first minute (buffers, decoders, the display) the resident set stays put.
+        let sampled = rss.filter { $0 > 0 }
+        if sampled.count >= 3 {
+            #expect(sampled.last! - sampled[1] < 8_192, "RSS grew from \(sampled[1]) to \(sampled.last!) KiB after the first minute")
         }
-        return .judged
     }
 
     /// One recording between two restarts: the witness, the staller and jack-record of aqsync's
