@@ -91,9 +91,24 @@ public protocol AudioDevice: AnyObject, Sendable {
     /// gone for good), replacing the previous one; nil removes it. The handler runs on a thread
     /// of the device's (never the render thread) and must not block for long. Control thread.
     func setStatusHandler(_ handler: (@Sendable (DeviceStatus) -> Void)?)
-    /// The latencies of the device's ports now, in device frames (see ``DeviceLatency``).
-    /// May change while the device runs (JACK recomputes latencies when connections change).
+    /// The latencies of the device's ports now, in device frames (see ``DeviceLatency``): a
+    /// summary, the largest capture latency of the inputs and the largest playback latency of
+    /// the outputs. May change while the device runs (JACK recomputes latencies when
+    /// connections change). For what one recording or one output hears, use the per-channel
+    /// ``captureLatency(ofInput:)`` and ``playbackLatency(ofOutput:)``.
     var latency: DeviceLatency { get }
+    /// The capture latency of input `channel` (0-based) now, in device frames: a sound that
+    /// reaches the renderer's input `channel` at device frame `f` entered the graph at
+    /// `f - captureLatency(ofInput: channel)`. 0 for a channel the device does not have.
+    /// Any thread but the render thread; does not block. Default: `latency.capture` for every
+    /// channel (a device that knows one value for all its ports).
+    func captureLatency(ofInput channel: Int) -> Int
+    /// The playback latency of output `channel` (0-based) now, in device frames: a frame the
+    /// renderer writes to output `channel` at device frame `f` is heard at
+    /// `f + playbackLatency(ofOutput: channel)`. 0 for a channel the device does not have.
+    /// Any thread but the render thread; does not block. Default: `latency.playback` for every
+    /// channel.
+    func playbackLatency(ofOutput channel: Int) -> Int
 }
 
 /// How far the device's ports are from the world, in device frames.
@@ -158,6 +173,24 @@ extension AudioDevice {
     public func setStatusHandler(_ handler: (@Sendable (DeviceStatus) -> Void)?) {}
     /// Devices that know no latency: none.
     public var latency: DeviceLatency { DeviceLatency() }
+    /// Devices that know one capture latency for all their inputs: that one.
+    public func captureLatency(ofInput channel: Int) -> Int { latency.capture }
+    /// Devices that know one playback latency for all their outputs: that one.
+    public func playbackLatency(ofOutput channel: Int) -> Int { latency.playback }
+
+    /// The largest capture latency of the inputs `channels` (0-based), 0 for none: the latency
+    /// of a recording of those inputs on one time axis (docs/recording.md, "Latency"). Any
+    /// thread but the render thread; does not block (one read per channel, not one snapshot:
+    /// a change while reading may be seen for some channels only).
+    public func captureLatency(ofInputs channels: some Sequence<Int>) -> Int {
+        channels.reduce(0) { max($0, captureLatency(ofInput: $1)) }
+    }
+    /// The largest playback latency of the outputs `channels` (0-based), 0 for none: the
+    /// latency of what a listener hears from those outputs, taken as that of the latest of them
+    /// (docs/recording.md, "Latency"). Any thread but the render thread; does not block.
+    public func playbackLatency(ofOutputs channels: some Sequence<Int>) -> Int {
+        channels.reduce(0) { max($0, playbackLatency(ofOutput: $1)) }
+    }
 }
 
 /// A device failure, with a message for people.

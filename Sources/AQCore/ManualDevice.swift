@@ -30,21 +30,66 @@ public final class ManualDevice: HandDrivenDevice, @unchecked Sendable {
     let nsPerFrame: Double
 
     /// The latencies the device reports (see ``DeviceLatency``): none until set. Tests set them
-    /// to check what the engine makes of them. Any thread; does not block (atomics). A change is
-    /// seen by the next reader; there is no notification.
+    /// to check what the engine makes of them. Reading: the largest of the per-channel values
+    /// (``captureLatency(ofInput:)``, ``playbackLatency(ofOutput:)``; for a side without
+    /// channels, the value last set). Setting: every channel of each side gets the value. Any
+    /// thread; does not block (atomics). A change is seen by the next reader; there is no
+    /// notification.
     public var latency: DeviceLatency {
         get {
             DeviceLatency(
-                capture: latencyCapture.load(ordering: .relaxed), playback: latencyPlayback.load(ordering: .relaxed))
+                capture: largest(inputLatencies, inputChannelCount, otherwise: latencyCapture),
+                playback: largest(outputLatencies, outputChannelCount, otherwise: latencyPlayback))
         }
         set {
             latencyCapture.store(newValue.capture, ordering: .relaxed)
             latencyPlayback.store(newValue.playback, ordering: .relaxed)
+            for c in 0..<inputChannelCount { inputLatencies[c].store(newValue.capture, ordering: .relaxed) }
+            for c in 0..<outputChannelCount { outputLatencies[c].store(newValue.playback, ordering: .relaxed) }
         }
+    }
+
+    /// The capture latency of input `channel` (0-based; 0 for a channel the device does not
+    /// have), as last set by ``setCaptureLatency(_:ofInput:)`` or ``latency``. Any thread; does
+    /// not block (one atomic load).
+    public func captureLatency(ofInput channel: Int) -> Int {
+        channel >= 0 && channel < inputChannelCount ? inputLatencies[channel].load(ordering: .relaxed) : 0
+    }
+
+    /// The playback latency of output `channel` (0-based; 0 for a channel the device does not
+    /// have), as last set by ``setPlaybackLatency(_:ofOutput:)`` or ``latency``. Any thread;
+    /// does not block (one atomic load).
+    public func playbackLatency(ofOutput channel: Int) -> Int {
+        channel >= 0 && channel < outputChannelCount ? outputLatencies[channel].load(ordering: .relaxed) : 0
+    }
+
+    /// Sets the capture latency of input `channel` (0-based; ignored for a channel the device
+    /// does not have), as a JACK server would after connecting it to a source of that latency.
+    /// Any thread; does not block (one atomic store).
+    public func setCaptureLatency(_ frames: Int, ofInput channel: Int) {
+        guard channel >= 0 && channel < inputChannelCount else { return }
+        inputLatencies[channel].store(frames, ordering: .relaxed)
+    }
+
+    /// Sets the playback latency of output `channel` (0-based; ignored for a channel the device
+    /// does not have). Any thread; does not block (one atomic store).
+    public func setPlaybackLatency(_ frames: Int, ofOutput channel: Int) {
+        guard channel >= 0 && channel < outputChannelCount else { return }
+        outputLatencies[channel].store(frames, ordering: .relaxed)
+    }
+
+    private func largest(_ values: UnsafeMutablePointer<Atomic<Int>>, _ count: Int, otherwise: borrowing Atomic<Int>) -> Int {
+        guard count > 0 else { return otherwise.load(ordering: .relaxed) }
+        var m = Int.min
+        for c in 0..<count { m = max(m, values[c].load(ordering: .relaxed)) }
+        return m
     }
 
     private let latencyCapture = Atomic<Int>(0)
     private let latencyPlayback = Atomic<Int>(0)
+    /// Per-channel latencies: ``inputChannelCount`` and ``outputChannelCount`` atomics.
+    private let inputLatencies: UnsafeMutablePointer<Atomic<Int>>
+    private let outputLatencies: UnsafeMutablePointer<Atomic<Int>>
     private let core = Atomic<UInt>(0)
     private let nextFrame = Atomic<Int64>(0)
     private let lastFrames = Atomic<Int64>(0)
@@ -77,12 +122,20 @@ public final class ManualDevice: HandDrivenDevice, @unchecked Sendable {
         silenceFrames = max(framesPerCycle, 1)
         silence = .allocate(capacity: silenceFrames)
         silence.initialize(repeating: 0, count: silenceFrames)
+        inputLatencies = .allocate(capacity: max(inputChannels, 1))
+        for c in 0..<max(inputChannels, 1) { (inputLatencies + c).initialize(to: Atomic(0)) }
+        outputLatencies = .allocate(capacity: max(channels, 1))
+        for c in 0..<max(channels, 1) { (outputLatencies + c).initialize(to: Atomic(0)) }
     }
 
     deinit {
         scratch.deallocate()
         inputScratch.deallocate()
         silence.deallocate()
+        inputLatencies.deinitialize(count: max(inputChannelCount, 1))
+        inputLatencies.deallocate()
+        outputLatencies.deinitialize(count: max(outputChannelCount, 1))
+        outputLatencies.deallocate()
     }
 
     public func start(rendering core: UnsafeMutablePointer<RenderCore>) throws(DeviceError) {

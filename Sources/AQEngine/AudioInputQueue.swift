@@ -845,13 +845,22 @@ public final class AudioInputQueue: @unchecked Sendable {
         }
     }
 
+    /// The capture latency this queue's time stamps subtract now, in device frames: the
+    /// largest capture latency of the device inputs it records, `0 ..< channels`
+    /// (``AudioQueueEngine/captureLatency(ofInputs:)``). One time axis for all the queue's
+    /// channels: a channel whose port has a smaller latency is stamped that much too early
+    /// (docs/recording.md, "Latency"). Read once per buffer, when the callback gets it
+    /// (``AudioQueueBuffer/captureLatency`` says which value that buffer got). Any thread but
+    /// the render thread; does not block.
+    public var captureLatency: Int { hub.device.captureLatency(ofInputs: 0..<channels) }
+
     /// The time stamp of the frame that reached the device's inputs at device sample time
     /// `arrival` (fractional for converting queues): the time it was captured, `arrival` minus
-    /// the device's capture latency as the device reports it now (read once per buffer, when
-    /// the buffer is handed back; docs/recording.md, "Latency"). Sample time and host time, both
-    /// flags set.
-    func timeStamp(ofSampleTime arrival: Double) -> AudioTimeStamp {
-        let sample = arrival - Double(hub.device.latency.capture)
+    /// `latency`, the queue's capture latency (``captureLatency``, read once per buffer, when
+    /// the buffer is handed to the callback; docs/recording.md, "Latency"). Sample time and host
+    /// time, both flags set.
+    func timeStamp(ofSampleTime arrival: Double, latency: Int) -> AudioTimeStamp {
+        let sample = arrival - Double(latency)
         if let manual = hub.device as? any HandDrivenDevice {
             let whole = sample.rounded(.down)
             let host = manual.hostTime(ofFrame: Int64(whole)) &+ UInt64(((sample - whole) * 1e9 / hub.device.sampleRate).rounded())
@@ -863,12 +872,12 @@ public final class AudioInputQueue: @unchecked Sendable {
         return AudioTimeStamp(sampleTime: sample)
     }
 
-    /// ``timeStamp(ofSampleTime:)``, also for a time before device frame 0 (a compressed
+    /// ``timeStamp(ofSampleTime:latency:)``, also for a time before device frame 0 (a compressed
     /// stream's first packet starts its priming before the stream): the time stamp of frame 0
     /// moved back by `-sample` frames, the host time at the nominal rate (saturating at 0).
-    func startTimeStamp(_ sample: Double) -> AudioTimeStamp {
-        guard sample < 0 else { return timeStamp(ofSampleTime: sample) }
-        var t = timeStamp(ofSampleTime: 0)
+    func startTimeStamp(_ sample: Double, latency: Int) -> AudioTimeStamp {
+        guard sample < 0 else { return timeStamp(ofSampleTime: sample, latency: latency) }
+        var t = timeStamp(ofSampleTime: 0, latency: latency)
         let back = UInt64((-sample * 1e9 / hub.device.sampleRate).rounded())
         t.sampleTime += sample
         t.hostTime = t.hostTime >= back ? t.hostTime - back : 0
@@ -884,7 +893,9 @@ public final class AudioInputQueue: @unchecked Sendable {
         for (b, frame) in handed {
             let (gone, descriptions) = locked { (disposed, handedDescriptions.removeValue(forKey: b.token) ?? []) }
             if gone { return }
-            callback(self, b, startTimeStamp(frame), descriptions)
+            let latency = captureLatency
+            b.captureLatency = latency
+            callback(self, b, startTimeStamp(frame, latency: latency), descriptions)
         }
     }
 

@@ -40,6 +40,12 @@ public final class AudioQueueBuffer: @unchecked Sendable {
         set { enqueuedFlag.store(newValue, ordering: .releasing) }
     }
     private let enqueuedFlag = Atomic<Bool>(false)
+    /// For a buffer of an input queue: the capture latency, in device frames, its latest start
+    /// time was moved back by (``AudioInputQueue/captureLatency`` when the callback got it), so
+    /// that start time + this is the device frame its first frame reached the inputs at. 0 for
+    /// other buffers. Set on the thread that runs the input callback, before it runs; read it
+    /// there (until the buffer is enqueued again).
+    public internal(set) var captureLatency: Int = 0
     /// Queue frames of its latest enqueue (after trimming). Guarded by its queue's lock.
     var preparedFrames = 0
 

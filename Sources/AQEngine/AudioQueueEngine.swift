@@ -235,6 +235,29 @@ public final class AudioQueueEngine: @unchecked Sendable {
     /// thread but the render thread; does not block.
     public var latency: DeviceLatency { device.latency }
 
+    /// The capture latency of device input `channel` (0-based) now, in device frames
+    /// (``AudioDevice/captureLatency(ofInput:)``; on JACK, that of the port `in_(channel+1)`):
+    /// 0 for a channel the device does not have. An input queue recording inputs
+    /// `0 ..< n` subtracts the largest of theirs (``AudioInputQueue/captureLatency``). Any
+    /// thread but the render thread; does not block.
+    public func captureLatency(ofInput channel: Int) -> Int { device.captureLatency(ofInput: channel) }
+
+    /// The playback latency of device output `channel` (0-based) now, in device frames
+    /// (``AudioDevice/playbackLatency(ofOutput:)``; on JACK, that of the port `out_(channel+1)`):
+    /// 0 for a channel the device does not have. Any thread but the render thread; does not
+    /// block.
+    public func playbackLatency(ofOutput channel: Int) -> Int { device.playbackLatency(ofOutput: channel) }
+
+    /// The largest capture latency of device inputs `channels` (0 for none): what a recording
+    /// of those inputs on one time axis is compensated by (docs/recording.md, "Latency"). Any
+    /// thread but the render thread; does not block.
+    public func captureLatency(ofInputs channels: some Sequence<Int>) -> Int { device.captureLatency(ofInputs: channels) }
+
+    /// The largest playback latency of device outputs `channels` (0 for none): what a listener
+    /// to those outputs is taken to hear them late by (docs/recording.md, "Latency"). Any
+    /// thread but the render thread; does not block.
+    public func playbackLatency(ofOutputs channels: some Sequence<Int>) -> Int { device.playbackLatency(ofOutputs: channels) }
+
     /// The device's current time (`AudioQueueDeviceGetCurrentTime`): the host time is always
     /// valid; the sample time once the device has rendered a cycle. For the hand-driven device,
     /// "now" is the first frame of the next cycle. Any thread but the render thread; does not

@@ -75,9 +75,15 @@ struct JackCallbackState: ~Copyable {
     /// of that change, not lost time.
     let periodChanged = Atomic<Bool>(false)
     /// The ports' latencies as JACK last reported them in the latency callback (frames): the
-    /// largest capture latency of the input ports, the largest playback latency of the outputs.
+    /// largest capture latency of the input ports, the largest playback latency of the outputs
+    /// (the summary, `JackDevice.latency`).
     let captureLatency = Atomic<UInt32>(0)
     let playbackLatency = Atomic<UInt32>(0)
+    /// Per port, as JACK last reported them: the capture latency (range maximum) of each input
+    /// port `in_i` (`inputCount` atomics), the playback latency of each output `out_i`
+    /// (`outputCount` atomics). Allocated with the state; the latency callback only stores.
+    let inputLatencies: UnsafeMutablePointer<Atomic<UInt32>>
+    let outputLatencies: UnsafeMutablePointer<Atomic<UInt32>>
 
     init(outputCount: Int, inputCount: Int = 0) {
         self.outputCount = outputCount
@@ -94,6 +100,10 @@ struct JackCallbackState: ~Copyable {
         inputs.initialize(repeating: dummy, count: max(inputCount, 1))
         counts = .allocate(capacity: Self.reasonCount)
         for i in 0..<Self.reasonCount { (counts + i).initialize(to: Atomic(0)) }
+        inputLatencies = .allocate(capacity: max(inputCount, 1))
+        for i in 0..<max(inputCount, 1) { (inputLatencies + i).initialize(to: Atomic(0)) }
+        outputLatencies = .allocate(capacity: max(outputCount, 1))
+        for i in 0..<max(outputCount, 1) { (outputLatencies + i).initialize(to: Atomic(0)) }
     }
 
     deinit {
@@ -104,6 +114,31 @@ struct JackCallbackState: ~Copyable {
         dummy.deallocate()
         counts.deinitialize(count: Self.reasonCount)
         counts.deallocate()
+        inputLatencies.deinitialize(count: max(inputCount, 1))
+        inputLatencies.deallocate()
+        outputLatencies.deinitialize(count: max(outputCount, 1))
+        outputLatencies.deallocate()
+    }
+
+    /// Reads the `mode` latency of every port of the side it applies to (capture: the inputs,
+    /// playback: the outputs) into the per-port atomics, and their largest into the summary.
+    /// Any thread but the process thread (the latency callback, or a control thread with the
+    /// client open); no allocation, no lock.
+    @_noLocks
+    func readLatencies(_ mode: jack_latency_callback_mode_t) {
+        if mode == JackCaptureLatency {
+            captureLatency.store(jackReadLatencies(inPorts, inputCount, mode, into: inputLatencies), ordering: .relaxed)
+        } else {
+            playbackLatency.store(jackReadLatencies(outPorts, outputCount, mode, into: outputLatencies), ordering: .relaxed)
+        }
+    }
+
+    /// Sets every latency, per port and summary, to 0 (a new client: connected to nothing yet).
+    func clearLatencies() {
+        captureLatency.store(0, ordering: .relaxed)
+        playbackLatency.store(0, ordering: .relaxed)
+        for i in 0..<inputCount { inputLatencies[i].store(0, ordering: .relaxed) }
+        for i in 0..<outputCount { outputLatencies[i].store(0, ordering: .relaxed) }
     }
 
     /// Counts `reason` and notes it on the started renderer's clock, if any. Any thread.
@@ -305,12 +340,12 @@ func jackShutdown(_ code: jack_status_t, _ reason: UnsafePointer<CChar>?, _ arg:
 /// connections: the input ports' capture latency (`JackCaptureLatency`), the output ports'
 /// playback latency (`JackPlaybackLatency`).
 ///
-/// - `JackCaptureLatency`: stores the largest capture latency of the input ports, and reports
+/// - `JackCaptureLatency`: stores each input port's capture latency and their largest, and reports
 ///   the output ports' capture latency as {0, 0}: what the engine plays is made by the engine
 ///   (queues, files), not its inputs passed through, so its outputs are where that signal
 ///   enters the graph. Without this callback JACK would give the outputs the inputs' capture
 ///   latency (its default treats every client as a pass-through).
-/// - `JackPlaybackLatency`: stores the largest playback latency of the output ports, and
+/// - `JackPlaybackLatency`: stores each output port's playback latency and their largest, and
 ///   reports the input ports' playback latency as {0, 0}: what reaches the inputs is recorded,
 ///   it goes out of no port of ours (docs/jack-device.md, "Latency").
 @_noLocks
@@ -321,13 +356,12 @@ func jackLatency(_ mode: jack_latency_callback_mode_t, _ arg: UnsafeMutableRawPo
     // jack_port_get/set_latency_range read and write the port's shared memory (no lock, no
     // allocation); the checker cannot see into libjack.
     _unsafePerformance {
+        st.pointee.readLatencies(mode)
         if mode == JackCaptureLatency {
-            st.pointee.captureLatency.store(jackLargestLatency(st.pointee.inPorts, st.pointee.inputCount, mode), ordering: .relaxed)
             for c in 0..<st.pointee.outputCount {
                 if let port = st.pointee.outPorts[c] { jack_port_set_latency_range(port, mode, &zero) }
             }
         } else {
-            st.pointee.playbackLatency.store(jackLargestLatency(st.pointee.outPorts, st.pointee.outputCount, mode), ordering: .relaxed)
             for c in 0..<st.pointee.inputCount {
                 if let port = st.pointee.inPorts[c] { jack_port_set_latency_range(port, mode, &zero) }
             }
@@ -335,15 +369,21 @@ func jackLatency(_ mode: jack_latency_callback_mode_t, _ arg: UnsafeMutableRawPo
     }
 }
 
-/// The largest `max` of the `mode` latency ranges of the first `count` of `ports` (nil ones
-/// skipped); 0 for none. Any thread (reads the ports' shared memory).
+/// Stores the `max` of the `mode` latency range of each of the first `count` of `ports` in
+/// `values` (0 for a nil port) and returns the largest; 0 for none. Any thread but the process
+/// thread (reads the ports' shared memory); no allocation, no lock.
 @_noLocks
-func jackLargestLatency(_ ports: UnsafeMutablePointer<OpaquePointer?>, _ count: Int, _ mode: jack_latency_callback_mode_t) -> UInt32 {
+func jackReadLatencies(
+    _ ports: UnsafeMutablePointer<OpaquePointer?>, _ count: Int, _ mode: jack_latency_callback_mode_t,
+    into values: UnsafeMutablePointer<Atomic<UInt32>>
+) -> UInt32 {
     var largest: UInt32 = 0
     for c in 0..<count {
-        guard let port = ports[c] else { continue }
         var range = jack_latency_range_t(min: 0, max: 0)
-        _unsafePerformance { jack_port_get_latency_range(port, mode, &range) }
+        if let port = ports[c] {
+            _unsafePerformance { jack_port_get_latency_range(port, mode, &range) }
+        }
+        values[c].store(range.max, ordering: .relaxed)
         largest = max(largest, range.max)
     }
     return largest

@@ -343,7 +343,8 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
     /// `capture` is the largest capture latency of the input ports `in_1…` (frames from the
     /// graph's edge — a physical capture port, or a client that declares one — to them),
     /// `playback` the largest playback latency of the outputs `out_1…` (frames from them to a
-    /// physical playback port). Read in JACK's latency callback, which libjack calls on its
+    /// physical playback port); per port: ``captureLatency(ofInput:)``,
+    /// ``playbackLatency(ofOutput:)``. Read in JACK's latency callback, which libjack calls on its
     /// notification thread whenever connections change, and once more right after the device
     /// connects its ports (start, reconnection). Zero for unconnected ports and before the
     /// first start; a stopped device keeps the last values. Any thread; does not block (two
@@ -354,13 +355,30 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
             playback: Int(state.pointee.playbackLatency.load(ordering: .relaxed)))
     }
 
+    /// The capture latency of input port `in_(channel+1)` (`channel` 0-based), as JACK last
+    /// reported it (`jack_port_get_latency_range(in, JackCaptureLatency)`, range maximum): frames
+    /// from the graph's edge to that port. Read in the latency callback with ``latency``; 0 for
+    /// an unconnected port, before the first start, and for a channel the device does not have.
+    /// Any thread; does not block (one atomic load).
+    public func captureLatency(ofInput channel: Int) -> Int {
+        guard channel >= 0 && channel < state.pointee.inputCount else { return 0 }
+        return Int(state.pointee.inputLatencies[channel].load(ordering: .relaxed))
+    }
+
+    /// The playback latency of output port `out_(channel+1)` (`channel` 0-based), as JACK last
+    /// reported it (`JackPlaybackLatency`, range maximum): frames from that port to a physical
+    /// playback port. 0 for an unconnected port, before the first start, and for a channel the
+    /// device does not have. Any thread; does not block (one atomic load).
+    public func playbackLatency(ofOutput channel: Int) -> Int {
+        guard channel >= 0 && channel < state.pointee.outputCount else { return 0 }
+        return Int(state.pointee.outputLatencies[channel].load(ordering: .relaxed))
+    }
+
     /// Reads the ports' latencies now (as the latency callback does) into the atomics; the
     /// callback keeps them current afterwards. Control thread, client open.
     private func refreshLatency() {
-        state.pointee.captureLatency.store(
-            jackLargestLatency(state.pointee.inPorts, state.pointee.inputCount, JackCaptureLatency), ordering: .relaxed)
-        state.pointee.playbackLatency.store(
-            jackLargestLatency(state.pointee.outPorts, state.pointee.outputCount, JackPlaybackLatency), ordering: .relaxed)
+        state.pointee.readLatencies(JackCaptureLatency)
+        state.pointee.readLatencies(JackPlaybackLatency)
     }
 
     // MARK: Measurement
@@ -534,8 +552,7 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         state.pointee.sampleRate.store(jack_get_sample_rate(client), ordering: .relaxed)
         state.pointee.bufferSize.store(jack_get_buffer_size(client), ordering: .relaxed)
         // A new client's ports are connected to nothing yet: no latency until JACK says.
-        state.pointee.captureLatency.store(0, ordering: .relaxed)
-        state.pointee.playbackLatency.store(0, ordering: .relaxed)
+        state.pointee.clearLatencies()
 
         var outNames: [String] = []
         for i in 0..<outputChannelCount {

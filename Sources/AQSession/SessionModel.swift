@@ -50,6 +50,26 @@ public struct Session: Sendable {
         return (offsets, next, connections)
     }
 
+    /// The device outputs (0-based, ascending, each once) the tracks play on, for a device with
+    /// `deviceOutputs` outputs: a track's `outputs` (1-based; 0, none, and outputs past the
+    /// device's are left out), else the engine's default (a mono file on every output, n
+    /// channels on the first n). Empty when there are no tracks. What a performer of a take
+    /// hears the session from (docs/recording.md, "Latency").
+    public func trackOutputs(deviceOutputs: Int) -> [Int] {
+        var used = Set<Int>()
+        for t in tracks {
+            let channels = Int(t.audio.format.channelsPerFrame)
+            if let outputs = t.outputs {
+                used.formUnion(outputs.map { $0 - 1 })
+            } else if channels == 1 {
+                used.formUnion(0..<deviceOutputs)
+            } else {
+                used.formUnion(0..<min(channels, deviceOutputs))
+            }
+        }
+        return used.filter { $0 >= 0 && $0 < deviceOutputs }.sorted()
+    }
+
     /// Device frames from the session start to where `take` starts (as for tracks).
     public func startOffset(of take: SessionTake, deviceRate: Double) -> Int64 {
         take.start.deviceFrames(sessionRate: sampleRate ?? deviceRate, deviceRate: deviceRate)

@@ -4,14 +4,20 @@ import Foundation
 /// Records one take (`[[record]]`) while a session plays: an input queue on the engine, a few
 /// buffers cycling between it and the take's writer thread, and a ``TakeWriter``.
 ///
-/// **Placement.** File frame 0 is exactly session frame `start`: a buffer whose start time is
-/// device frame T holds the frames placed at device frame T − playback latency (`compensate`,
-/// the default: where the performer heard the session when playing them; the capture latency
-/// is already out of T) or T + capture latency (raw: where they reached the engine), minus the
-/// session start frame. The queue starts early enough (capture + playback latency before the
-/// take's start); frames placed before `start` are dropped, and a take that could not begin
-/// in time (a start already past) begins with silence up to its first frame. The take has
-/// exactly `length` frames: the last buffer is cut there and the queue stopped at once.
+/// **Placement.** File frame 0 is exactly session frame `start`. A buffer whose frames reached
+/// the engine's inputs from device frame A on (its start time T plus the capture latency the
+/// queue subtracted, ``AudioQueueBuffer/captureLatency``) holds the frames placed at device
+/// frame A − C − P (`compensate`, the default: where the performer heard the session when
+/// playing them) or A (raw: where they reached the engine), minus the session start frame.
+/// C is the take's capture latency: the largest of its own ports `in_(offset+1)…` (the queue
+/// records the inputs before them too, and subtracts the largest of all it records; the take
+/// puts its own back). P is the playback latency of what the performer heard: the largest of
+/// the outputs the session's tracks play on (all outputs' largest when it has no tracks).
+/// docs/recording.md, "Latency", has the rule and the arithmetic. The queue starts early
+/// enough (C + P before the take's start); frames placed before `start` are dropped, and a
+/// take that could not begin in time (a start already past) begins with silence up to its
+/// first frame. The take has exactly `length` frames: the last buffer is cut there and the
+/// queue stopped at once.
 ///
 /// **Threads and memory.** The input callback (the engine's events thread) only hands the
 /// buffer to the writer thread (a lock, an append to a list as long as the buffers, a
@@ -57,8 +63,16 @@ public final class TakeRecorder: @unchecked Sendable {
         public var firstRecordedSessionFrame: Int64?
         /// Frames of silence at the file's start because recording began after `start`.
         public var leadingSilence: Int64
-        /// The device's latency when the take started.
+        /// The latencies the take was placed by: `capture`, the largest capture latency of the
+        /// take's own inputs (``captureInputs``; read with each buffer, the latest used);
+        /// `playback`, the largest playback latency of ``playbackOutputs`` (read when the take
+        /// started).
         public var latency: DeviceLatency
+        /// The device inputs (0-based) the take records: its capture latency is theirs.
+        public var captureInputs: Range<Int>
+        /// The device outputs (0-based) the session's tracks play on, whose playback latency
+        /// the take compensates; nil: the session has no tracks, the largest of all outputs.
+        public var playbackOutputs: [Int]?
         /// True: placed by capture + playback latency; false: raw.
         public var compensated: Bool
         /// Frames lost (the input queue had no buffer, or read too late): silence in the file.
@@ -69,17 +83,36 @@ public final class TakeRecorder: @unchecked Sendable {
         public var error: String?
 
         /// `take vocals.wav: 480000 frames from session frame 0 (compensated: capture 300 +
-        /// playback 256 frames)`, with what was lost or went wrong.
+        /// playback 256 frames), capture latency of in_2, playback latency of out_1…out_2`, with
+        /// what was lost or went wrong. The latencies are the take's own: those of its ports
+        /// and of the outputs its tracks play on (the largest of each).
         public var summary: String {
             var s = "take \(file.lastPathComponent): \(frames) frames from session frame \(sessionFrame) "
             s += compensated
                 ? "(compensated: capture \(latency.capture) + playback \(latency.playback) frames)"
                 : "(raw: capture latency \(latency.capture) frames added back, playback \(latency.playback) not compensated)"
+            s += ", \(portsText)"
             if leadingSilence > 0 { s += "; began \(leadingSilence) frames late (silence before)" }
             if lostFrames > 0 { s += "; \(lostFrames) frames lost (silence in their place)" }
             if !completed && error == nil { s += "; stopped early" }
             if let error { s += "; error: \(error)" }
             return s
+        }
+
+        /// `capture latency of in_2…in_3, playback latency of out_1`: whose latencies these are
+        /// (JACK's port names, 1-based; several ports: the largest of theirs).
+        var portsText: String {
+            let outs = playbackOutputs.map { Self.ports("out_", $0) } ?? "all outputs"
+            return "capture latency of \(Self.ports("in_", Array(captureInputs))), playback latency of \(outs)"
+        }
+
+        /// `in_1`, `in_1…in_3` (consecutive), `out_1, out_3`; `none` for none.
+        static func ports(_ prefix: String, _ channels: [Int]) -> String {
+            guard let first = channels.first, let last = channels.last else { return "none" }
+            if channels == Array(first...last) {
+                return first == last ? "\(prefix)\(first + 1)" : "\(prefix)\(first + 1)…\(prefix)\(last + 1)"
+            }
+            return channels.map { "\(prefix)\($0 + 1)" }.joined(separator: ", ")
         }
     }
 
@@ -93,13 +126,22 @@ public final class TakeRecorder: @unchecked Sendable {
     public let startOffset: Int64
     /// Frames the take records (device frames).
     public let length: Int64
+    /// The device inputs (0-based) the take records, whose capture latency it is placed by:
+    /// `inputOffset ..< inputOffset + channels`.
+    public let captureInputs: Range<Int>
+    /// The device outputs (0-based) the session's tracks play on, whose playback latency a
+    /// compensated take subtracts (the largest of them); nil: the session has no tracks, the
+    /// largest playback latency of all outputs (``AudioQueueEngine/latency``).
+    public let playbackOutputs: [Int]?
 
     let queue: AudioInputQueue
     let writer: any TakeWriter
     let stride: Int
     let cond = NSCondition()
     // Guarded by `cond`:
-    private var work: [(AudioQueueBuffer, Int64, Int)] = []
+    /// Buffer, start time (device frame), bytes, the capture latency the queue subtracted, the
+    /// take's own capture latency: both read when the callback got the buffer.
+    private var work: [(AudioQueueBuffer, Int64, Int, Int, Int)] = []
     private var sessionStart: Int64?
     private var latency = DeviceLatency()
     private var finishing = false
@@ -134,6 +176,8 @@ public final class TakeRecorder: @unchecked Sendable {
         let rate = engine.device.sampleRate
         startOffset = session.startOffset(of: take, deviceRate: rate)
         length = session.deviceLength(of: take, deviceRate: rate)
+        captureInputs = inputOffset..<(inputOffset + take.channels)
+        playbackOutputs = session.tracks.isEmpty ? nil : session.trackOutputs(deviceOutputs: engine.device.outputChannelCount)
         let label = "take '\(take.name)'"
         guard length > 0 else {
             throw SessionError(.invalidValue, file: session.url.path, "\(label) starts at or after the end of the last track: give it a length")
@@ -194,13 +238,22 @@ public final class TakeRecorder: @unchecked Sendable {
 
     deinit { close() }
 
+    /// The take's latencies now: the largest capture latency of ``captureInputs``, the largest
+    /// playback latency of ``playbackOutputs`` (of all outputs when nil). Any control thread;
+    /// does not block.
+    public var currentLatency: DeviceLatency {
+        DeviceLatency(
+            capture: engine.captureLatency(ofInputs: captureInputs),
+            playback: playbackOutputs.map { engine.playbackLatency(ofOutputs: $0) } ?? engine.latency.playback)
+    }
+
     /// Starts recording for a session that starts at device frame `sessionStart`: the queue
-    /// starts capture + playback latency before the take's start (frames placed before it are
-    /// dropped). Any control thread; does not block.
+    /// starts the take's capture + playback latency (``currentLatency``) before the take's start
+    /// (frames placed before it are dropped). Any control thread; does not block.
     ///
     /// - Throws: ``SessionError`` `.playback` when the queue cannot start.
     public func start(sessionStart: Int64) throws(SessionError) {
-        let lat = engine.device.latency
+        let lat = currentLatency
         cond.lock()
         self.sessionStart = sessionStart
         latency = lat
@@ -270,6 +323,7 @@ public final class TakeRecorder: @unchecked Sendable {
         return Report(
             file: take.file, frames: framesInFile, sessionFrame: startOffset,
             firstRecordedSessionFrame: firstPlaced, leadingSilence: leading, latency: latency,
+            captureInputs: captureInputs, playbackOutputs: playbackOutputs,
             // A complete take: the gaps inside it (frames the queue lost outside the take, in
             // the early start's margin or after its end, do not count). One stopped early: also
             // what the queue lost at the end, which no later buffer showed.
@@ -280,9 +334,10 @@ public final class TakeRecorder: @unchecked Sendable {
 
     /// Input callback (events thread, or the thread of an immediate stop): hand over.
     private func filled(_ buffer: AudioQueueBuffer, time: AudioTimeStamp) {
+        let own = engine.captureLatency(ofInputs: captureInputs)
         cond.lock()
         if !done && !quit {
-            work.append((buffer, Int64(time.sampleTime.rounded(.down)), buffer.audioDataByteSize))
+            work.append((buffer, Int64(time.sampleTime.rounded(.down)), buffer.audioDataByteSize, buffer.captureLatency, own))
             cond.broadcast()
         }
         cond.unlock()
@@ -301,22 +356,24 @@ public final class TakeRecorder: @unchecked Sendable {
                 cond.unlock()
                 break
             }
-            let (buffer, time, bytes) = work.removeFirst()
+            let (buffer, time, bytes, queueCapture, capture) = work.removeFirst()
             let skip = done
             let origin = sessionStart ?? 0
-            let lat = latency
+            if !skip { latency.capture = capture }
+            let playback = latency.playback
             cond.unlock()
             if skip { continue }
-            write(buffer, deviceFrame: time, bytes: bytes, origin: origin, latency: lat)
+            write(buffer, arrival: time + Int64(queueCapture), bytes: bytes, origin: origin, latency: DeviceLatency(capture: capture, playback: playback))
         }
         writerDone.signal()
     }
 
-    /// Writes one buffer where its start time places it; re-enqueues it unless the take is
-    /// complete. Writer thread.
-    private func write(_ buffer: AudioQueueBuffer, deviceFrame: Int64, bytes: Int, origin: Int64, latency lat: DeviceLatency) {
+    /// Writes one buffer whose first frame reached the inputs at device frame `arrival` where
+    /// the take's latencies `lat` place it; re-enqueues it unless the take is complete. Writer
+    /// thread.
+    private func write(_ buffer: AudioQueueBuffer, arrival: Int64, bytes: Int, origin: Int64, latency lat: DeviceLatency) {
         let frames = bytes / (stride * 4)
-        let placed = deviceFrame + (take.compensate ? -Int64(lat.playback) : Int64(lat.capture))
+        let placed = take.compensate ? arrival - Int64(lat.capture) - Int64(lat.playback) : arrival
         let position = placed - origin - startOffset  // file frame of the buffer's first frame
         var failure: String?
         if frames > 0 {

@@ -260,7 +260,11 @@ final class Player: @unchecked Sendable {
         for (i, take) in session.takes.enumerated() {
             let ports = (0..<take.channels).map { device.inputPortNames[takeLayout.offsets[i] + $0] }
             let from = take.connect.isEmpty ? "(not connected)" : take.connect.joined(separator: ", ")
-            log("  recording \(take.name) (\(take.format), \(take.compensate ? "compensated" : "raw")): \(ports.joined(separator: ", ")) <- \(from)")
+            // The take's own latencies (its ports' capture latency, the playback latency of
+            // the outputs its tracks play on), as they are at the start; the take line at the
+            // end says which it was placed by.
+            let latency = i < player.takes.count ? "; latency now: \(player.takes[i].currentLatency)" : ""
+            log("  recording \(take.name) (\(take.format), \(take.compensate ? "compensated" : "raw")): \(ports.joined(separator: ", ")) <- \(from)\(latency)")
         }
 
         // libjack's own messages (a few lines when a server dies) as log lines of ours.
