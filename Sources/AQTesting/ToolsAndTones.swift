@@ -25,13 +25,6 @@ public func builtProduct(_ name: String) -> URL {
     return root.appendingPathComponent(".build/debug/\(name)")
 }
 
-/// How many times a live test runs at most when each run shows the machine lost frames (an
-/// xrun, a reference client's clicks moved, a recorder's frames lost): such a run proves
-/// nothing about aqsync, so it is run again, and says so in the test output; a run that fails
-/// for any other reason fails at once. Five, not three: on this shared machine three such runs
-/// in a row happened in a fresh `make test` (docs/timing.md, "Live tests").
-public let liveRunAttempts = 5
-
 /// Compiles a C JACK client (`NAME.c` in `directory`) against jackd2's headers
 /// (`pkg-config jack`); it runs on either libjack. Returns the executable.
 func compileJackClient(_ source: String, name: String, directory: URL) throws(TestingError) -> URL {
