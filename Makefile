@@ -66,6 +66,18 @@ demo: deps
 	.build/release/aqsync play $(DEMO)/session.toml --capture .build/demo-capture.wav
 	@echo "what was played: .build/demo-capture.wav"
 
+## The soak and the period-change battery (issue 21, docs/timing.md): by hand, not in CI's
+## time. `make test` runs a 3-minute soak; these run the long ones.
+SOAK_MINUTES ?= 30
+BATTERY_RUNS ?= 20
+.PHONY: soak battery
+soak: deps
+	$(SWIFT) build --build-tests
+	AQSYNC_SOAK_MINUTES=$(SOAK_MINUTES) $(SWIFT) test --skip-build --filter SoakOnJACKTests
+battery: deps
+	$(SWIFT) build --build-tests
+	AQSYNC_BATTERY_RUNS=$(BATTERY_RUNS) $(SWIFT) test --skip-build --filter periodChangeBattery
+
 ## Benchmarks (docs/benchmarking.md). The live bench starts a private jackd when none runs.
 bench: deps
 	$(SWIFT) build -c release --product aqsync

@@ -179,8 +179,12 @@ public struct WitnessedClicks: Sendable, CustomStringConvertible {
     /// True when the witness marked a slip in a window where a click was off (between the
     /// click and the one it is judged against): there, the witness cannot tell.
     public let witnessCouldNotTell: Bool
+    /// The clicks of ``off`` in windows the witness vouched for: aqsync's doing.
+    public let offWhereVouched: [(track: Int, position: Int, by: Int)]
     /// Recorder breaks in the recording (frames lost or repeated by the recorder or server).
     public let recorderBreaks: Int
+    /// Cycles the witness marked as slipped in the recording.
+    public let witnessSlips: Int
 
     /// Judges `clicks` (per track, recorded click positions) beside `witness`, in `measure`.
     public init(clicks: [[Int]], witness: WitnessTimeline, spacing: Int, offsets: [Int], measure: Measure = .witnessFrames) {
@@ -190,13 +194,14 @@ public struct WitnessedClicks: Sendable, CustomStringConvertible {
         let frames = measure == .witnessFrames ? clicks.map { witness.witnessFrames(of: $0) } : positions
         self.frames = frames
         var off: [(track: Int, position: Int, by: Int)] = []
+        var vouchedOff: [(track: Int, position: Int, by: Int)] = []
         var unvouched = false
         let breaks = measure == .recordedFrames ? witness.breaks : []
         let unsure = { (r: ClosedRange<Int>) in witness.slipped(in: r) || breaks.contains { r.contains($0) } }
         for (t, f) in frames.enumerated() {
             for i in 1..<max(f.count, 1) where f[i] - f[i - 1] != spacing {
                 off.append((t, positions[t][i], f[i] - f[i - 1] - spacing))
-                if unsure(positions[t][i - 1]...positions[t][i]) { unvouched = true }
+                if unsure(positions[t][i - 1]...positions[t][i]) { unvouched = true } else { vouchedOff.append(off[off.count - 1]) }
             }
         }
         if let first = frames.first, let firstPositions = positions.first {
@@ -208,14 +213,16 @@ public struct WitnessedClicks: Sendable, CustomStringConvertible {
                     let j = (first.lastIndex { $0 <= f - o }) ?? 0
                     off.append((t, positions[t][i], f - o - first[j]))
                     let from = min(firstPositions[j], positions[t][i]), to = max(firstPositions[j], positions[t][i])
-                    if unsure(from...to) { unvouched = true }
+                    if unsure(from...to) { unvouched = true } else { vouchedOff.append(off[off.count - 1]) }
                 }
             }
         }
         self.off = off
+        offWhereVouched = vouchedOff
         self.measure = measure
         witnessCouldNotTell = unvouched
         recorderBreaks = witness.breaks.count
+        witnessSlips = witness.slips.count
     }
 
     /// Every click exact, in the measure judged.
@@ -226,9 +233,9 @@ public struct WitnessedClicks: Sendable, CustomStringConvertible {
 
     public var description: String {
         let counts = frames.map { "\($0.count)" }.joined(separator: " + ")
-        if exact { return "\(counts) clicks, exact in \(measureName) (recorder breaks: \(recorderBreaks))" }
+        if exact { return "\(counts) clicks, exact in \(measureName) (recorder breaks: \(recorderBreaks), witness slips: \(witnessSlips))" }
         let shown = off.prefix(12).map { "track \($0.track) at \($0.position): \($0.by > 0 ? "+" : "")\($0.by)" }
         return "\(counts) clicks, \(off.count) off in \(measureName) (\(shown.joined(separator: ", "))\(off.count > 12 ? ", …" : "")); "
-            + "recorder breaks: \(recorderBreaks); witness \(witnessCouldNotTell ? "marked a slip or a break where clicks were off" : "vouched for every window")"
+            + "recorder breaks: \(recorderBreaks), witness slips: \(witnessSlips); witness \(witnessCouldNotTell ? "marked a slip or a break where clicks were off" : "vouched for every window")"
     }
 }
