@@ -21,7 +21,7 @@ import Foundation
 public final class FrameCountWitness: @unchecked Sendable {
     /// Its output port's full name (`witness-PID:out`).
     public let port: String
-    private let process: ChildProcess
+    private let program: JackClientProgram
 
     private static let source = #"""
         #include <jack/jack.h>
@@ -69,14 +69,12 @@ public final class FrameCountWitness: @unchecked Sendable {
     /// names (`JACK_DEFAULT_SERVER`, or PipeWire's library path), its output connected to
     /// `connectTo`. Blocks until the compiler is done; the port may appear a little later.
     public init(environment: [String: String], connectTo: [String] = [], directory: URL) throws(TestingError) {
-        let bin = try compileJackClient(Self.source, name: "witness", directory: directory)
-        let log = directory.appendingPathComponent("witness.log")
-        process = try ChildProcess(path: bin.path, arguments: connectTo, environment: environment, output: log)
-        port = "witness-\(process.processIdentifier):out"
+        program = try JackClientProgram(source: Self.source, name: "witness", arguments: connectTo, environment: environment, directory: directory)
+        port = "witness-\(program.process.processIdentifier):out"
     }
 
     /// True while the client runs.
-    public var isRunning: Bool { process.isRunning }
+    public var isRunning: Bool { program.isRunning }
 
     /// Blocks until the witness's port exists on jackd `server` (at most 5 s, polling its port
     /// list every 20 ms: a port's appearance has no notification a test can wait on).
@@ -88,13 +86,8 @@ public final class FrameCountWitness: @unchecked Sendable {
         throw TestingError("the witness's port \(port) did not appear on “\(server)”")
     }
 
-    /// Stops the client (SIGKILL: it holds nothing worth finishing).
-    public func stop() {
-        process.send(SIGKILL)
-        _ = process.wait(timeout: .seconds(5))
-    }
-
-    deinit { stop() }
+    /// Stops the client. Idempotent.
+    public func stop() { program.stop() }
 }
 
 /// A recorded ``FrameCountWitness`` channel read back: which witness frame each recorded frame

@@ -9,7 +9,7 @@ import Foundation
 public final class ReferenceClicker: @unchecked Sendable {
     /// Its output port's full name (`clicker-PID:out`).
     public let port: String
-    private let process: ChildProcess
+    private let program: JackClientProgram
 
     private static let source = #"""
         #include <jack/jack.h>
@@ -43,22 +43,16 @@ public final class ReferenceClicker: @unchecked Sendable {
     /// names (`JACK_DEFAULT_SERVER`, or PipeWire's library path), its output connected to
     /// `connectTo`. Waits until its port exists (at most 5 s).
     public init(interval: Int, environment: [String: String], connectTo: [String], directory: URL) throws(TestingError) {
-        let bin = try compileJackClient(Self.source, name: "clicker", directory: directory)
-        let log = directory.appendingPathComponent("clicker.log")
-        process = try ChildProcess(path: bin.path, arguments: ["\(interval)"] + connectTo, environment: environment, output: log)
-        port = "clicker-\(process.processIdentifier):out"
+        program = try JackClientProgram(
+            source: Self.source, name: "clicker", arguments: ["\(interval)"] + connectTo, environment: environment, directory: directory)
+        port = "clicker-\(program.process.processIdentifier):out"
     }
 
     /// True while the client runs.
-    public var isRunning: Bool { process.isRunning }
+    public var isRunning: Bool { program.isRunning }
 
-    /// Stops the client (SIGKILL: it holds nothing worth finishing).
-    public func stop() {
-        process.send(SIGKILL)
-        _ = process.wait(timeout: .seconds(5))
-    }
-
-    deinit { stop() }
+    /// Stops the client. Idempotent.
+    public func stop() { program.stop() }
 
     /// True when `clicks` (recorded positions of the reference's clicks) are all exactly
     /// `interval` apart: the recording is faithful over their span.

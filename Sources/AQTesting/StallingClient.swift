@@ -6,7 +6,7 @@ import Foundation
 ///
 /// Thread safety: `init` and `stop` from the test's thread.
 public final class StallingClient: @unchecked Sendable {
-    private let process: ChildProcess
+    private let program: JackClientProgram
 
     private static let source = #"""
         #include <jack/jack.h>
@@ -43,20 +43,13 @@ public final class StallingClient: @unchecked Sendable {
     /// names (`JACK_DEFAULT_SERVER`): a stall of `micros` µs every `everyFrames` frames.
     /// Blocks while the compiler runs.
     public init(everyFrames: Int, micros: Int, environment: [String: String], directory: URL) throws(TestingError) {
-        let bin = try compileJackClient(Self.source, name: "staller", directory: directory)
-        process = try ChildProcess(
-            path: bin.path, arguments: ["\(everyFrames)", "\(micros)"], environment: environment,
-            output: directory.appendingPathComponent("staller.log"))
+        program = try JackClientProgram(
+            source: Self.source, name: "staller", arguments: ["\(everyFrames)", "\(micros)"], environment: environment, directory: directory)
     }
 
     /// True while the client runs.
-    public var isRunning: Bool { process.isRunning }
+    public var isRunning: Bool { program.isRunning }
 
-    /// Stops the client (SIGKILL: it holds nothing worth finishing).
-    public func stop() {
-        process.send(SIGKILL)
-        _ = process.wait(timeout: .seconds(5))
-    }
-
-    deinit { stop() }
+    /// Stops the client. Idempotent.
+    public func stop() { program.stop() }
 }

@@ -41,3 +41,32 @@ func compileJackClient(_ source: String, name: String, directory: URL) throws(Te
     }
     return bin
 }
+
+/// A plain C JACK client compiled from `source` (``compileJackClient(_:name:directory:)``) and
+/// run as a child process, its output in `NAME.log` beside it; stopped with SIGKILL (such a
+/// client holds nothing worth finishing). The witnesses and test clients of AQTesting run on it.
+///
+/// Thread safety: `init` and `stop` from the test's thread.
+public final class JackClientProgram: @unchecked Sendable {
+    /// The running client.
+    public let process: ChildProcess
+
+    /// Compiles and starts the client with `arguments` on the server that `environment` names.
+    /// Blocks while the compiler runs.
+    public init(source: String, name: String, arguments: [String], environment: [String: String], directory: URL) throws(TestingError) {
+        let bin = try compileJackClient(source, name: name, directory: directory)
+        process = try ChildProcess(
+            path: bin.path, arguments: arguments, environment: environment, output: directory.appendingPathComponent("\(name).log"))
+    }
+
+    /// True while the client runs.
+    public var isRunning: Bool { process.isRunning }
+
+    /// Stops the client. Idempotent.
+    public func stop() {
+        process.send(SIGKILL)
+        _ = process.wait(timeout: .seconds(5))
+    }
+
+    deinit { stop() }
+}
