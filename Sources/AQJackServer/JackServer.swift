@@ -41,7 +41,7 @@ public final class JackServer: @unchecked Sendable {
     /// True when the server runs with realtime scheduling (`-R`).
     public let isRealtime: Bool
 
-    private let process: Process
+    private let process: ChildProcess
     private let logURL: URL
     private let stopped = Mutex(false)
 
@@ -91,26 +91,14 @@ public final class JackServer: @unchecked Sendable {
 
     private static func launch(
         name: String, backend: Backend, rate: Int, period: Int, realtime: Bool, log: URL, timeout: Duration
-    ) throws(DeviceError) -> Process {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/jackd")
+    ) throws(DeviceError) -> ChildProcess {
         var args = [realtime ? "-R" : "--no-realtime", "-n", name]
         switch backend {
         case .dummy: args += ["-d", "dummy"]
         case .alsa(let device): args += ["-d", "alsa", "-d", device]
         }
-        p.arguments = args + ["-r", "\(rate)", "-p", "\(period)"]
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        guard let fh = try? FileHandle(forWritingTo: log) else {
-            throw DeviceError("cannot create the jackd log \(log.path)")
-        }
-        p.standardOutput = fh
-        p.standardError = fh
-        p.standardInput = FileHandle.nullDevice
-        do { try p.run() } catch {
-            throw DeviceError("cannot run jackd (is Debian's jackd2 installed?): \(error)")
-        }
-        try? fh.close()
+        args += ["-r", "\(rate)", "-p", "\(period)"]
+        let p = try ChildProcess(path: "/usr/bin/jackd", arguments: args, output: log.path)
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
         while clock.now < deadline {
@@ -147,7 +135,7 @@ public final class JackServer: @unchecked Sendable {
         }
         guard !already else { return }
         if !process.isRunning {
-            if process.terminationReason == .uncaughtSignal { Self.reclaim(name: name) }  // see kill(signal:)
+            if process.terminatedBySignal { Self.reclaim(name: name) }  // see kill(signal:)
         } else {
             Self.terminate(process, grace: .seconds(3))
         }
@@ -178,7 +166,7 @@ public final class JackServer: @unchecked Sendable {
         try? FileManager.default.removeItem(at: log)
     }
 
-    private static func terminate(_ p: Process, grace: Duration, reclaimAfterKill: Bool = true) {
+    private static func terminate(_ p: ChildProcess, grace: Duration, reclaimAfterKill: Bool = true) {
         guard p.isRunning else { return }
         p.terminate()
         let clock = ContinuousClock()
@@ -187,11 +175,97 @@ public final class JackServer: @unchecked Sendable {
         if p.isRunning {
             Foundation.kill(p.processIdentifier, SIGKILL)
             p.waitUntilExit()
-            if reclaimAfterKill, let name = p.arguments?.drop(while: { $0 != "-n" }).dropFirst().first {
+            if reclaimAfterKill, let name = p.arguments.drop(while: { $0 != "-n" }).dropFirst().first {
                 reclaim(name: name)  // see kill(signal:)
             }
             return
         }
         p.waitUntilExit()
+    }
+}
+
+/// jackd as a child process, started with posix_spawn rather than Foundation's `Process`:
+/// `Process` watches its children through a CFRunLoop source, and in libAudioToolbox.so (which
+/// starts a server when none is reachable, issue 22) the C API's own `CFRunLoopGetCurrent` and
+/// friends take the place of Foundation's functions of the same names, which crashes `Process`.
+/// The child gets an empty signal mask and default dispositions (a test thread's blocked
+/// SIGTERM must not be inherited), stdin from /dev/null, stdout and stderr into `output`, and
+/// no other descriptor of this process.
+///
+/// Thread safety: any thread; the members may be called concurrently.
+final class ChildProcess: @unchecked Sendable {
+    let pid: pid_t
+    let arguments: [String]
+    /// nil while it runs; then the wait status.
+    private let exit = Mutex<Int32?>(nil)
+
+    init(path: String, arguments: [String], output: String) throws(DeviceError) {
+        self.arguments = arguments
+        var actions = posix_spawn_file_actions_t()
+        var attributes = posix_spawnattr_t()
+        posix_spawn_file_actions_init(&actions)
+        posix_spawnattr_init(&attributes)
+        defer {
+            posix_spawn_file_actions_destroy(&actions)
+            posix_spawnattr_destroy(&attributes)
+        }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // glibc 2.34's closefrom action (Swift's Glibc module does not declare it).
+        if let f = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") {
+            typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+            _ = unsafeBitCast(f, to: AddCloseFrom.self)(&actions, 3)
+        }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for sig in [SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE, SIGCHLD] { sigaddset(&defaults, sig) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
+        defer { for a in argv { free(a) } }
+        var child: pid_t = 0
+        let rc = posix_spawn(&child, path, &actions, &attributes, argv, environ)
+        guard rc == 0 else {
+            throw DeviceError("cannot run \(path) (is Debian's jackd2 installed?): \(String(cString: strerror(rc)))")
+        }
+        pid = child
+    }
+
+    var processIdentifier: Int32 { pid }
+
+    /// The wait status once it exited (reaps it), else nil.
+    private func poll() -> Int32? {
+        exit.withLock { status in
+            if status == nil {
+                var st: Int32 = 0
+                if waitpid(pid, &st, WNOHANG) == pid { status = st }
+            }
+            return status
+        }
+    }
+
+    var isRunning: Bool { poll() == nil }
+
+    /// The exit status, or the signal's number when a signal ended it.
+    var terminationStatus: Int32 {
+        guard let st = poll() else { return 0 }
+        return st & 0x7f == 0 ? (st >> 8) & 0xff : st & 0x7f
+    }
+
+    /// True when a signal ended it.
+    var terminatedBySignal: Bool {
+        guard let st = poll() else { return false }
+        return st & 0x7f != 0
+    }
+
+    /// SIGTERM.
+    func terminate() { kill(pid, SIGTERM) }
+
+    func waitUntilExit() {
+        while isRunning { usleep(5_000) }
     }
 }

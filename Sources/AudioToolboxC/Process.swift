@@ -5,6 +5,7 @@
 // run loops of CFRunLoop.h. docs/c-api.md says how programs use it.
 import AQEngine
 import AQJack
+import AQJackServer
 import CAudioToolbox
 import Foundation
 
@@ -71,11 +72,14 @@ final class ProcessEngine: @unchecked Sendable {
             // AQSYNC_RECONNECT=0: a server that goes away is gone for good (queues stop, starts
             // answer kAudioQueueErr_CannotStart); otherwise the device waits for it to return.
             let reconnect = env["AQSYNC_RECONNECT"] != "0"
+            // No server reachable: start one, as libjack's own default does (issue 22).
+            try startServerIfNeeded(env)
             do {
                 device = try JackDevice(options: JackDeviceOptions(
                     clientName: name, serverName: nil, outputChannels: outputs, inputChannels: inputCount,
                     outputConnections: connections, inputConnections: inputConnections, reconnect: reconnect))
             } catch {
+                stopStartedServer()
                 throw AudioQueueError(.invalidDevice, "no JACK server reachable: \(error.message)")
             }
         }
@@ -90,13 +94,61 @@ final class ProcessEngine: @unchecked Sendable {
         return made
     }
 
-    /// Closes the engine (at exit): the JACK client leaves the graph cleanly.
+    /// Closes the engine (at exit): the JACK client leaves the graph cleanly; then stops the
+    /// server this process started, if it did.
     func close() {
         lock.lock()
         let e = engine
         engine = nil
         lock.unlock()
         e?.close()
+        lock.lock()
+        stopStartedServer()
+        lock.unlock()
+    }
+
+    /// The server this process started because none was reachable; stopped at exit. Under `lock`.
+    private var startedServer: JackServer?
+    /// True once a start was tried: at most one per process. Under `lock`.
+    private var startTried = false
+
+    /// When no JACK server `JACK_DEFAULT_SERVER` (or `default`) is reachable, starts one of that
+    /// name the way `aqsync play` does (`JackServer.startPrivate`: ALSA on the first card when
+    /// there is one, the dummy backend otherwise, 48 kHz, 256 frames), once per process; it is
+    /// stopped when the process exits (`close`, at exit). Not when `JACK_NO_START_SERVER` is set
+    /// (libjack's variable), nor on PipeWire's libjack (its clients connect to PipeWire; a jackd
+    /// would not serve them): then the client's open fails and the caller answers InvalidDevice.
+    /// Called under `lock`.
+    private func startServerIfNeeded(_ env: [String: String]) throws(AudioQueueError) {
+        if JackDevice.isServerReachable(nil) { return }
+        let serverName = JackDevice.resolveServerName(nil)
+        if env["JACK_NO_START_SERVER"] != nil {
+            throw AudioQueueError(.invalidDevice, "no JACK server '\(serverName)' is reachable and JACK_NO_START_SERVER is set")
+        }
+        if JackImplementation.current == .pipewire {
+            throw AudioQueueError(.invalidDevice, "no JACK server '\(serverName)' is reachable through PipeWire's libjack (is PipeWire running?); no jackd is started for it")
+        }
+        guard !startTried else {
+            throw AudioQueueError(.invalidDevice, "no JACK server '\(serverName)' is reachable (this process started one already, or failed to)")
+        }
+        startTried = true
+        do {
+            let server = try JackServer.startPrivate(name: serverName)
+            startedServer = server
+            // Stopped at exit even when no engine is made (the engine's own handler closes it first).
+            atexit { ProcessEngine.shared.close() }
+            if env["AQSYNC_DEBUG"] != nil {
+                FileHandle.standardError.write(Data("AudioToolbox: no JACK server '\(serverName)' was reachable: started a \(server.summary) (pid \(server.processIdentifier)); it stops when this process exits\n".utf8))
+            }
+        } catch {
+            throw AudioQueueError(.invalidDevice, "no JACK server '\(serverName)' is reachable and none could be started: \(error.message)")
+        }
+    }
+
+    /// Stops the server this process started, if any. Under `lock`.
+    private func stopStartedServer() {
+        startedServer?.stop()
+        startedServer = nil
     }
 
     /// The program's name: the last path component of argv[0], else /proc/self/comm.

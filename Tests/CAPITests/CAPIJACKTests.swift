@@ -106,12 +106,35 @@ import Testing
         #expect(longest < 8, "a gap of \(longest) silent frames in the tone")
     }
 
-    /// No server: AudioQueueNewOutput answers kAudioQueueErr_InvalidDevice (-66680).
-    @Test func noServerIsInvalidDevice() throws {
-        let exe = try CAPI.build("docs/examples/c/stereo_sine.c", name: "stereo_sine_noserver")
-        let r = try CAPI.run(exe, ["--seconds", "1"], environment: ["JACK_DEFAULT_SERVER": "aqsync-no-such-server-\(getpid())"])
+    /// No server reachable (issue 22): the library starts one under the name asked for, the
+    /// program plays its tone through it and exits 0, and the server is gone afterwards.
+    @Test func noServerStartsOneAndStopsItAtExit() throws {
+        let exe = try CAPI.build("Tests/CAPIPrograms/autostart.c")
+        let name = "aqsync-autostart-\(getpid())"
+        // env -u: JACK_NO_START_SERVER must not be inherited from the test's environment.
+        let r = try CAPI.run(URL(fileURLWithPath: "/usr/bin/env"), ["-u", "JACK_NO_START_SERVER", exe.path], environment: [
+            "JACK_DEFAULT_SERVER": name, "AQSYNC_CONNECT": "", "AQSYNC_DEBUG": "1",
+        ], timeout: 60)
+        let left = try CAPI.shell("pgrep -f -- 'jackd.* -n \(name)( |$)' || true")
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains("played"), "\(r.output)")
+        #expect(r.output.contains("started a private JACK server '\(name)'"), "\(r.output)")
+        #expect(r.output.contains("device jack:\(name):"), "\(r.output)")
+        #expect(left.output.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, "jackd -n \(name) left running: \(left.output)")
+    }
+
+    /// No server and JACK_NO_START_SERVER set: AudioQueueNewOutput and AudioQueueNewInput answer
+    /// kAudioQueueErr_InvalidDevice (-66680), with the reason under AQSYNC_DEBUG; nothing started.
+    @Test func noServerAndNoStartIsInvalidDevice() throws {
+        let exe = try CAPI.build("Tests/CAPIPrograms/autostart.c")
+        let name = "aqsync-no-such-server-\(getpid())"
+        let r = try CAPI.run(exe, environment: ["JACK_DEFAULT_SERVER": name, "JACK_NO_START_SERVER": "1", "AQSYNC_DEBUG": "1"])
         #expect(r.status == 1)
         #expect(r.output.contains("AudioQueueNewOutput: -66680"), "\(r.output)")
+        #expect(r.output.contains("AudioQueueNewInput: -66680"), "\(r.output)")
+        #expect(r.output.contains("JACK_NO_START_SERVER is set"), "\(r.output)")
+        let left = try CAPI.shell("pgrep -f -- 'jackd.* -n \(name)( |$)' || true")
+        #expect(left.output.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, "\(left.output)")
     }
 }
 

@@ -103,4 +103,20 @@ import Testing
         #expect(r.status == 0, "\(r.output)")
         #expect(r.output.contains("swift module ok"), "\(r.output)")
     }
+
+    /// Constants import with their Apple types (issue 22): Swift written for Apple's platforms
+    /// compiles without casts (`swift_constants.swift`), linked with -lAudioToolbox.
+    @Test func constantsImportWithTheirAppleTypes() throws {
+        let prefix = try CAPI.prefix()
+        let exe = prefix.appendingPathComponent("bin/swift_constants")
+        try FileManager.default.createDirectory(at: exe.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let source = CAPI.root.appendingPathComponent("Tests/CAPIPrograms/swift_constants.swift").path
+        let build = try CAPI.shell(
+            "swiftc -warnings-as-errors -module-cache-path '\(prefix.path)/module-cache' -I '\(prefix.path)/include' -L '\(prefix.path)/lib' "
+                + "-lAudioToolbox -Xlinker -rpath -Xlinker '\(prefix.path)/lib' '\(source)' -o '\(exe.path)'", timeout: 300)
+        try #require(build.status == 0, "\(build.output)")
+        let r = try CAPI.run(exe, environment: ["AQSYNC_DEVICE": "offline"])
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains("swift constants ok"), "\(r.output)")
+    }
 }

@@ -38,9 +38,30 @@ typedef unsigned long ItemCount;
 #define FALSE 0
 #endif
 
-enum { noErr = 0 };
+/* Typed constants (issue 22). Apple's headers declare their constants with CF_ENUM(Type) {...},
+ * an anonymous enum with a fixed underlying type where the compiler has them, so that Swift
+ * imports each constant with that type (AudioQueuePropertyID, AudioFormatFlags, OSStatus...)
+ * rather than as Int. AQSYNC_ENUM(Type) is that: `enum : Type` with clang (in every C mode, as an
+ * extension; Swift reads the headers through clang), in C++11 and in C23; a plain `enum`
+ * elsewhere (gcc before C23, which has no fixed underlying types), where the constants are int
+ * as before. Define AQSYNC_FIXED_ENUM to 0 or 1 before including to choose. */
+#ifndef AQSYNC_FIXED_ENUM
+#if defined(__clang__) || (defined(__cplusplus) && __cplusplus >= 201103L) || \
+    (!defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 202311L)
+#define AQSYNC_FIXED_ENUM 1
+#else
+#define AQSYNC_FIXED_ENUM 0
+#endif
+#endif
+#if AQSYNC_FIXED_ENUM
+#define AQSYNC_ENUM(_type) enum : _type
+#else
+#define AQSYNC_ENUM(_type) enum
+#endif
+
+AQSYNC_ENUM(OSStatus) { noErr = 0 };
 
 /* kAudio_ParamError: what a call answers for a NULL or unknown object or a bad argument. */
-enum { kAudio_ParamError = -50 };
+AQSYNC_ENUM(OSStatus) { kAudio_ParamError = -50 };
 
 #endif

@@ -16,7 +16,7 @@ CF_EXTERN_C_BEGIN
 #ifndef AQSYNC_HAVE_AudioFileTypeID
 #define AQSYNC_HAVE_AudioFileTypeID 1
 typedef UInt32 AudioFileTypeID;
-enum {
+CF_ENUM(AudioFileTypeID) {
     kAudioFileAIFFType         = 0x41494646, /* 'AIFF' * */
     kAudioFileAIFCType         = 0x41494643, /* 'AIFC' * */
     kAudioFileWAVEType         = 0x57415645, /* 'WAVE' * */
@@ -43,7 +43,7 @@ enum {
 #endif
 
 /* ---- Result codes ------------------------------------------------------------------------ */
-enum {
+CF_ENUM(OSStatus) {
     kAudioFileStreamError_UnsupportedFileType      = 0x7479703F, /* 'typ?' */
     kAudioFileStreamError_UnsupportedDataFormat    = 0x666D743F, /* 'fmt?' */
     kAudioFileStreamError_UnsupportedProperty      = 0x7074793F, /* 'pty?' */
@@ -62,18 +62,18 @@ enum {
 /* Every property stays readable after its notification, the magic cookie too: the listener
  * always gets PropertyIsCached, and setting CacheProperty changes nothing (issue 22). */
 typedef UInt32 AudioFileStreamPropertyFlags;
-enum {
+CF_ENUM(AudioFileStreamPropertyFlags) {
     kAudioFileStreamPropertyFlag_PropertyIsCached = 1,
     kAudioFileStreamPropertyFlag_CacheProperty    = 2
 };
 typedef UInt32 AudioFileStreamParseFlags;
-enum { kAudioFileStreamParseFlag_Discontinuity = 1 };
+CF_ENUM(AudioFileStreamParseFlags) { kAudioFileStreamParseFlag_Discontinuity = 1 };
 typedef UInt32 AudioFileStreamSeekFlags;
-enum { kAudioFileStreamSeekFlag_OffsetIsEstimated = 1 };
+CF_ENUM(AudioFileStreamSeekFlags) { kAudioFileStreamSeekFlag_OffsetIsEstimated = 1 };
 
 /* ---- Properties -------------------------------------------------------------------------- */
 typedef UInt32 AudioFileStreamPropertyID;
-enum {
+CF_ENUM(AudioFileStreamPropertyID) {
     kAudioFileStreamProperty_ReadyToProducePackets = 0x72656479, /* 'redy' UInt32 */
     kAudioFileStreamProperty_FileFormat            = 0x66666D74, /* 'ffmt' AudioFileTypeID */
     kAudioFileStreamProperty_DataFormat            = 0x64666D74, /* 'dfmt' AudioStreamBasicDescription */
@@ -110,7 +110,7 @@ typedef struct AudioFramePacketTranslation {
     UInt32 mFrameOffsetInPacket;
 } AudioFramePacketTranslation;
 typedef UInt32 AudioBytePacketTranslationFlags;
-enum { kBytePacketTranslationFlag_IsEstimate = 1 };
+CF_ENUM(AudioBytePacketTranslationFlags) { kBytePacketTranslationFlag_IsEstimate = 1 };
 /* 24 bytes. */
 typedef struct AudioBytePacketTranslation {
     SInt64 mByte;

@@ -14,7 +14,7 @@
 CF_EXTERN_C_BEGIN
 
 /* ---- Result codes ------------------------------------------------------------------------ */
-enum {
+CF_ENUM(OSStatus) {
     kAudioQueueErr_InvalidBuffer        = -66687, /* the buffer is not this queue's */
     kAudioQueueErr_BufferEmpty          = -66686, /* mAudioDataByteSize is 0 */
     kAudioQueueErr_DisposalPending      = -66685, /* the queue is being disposed of */
@@ -48,15 +48,15 @@ enum {
 /* Declared in AudioFormat.h on Apple's systems. */
 #ifndef AQSYNC_HAVE_kAudioFormatUnsupportedDataFormatError
 #define AQSYNC_HAVE_kAudioFormatUnsupportedDataFormatError 1
-enum { kAudioFormatUnsupportedDataFormatError = 0x666D743F /* 'fmt?' */ };
+CF_ENUM(OSStatus) { kAudioFormatUnsupportedDataFormatError = 0x666D743F /* 'fmt?' */ };
 #endif
 
 /* aqsync's own: a fixed capacity (queues, buffers, commands in flight) is used up. */
-enum { kAQSyncErr_CapacityExceeded = -66600 };
+CF_ENUM(OSStatus) { kAQSyncErr_CapacityExceeded = -66600 };
 
 /* ---- Properties and parameters ----------------------------------------------------------- */
 typedef UInt32 AudioQueuePropertyID;
-enum {
+CF_ENUM(AudioQueuePropertyID) {
     kAudioQueueProperty_IsRunning           = 0x6171726E, /* 'aqrn' UInt32, read-only */
     kAudioQueueDeviceProperty_SampleRate    = 0x61717372, /* 'aqsr' Float64, read-only */
     kAudioQueueDeviceProperty_NumberChannels = 0x61716463, /* 'aqdc' UInt32, read-only */
@@ -78,7 +78,7 @@ enum {
 
 typedef UInt32 AudioQueueParameterID;
 typedef Float32 AudioQueueParameterValue;
-enum { kAudioQueueParam_Volume = 1 };
+CF_ENUM(AudioQueueParameterID) { kAudioQueueParam_Volume = 1 };
 
 /* ---- Types ------------------------------------------------------------------------------- */
 typedef struct OpaqueAudioQueue *AudioQueueRef;

@@ -40,7 +40,7 @@ typedef struct AudioStreamPacketDescription {
 } AudioStreamPacketDescription;
 
 /* Format IDs. */
-enum {
+CF_ENUM(AudioFormatID) {
     kAudioFormatLinearPCM           = 0x6C70636D, /* 'lpcm' */
     kAudioFormatAC3                 = 0x61632D33, /* 'ac-3' */
     kAudioFormat60958AC3            = 0x63616333, /* 'cac3' */
@@ -79,7 +79,7 @@ enum {
 };
 
 /* Format flags. */
-enum {
+CF_ENUM(AudioFormatFlags) {
     kAudioFormatFlagIsFloat                  = (1U << 0),
     kAudioFormatFlagIsBigEndian              = (1U << 1),
     kAudioFormatFlagIsSignedInteger          = (1U << 2),
@@ -107,7 +107,7 @@ enum {
 };
 
 /* Linux on x86-64 and arm64 is little-endian: native endian sets no flag. */
-enum {
+CF_ENUM(AudioFormatFlags) {
     kAudioFormatFlagsNativeEndian      = 0,
     kAudioFormatFlagsCanonical         = kAudioFormatFlagIsFloat | kAudioFormatFlagsNativeEndian | kAudioFormatFlagIsPacked,
     kAudioFormatFlagsNativeFloatPacked = kAudioFormatFlagIsFloat | kAudioFormatFlagsNativeEndian | kAudioFormatFlagIsPacked
@@ -116,14 +116,14 @@ enum {
 /* ---- Time stamps ------------------------------------------------------------------------- */
 
 typedef UInt32 SMPTETimeType;
-enum {
+CF_ENUM(SMPTETimeType) {
     kSMPTETimeType24 = 0, kSMPTETimeType25 = 1, kSMPTETimeType30Drop = 2, kSMPTETimeType30 = 3,
     kSMPTETimeType2997 = 4, kSMPTETimeType2997Drop = 5, kSMPTETimeType60 = 6, kSMPTETimeType5994 = 7,
     kSMPTETimeType60Drop = 8, kSMPTETimeType5994Drop = 9, kSMPTETimeType50 = 10, kSMPTETimeType2398 = 11
 };
 
 typedef UInt32 SMPTETimeFlags;
-enum { kSMPTETimeUnknown = 0, kSMPTETimeValid = (1U << 0), kSMPTETimeRunning = (1U << 1) };
+CF_ENUM(SMPTETimeFlags) { kSMPTETimeUnknown = 0, kSMPTETimeValid = (1U << 0), kSMPTETimeRunning = (1U << 1) };
 
 /* 24 bytes. */
 typedef struct SMPTETime {
@@ -139,7 +139,7 @@ typedef struct SMPTETime {
 } SMPTETime;
 
 typedef UInt32 AudioTimeStampFlags;
-enum {
+CF_ENUM(AudioTimeStampFlags) {
     kAudioTimeStampNothingValid        = 0,
     kAudioTimeStampSampleTimeValid     = (1U << 0),
     kAudioTimeStampHostTimeValid       = (1U << 1),
@@ -183,14 +183,14 @@ typedef struct AudioChannelLayout {
     AudioChannelDescription mChannelDescriptions[1];
 } AudioChannelLayout;
 
-enum {
+CF_ENUM(AudioChannelFlags) {
     kAudioChannelFlags_AllOff = 0,
     kAudioChannelFlags_RectangularCoordinates = (1U << 0),
     kAudioChannelFlags_SphericalCoordinates = (1U << 1),
     kAudioChannelFlags_Meters = (1U << 2)
 };
 
-enum {
+CF_ENUM(AudioChannelLabel) {
     kAudioChannelLabel_Unknown = 0xFFFFFFFFU,
     kAudioChannelLabel_Unused = 0,
     kAudioChannelLabel_UseCoordinates = 100,
@@ -257,7 +257,7 @@ enum {
     kAudioChannelLabel_Discrete_65535 = (1U << 16) | 65535
 };
 
-enum {
+CF_ENUM(AudioChannelBitmap) {
     kAudioChannelBit_Left = (1U << 0),
     kAudioChannelBit_Right = (1U << 1),
     kAudioChannelBit_Center = (1U << 2),
@@ -281,7 +281,7 @@ enum {
 /* A tag is (index << 16) | number of channels. */
 #define AudioChannelLayoutTag_GetNumberOfChannels(layoutTag) ((UInt32)((layoutTag) & 0x0000FFFF))
 
-enum {
+CF_ENUM(AudioChannelLayoutTag) {
     kAudioChannelLayoutTag_UseChannelDescriptions = (0U << 16) | 0,
     kAudioChannelLayoutTag_UseChannelBitmap       = (1U << 16) | 0,
     kAudioChannelLayoutTag_Mono                   = (100U << 16) | 1,

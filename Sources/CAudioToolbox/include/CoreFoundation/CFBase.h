@@ -19,15 +19,23 @@
 #define CF_EXPORT extern
 #define CF_INLINE static inline
 
-/* typedef CF_ENUM(UInt32, Name) { ... };  declares Name as the type and the constants. */
+/* CF_ENUM(Type) { ... };  constants of type Type (where the compiler takes a fixed underlying
+ * type: see AQSYNC_ENUM in MacTypes.h), as Apple's headers declare theirs.
+ * typedef CF_ENUM(UInt32, Name) { ... };  declares Name as UInt32 and constants of type Name.
+ * (Apple's two-argument form makes Name an enum type, which Swift imports as a Swift enum or
+ * option set; here Name stays the integer type. docs/c-api.md.) CF_OPTIONS and CF_CLOSED_ENUM
+ * are the same. */
+#define AQSYNC_CF_ENUM_PICK(_1, _2, _macro, ...) _macro
+#define AQSYNC_CF_ANON_ENUM(_type) AQSYNC_ENUM(_type)
+#define AQSYNC_CF_NAMED_ENUM(_type, _name) _type _name; AQSYNC_ENUM(_name)
 #ifndef CF_ENUM
-#define CF_ENUM(_type, _name) _type _name; enum
+#define CF_ENUM(...) AQSYNC_CF_ENUM_PICK(__VA_ARGS__, AQSYNC_CF_NAMED_ENUM, AQSYNC_CF_ANON_ENUM, )(__VA_ARGS__)
 #endif
 #ifndef CF_OPTIONS
-#define CF_OPTIONS(_type, _name) _type _name; enum
+#define CF_OPTIONS(...) AQSYNC_CF_ENUM_PICK(__VA_ARGS__, AQSYNC_CF_NAMED_ENUM, AQSYNC_CF_ANON_ENUM, )(__VA_ARGS__)
 #endif
 #ifndef CF_CLOSED_ENUM
-#define CF_CLOSED_ENUM(_type, _name) _type _name; enum
+#define CF_CLOSED_ENUM(...) AQSYNC_CF_ENUM_PICK(__VA_ARGS__, AQSYNC_CF_NAMED_ENUM, AQSYNC_CF_ANON_ENUM, )(__VA_ARGS__)
 #endif
 
 /* Nullability: clang knows _Nullable, _Nonnull, _Null_unspecified; gcc does not. glibc's

@@ -15,13 +15,13 @@
 CF_EXTERN_C_BEGIN
 
 /* What CFRunLoopRunInMode returns. */
-enum {
+typedef SInt32 CFRunLoopRunResult;
+CF_ENUM(CFRunLoopRunResult) {
     kCFRunLoopRunFinished = 1,      /* (never returned here: queue sources count as sources) */
     kCFRunLoopRunStopped = 2,       /* CFRunLoopStop was called */
     kCFRunLoopRunTimedOut = 3,      /* the time ran out */
     kCFRunLoopRunHandledSource = 4  /* returnAfterSourceHandled and a callback ran */
 };
-typedef SInt32 CFRunLoopRunResult;
 
 /* The mode names (compared by nothing: every mode is every mode here). */
 extern const CFStringRef kCFRunLoopDefaultMode;
