@@ -76,7 +76,7 @@ soak: deps
 	AQSYNC_SOAK_MINUTES=$(SOAK_MINUTES) $(SWIFT) test --skip-build --filter SoakOnJACKTests
 battery: deps
 	$(SWIFT) build --build-tests
-	AQSYNC_BATTERY_RUNS=$(BATTERY_RUNS) $(SWIFT) test --skip-build --filter periodChangeBattery
+	AQSYNC_BATTERY_RUNS=$(BATTERY_RUNS) $(SWIFT) test --skip-build --no-parallel --filter 'periodChangeBattery|quantumChangeBattery'
 
 ## Benchmarks (docs/benchmarking.md). The live bench starts a private jackd when none runs.
 bench: deps

@@ -424,6 +424,31 @@ struct AqsyncOnPipeWireTests {
         }
     }
 
+    /// Issue 21's battery on PipeWire, by hand (`AQSYNC_BATTERY_RUNS=20 swift test --filter
+    /// quantumChangeBattery`, or `make battery`; results in docs/timing.md): N runs in a row of
+    /// quanta 256 → 128 → 1024 while aqsync plays, recorded beside the plain C reference client.
+    /// Every run in which the reference's clicks stayed exactly in place: aqsync exact. Nothing
+    /// is repeated.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["AQSYNC_BATTERY_RUNS"] != nil), .timeLimit(.minutes(60)))
+    func quantumChangeBattery() throws {
+        let runs = Int(ProcessInfo.processInfo.environment["AQSYNC_BATTERY_RUNS"] ?? "") ?? 20
+        var faithful = 0, exactFaithful = 0, exact = 0
+        for n in 1...runs {
+            let r = try run(seconds: 10, warmUp: false, recordPorts: { _ in ["aqsync-pw:out_1", "aqsync-pw:out_2"] }) { pw in
+                for size in [128, 1024] {
+                    Thread.sleep(forTimeInterval: 2.5)  // playing time between the changes, not synchronisation
+                    try pw.setQuantum(size)
+                }
+            }
+            if r.found.exact { exact += 1 }
+            if r.found.faithful { faithful += 1; if r.found.exact { exactFaithful += 1 } }
+            let report = r.output.split(separator: "\n").first { $0.hasPrefix("server: ") } ?? "no loss reported"
+            print("quantumChangeBattery run \(n): \(r.found); \(report)")
+            if r.found.faithful { #expect(r.found.exact, "run \(n): \(r.found)\n\(r.output)") }
+        }
+        print("quantumChangeBattery: \(runs) runs, \(exact) exact; reference faithful in \(faithful), aqsync exact in \(exactFaithful) of those")
+    }
+
     /// aqsync's own process is stopped (SIGSTOP) for 12 ms — more than two periods — eight
     /// times while it plays, as a slow callback would be: it misses cycles, PipeWire plays
     /// silence for its ports in them, and the counter it reads when it runs again has moved on
