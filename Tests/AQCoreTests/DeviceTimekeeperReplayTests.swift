@@ -1,10 +1,11 @@
 import AQCore
 import Testing
 
-/// Cycle sequences recorded from aqsync's own process callback in real runs (issue 21's
-/// scenario: private jackd 1.9.21, dummy backend, 48 kHz, `--no-realtime`, period 256, then
-/// `jack_bufsize 128`, `1024`, `64` while playing, on a loaded 2-core machine that xrunned
-/// hundreds of times), replayed through the keeper.
+/// Cycle sequences recorded in real runs, replayed through the keeper: jackd2's from aqsync's
+/// own process callback in issue 21's scenario (private jackd 1.9.21, dummy backend, 48 kHz,
+/// `--no-realtime`, period 256, then `jack_bufsize 128`, `1024`, `64` while playing, on a
+/// loaded 2-core machine that xrunned hundreds of times); PipeWire's from a C probe
+/// (docs/pipewire.md (d)).
 ///
 /// Each line is what the callback read: the server's counter, the cycle's frames, the cycle's
 /// start in the server's microseconds (`jack_get_cycle_times`), and whether the buffer-size
@@ -81,6 +82,28 @@ struct DeviceTimekeeperReplayTests {
         196608 128 534097460 0
         196736 128 534100129 0
         """)
+
+    /// PipeWire 0.3.65 at quantum 256, a client whose cycle 500 slept 10.67 ms (docs/pipewire.md
+    /// (d), recorded with docs/tools/jack-clock-probe.c): the next call's counter and cycle
+    /// time both moved two periods on, and the sink had played silence for the late cycle.
+    static let pipewireOverrun = parse("""
+        2086272 256 1014740584 0
+        2086528 256 1014745918 0
+        2087040 256 1014756584 0
+        """)
+
+    /// On PipeWire (following the wall clock, its default) the recorded overrun is one period
+    /// lost and skipped: the sample time jumps with the sink's counter. Kept (jackd2's policy)
+    /// it is counted and not skipped.
+    @Test func aRecordedPipeWireOverrunIsSkippedWhenFollowingTheWallClock() {
+        let (follow, steps) = Self.replay(Self.pipewireOverrun, policy: .followWallClock, repeatsAreCycles: false)
+        #expect(steps.map(\.frame) == [0, 256, 768])
+        #expect(steps[2].continuity == .framesLost && steps[2].lostFrames == 256)
+        #expect(follow.skippedFrames == 256)
+        let (keep, kept) = Self.replay(Self.pipewireOverrun, policy: .keepEveryFrame, repeatsAreCycles: false)
+        #expect(kept.map(\.frame) == [0, 256, 512])
+        #expect(keep.lostFrames == 256 && keep.skippedFrames == 0)
+    }
 
     /// Replays `calls` through a keeper under `policy`, as the JACK device does (host time with
     /// the per-call conversion jitter, the server's cycle time as the cycle's identity).
