@@ -67,7 +67,11 @@ struct PlayCommand: ParsableCommand {
     @Option(help: "Seconds to wait for a JACK server that went away to come back before giving up.")
     var reconnectTimeout: Double = 60
 
+    @Option(help: ArgumentHelp("Start at this session position: seconds (90), m:ss.sss (1:30) or frames:N (at the session rate).", valueName: "POSITION"))
+    var from: String?
+
     func validate() throws {
+        if let from { _ = try parseFromOption(from) }
         if noConnect && connect != nil { throw ValidationError("--connect and --no-connect exclude each other") }
         if followWallClock && keepEveryFrame { throw ValidationError("--follow-wall-clock and --keep-every-frame exclude each other") }
         if let clientName, clientName.isEmpty { throw ValidationError("--client-name must not be empty") }
@@ -199,7 +203,8 @@ final class Player: @unchecked Sendable {
         let rate = device.sampleRate
         let player: SessionPlayer
         do {
-            player = try SessionPlayer(session: session, engine: engine, options: SessionPlayer.Options(metering: tty, recordTakes: true))
+            player = try SessionPlayer(session: session, engine: engine, options: SessionPlayer.Options(metering: tty, recordTakes: true),
+                from: (try? parseFromOption(command.from ?? "0")) ?? .frames(0))
         } catch {
             printError(error.description)
             return 1
