@@ -258,7 +258,7 @@ final class Player: @unchecked Sendable {
             _ = try? capture?.file.finish()
             return 1
         }
-        log("playing '\(session.name)': \(session.tracks.count) track(s), \(formatSeconds(Double(player.lengthFrames) / rate)) at \(Int(rate)) Hz on \(device.uid), session start at device frame \(sessionStart); \(JackImplementation.current), lost time: \(device.lostTimePolicy == .followWallClock ? "skipped (--keep-every-frame keeps it)" : "kept (--follow-wall-clock skips it)")")
+        log("playing '\(session.name)': \(session.tracks.count) track(s), \(formatSeconds(Double(player.lengthFrames) / rate)) at \(Int(rate)) Hz on \(device.uid), session start at device frame \(sessionStart)\(player.position > 0 ? " (from session frame \(player.position), \(formatSeconds(Double(player.position) / rate)))" : ""); \(JackImplementation.current), lost time: \(device.lostTimePolicy == .followWallClock ? "skipped (--keep-every-frame keeps it)" : "kept (--follow-wall-clock skips it)")")
         for (i, c) in connected.enumerated() {
             log("  \(device.outputPortNames[i]) -> \(c.isEmpty ? "(not connected)" : c.joined(separator: ", "))")
         }
@@ -383,7 +383,7 @@ final class Player: @unchecked Sendable {
             let d = engine.discontinuity
             if d.epoch != epoch {
                 epoch = d.epoch
-                let pos = formatSeconds((now - Double(sessionStart)) / rate)
+                let pos = formatSeconds((now - Double(sessionStart) + Double(player.position)) / rate)
                 // Several may have happened since the last look: one line per cause.
                 var causes: [String] = []
                 for r in reasons {
@@ -406,9 +406,11 @@ final class Player: @unchecked Sendable {
                 if tty { clear(&drawn) }
                 log(line)
             }
-            let position = min(max(0, (now - Double(sessionStart)) / rate), Double(player.lengthFrames) / rate)
+            // The session position (from the --from position on) and the session's length.
+            let from = Double(player.position) / rate
+            let position = from + min(max(0, (now - Double(sessionStart)) / rate), Double(player.lengthFrames) / rate)
             let late = player.lateFrames
-            let head = "\(formatSeconds(position)) / \(formatSeconds(Double(player.lengthFrames) / rate))  discontinuities \(discontinuities)  late frames \(late)"
+            let head = "\(formatSeconds(position)) / \(formatSeconds(from + Double(player.lengthFrames) / rate))  discontinuities \(discontinuities)  late frames \(late)"
             if tty {
                 let size = terminalSize()
                 let finished = player.report().map { $0.completed || $0.error != nil }
