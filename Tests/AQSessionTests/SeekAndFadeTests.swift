@@ -7,7 +7,8 @@ import Testing
 @Suite("Start position and fades")
 struct SeekAndFadeTests {
     /// A 48 kHz session of four tracks on five outputs: a PCM sweep (0–3 s), FLAC noise
-    /// (from 1 s, 2.5 s), an MP3 sweep (from 24000, ~2 s) and a 44.1 kHz PCM sweep (from 0.3 s).
+    /// (from 1 s, 2.5 s less trim_start 1000), an MP3 sweep (from 24000, 2 s less trim_start
+    /// 500) and a 44.1 kHz PCM sweep (from 0.3 s).
     struct Fixture {
         let dir: TempDir
         let url: URL
@@ -42,10 +43,12 @@ struct SeekAndFadeTests {
             [[track]]
             file = "noise.flac"
             start = "1s"
+            trim_start = 1000
             outputs = [3]
             [[track]]
             file = "sweep.mp3"
             start = 24000
+            trim_start = 500
             outputs = [4, 4]
             gain_db = -3
             [[track]]
@@ -69,14 +72,14 @@ struct SeekAndFadeTests {
         let fx = try Self.make()
         let session = try SessionLoader.load(fx.url)
         let (full, fr) = try Self.render(session, fx.dir)
-        #expect(full.frameCount == 168000 && fr.frames == 168000)
+        #expect(full.frameCount == 167000 && fr.frames == 167000)
         #expect(full.channels[3].contains { abs($0) > 0.05 } && full.channels[2].contains { abs($0) > 0.05 })
         // Before the FLAC and 44.1 kHz tracks, inside the PCM and MP3 ones; inside everything
         // (odd frames, not on a packet or buffer edge); after the MP3 and 44.1 kHz tracks' ends
         // (the MP3 ends near 120000); the last frame.
-        for f: Int64 in [1, 12345, 61_111, 95_999, 120_001, 150_000, 167_999] {
+        for f: Int64 in [1, 12345, 61_111, 95_999, 120_001, 150_000, 166_999] {
             let (part, r) = try Self.render(session, fx.dir, from: .frames(f), cycle: 1000)
-            #expect(Int64(part.frameCount) == 168000 - f && r.frames == 168000 - f, "from \(f)")
+            #expect(Int64(part.frameCount) == 167000 - f && r.frames == 167000 - f, "from \(f)")
             for c in 0..<5 {
                 let want = Array(full.channels[c][Int(f)...])
                 let got = part.channels[c]
@@ -99,9 +102,9 @@ struct SeekAndFadeTests {
         let session = try SessionLoader.load(fx.url)
         let (_, r) = try Self.render(session, fx.dir, from: .seconds(0.5))
         #expect(r.tracks.map(\.scheduledStartFrame) == [0, 24000, 0, 0])
-        #expect(r.tracks[0].framesPlayed == 144000 - 24000 && r.tracks[1].framesPlayed == 120000)
+        #expect(r.tracks[0].framesPlayed == 144000 - 24000 && r.tracks[1].framesPlayed == 119000)
         let (_, late) = try Self.render(session, fx.dir, from: .frames(150_000))
-        #expect(late.tracks.map(\.framesPlayed) == [0, 18000, 0, 0])
+        #expect(late.tracks.map(\.framesPlayed) == [0, 17000, 0, 0])
         #expect(late.tracks.allSatisfy { $0.completed })
     }
 
