@@ -8,6 +8,11 @@ import Foundation
 /// (``OfflineRenderer`` on a ``ManualDevice``) use this same type, so the same bytes reach the
 /// same queues in the same buffers either way.
 ///
+/// Each track's queue is Float32 at the device's rate: its ``TrackSource`` (on the feeding
+/// side) parses, decodes, converts the rate and applies the fades, so the engine converts
+/// nothing and the frames are the session's. The player can start at any session position
+/// (``init(session:engine:options:from:)``, ``placement(of:in:deviceRate:position:)``).
+///
 /// How it feeds: at creation every track's buffers are filled and enqueued (the first with the
 /// track's gain as a volume parameter event, exact from its first frame, at queue time 0).
 /// When a buffer comes back, the output callback (on the engine's events thread) only hands
