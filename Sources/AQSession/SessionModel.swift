@@ -147,6 +147,8 @@ extension SessionTime {
     /// Parses a play position (`aqsync play/render --from`): seconds (`"90"`, `"90.5"`,
     /// `"1.5s"`, `"250ms"`), `m:ss.sss` / `h:mm:ss.sss` (`"1:30"`), or frames at the session
     /// rate (`"frames:123456"`). Nil when `text` is none of them or negative.
+    ///
+    /// Thread safety: pure function; any thread.
     public static func parsePosition(_ text: String) -> SessionTime? {
         let t = text.trimmingCharacters(in: .whitespaces)
         if t.hasPrefix("frames:") {

@@ -186,7 +186,9 @@ public final class SessionPlayer: @unchecked Sendable {
     /// - Parameter from: the session position the player starts at (`--from`): every track is
     ///   positioned on its exact frame there (a track starting later starts later by the
     ///   difference, one already playing from the exact file frame, one that has ended plays
-    ///   nothing); the player's start (``start(at:)``) is then that position.
+    ///   nothing); the player's start (``start(at:)``) is then that position. Blocks while
+    ///   it positions: a compressed track playing at `from` is parsed from its start (packets
+    ///   counted, not decoded) on the calling thread.
     /// - Throws: ``SessionError`` (`.invalidValue` when `from` is at or past the session's end,
     ///   or not 0 with takes to record; `.playback` naming the track when the engine refuses a
     ///   queue, a format or a buffer; `.unreadableFile`/`.unsupportedAudio` for a file that
