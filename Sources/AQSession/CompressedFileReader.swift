@@ -208,6 +208,27 @@ public final class CompressedFileReader {
         return n
     }
 
+    /// Hands the next packet (its bytes and description, offset 0) to `body`; nil at the end.
+    /// The bytes are valid only during the call. (The feeder's decoding path,
+    /// ``TrackSource``.)
+    /// - Throws: ``SessionError`` for a read or parser error.
+    func nextPacket<T>(_ body: (UnsafeRawBufferPointer, AudioStreamPacketDescription) -> T) throws(SessionError) -> T? {
+        while head == pendingDescs.count && !endOfFile { try readChunk() }
+        guard head < pendingDescs.count else { return nil }
+        let d = pendingDescs[head]
+        let r = pending.withUnsafeBytes { all in
+            body(UnsafeRawBufferPointer(rebasing: all[Int(d.startOffset)..<(Int(d.startOffset) + Int(d.dataByteSize))]),
+                AudioStreamPacketDescription(startOffset: 0, variableFramesInPacket: d.variableFramesInPacket, dataByteSize: d.dataByteSize))
+        }
+        head += 1
+        if head == pendingDescs.count {
+            pending.removeAll(keepingCapacity: true)
+            pendingDescs.removeAll(keepingCapacity: true)
+            head = 0
+        }
+        return r
+    }
+
     /// The largest packet the parser says the file has (for sizing buffers).
     public var packetSizeUpperBound: Int {
         if case .uint32(let v)? = try? stream.value(of: .packetSizeUpperBound), v > 0 { return Int(v) }

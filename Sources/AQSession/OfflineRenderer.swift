@@ -14,7 +14,7 @@ public enum OfflineRenderer {
     ///
     /// Thread safety: a plain value; any thread.
     public struct Result: Sendable {
-        /// Frames written (the session's length at `sampleRate`).
+        /// Frames written (the session's length at `sampleRate`, less the `from` position).
         public var frames: Int64
         /// The rate rendered at.
         public var sampleRate: Double
@@ -38,13 +38,15 @@ public enum OfflineRenderer {
     /// - Parameters:
     ///   - sampleRate: the device rate; nil for ``defaultSampleRate(_:)``.
     ///   - cycleFrames: frames per render cycle (the result does not depend on it).
+    ///   - from: the session position the file starts at (its frame 0 is that session frame;
+    ///     ``SessionPlayer/init(session:engine:options:from:)``).
     ///   - progress: called on the calling thread now and then with (frames done, total).
     /// - Throws: ``SessionError`` (`.output` for the file, `.playback` for the engine).
     @discardableResult
     public static func render(
         session: Session, to url: URL, format: WAVSampleFormat = .f32, sampleRate: Double? = nil,
         cycleFrames: Int = 1024, options: SessionPlayer.Options = SessionPlayer.Options(),
-        progress: ((Int64, Int64) -> Void)? = nil
+        from: SessionTime = .frames(0), progress: ((Int64, Int64) -> Void)? = nil
     ) throws(SessionError) -> Result {
         let began = Date()
         let rate = sampleRate ?? defaultSampleRate(session)
@@ -57,7 +59,7 @@ public enum OfflineRenderer {
             throw SessionError(.playback, file: session.url.path, "cannot make the offline engine: \(error.message)")
         }
         defer { engine.close() }
-        let player = try SessionPlayer(session: session, engine: engine, options: options)
+        let player = try SessionPlayer(session: session, engine: engine, options: options, from: from)
         defer { player.close() }
         let writer = try WAVWriter(url: url, sampleRate: Int(rate.rounded()), channels: channels, format: format)
         let total = player.lengthFrames

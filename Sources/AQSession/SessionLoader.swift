@@ -11,7 +11,7 @@ public enum SessionLoader {
     static let topKeys: Set<String> = ["session", "output", "track", "record"]
     static let sessionKeys: Set<String> = ["name", "sample_rate"]
     static let outputKeys: Set<String> = ["client_name", "channels", "connect"]
-    static let trackKeys: Set<String> = ["name", "file", "start", "gain_db", "trim_start", "trim_end", "outputs"]
+    static let trackKeys: Set<String> = ["name", "file", "start", "gain_db", "trim_start", "trim_end", "outputs", "fade_in", "fade_out", "fade_curve"]
     static let recordKeys: Set<String> = ["file", "format", "channels", "connect", "start", "length", "compensate"]
     /// Capture ports one session may record from, over all its takes.
     public static let maximumTakeChannels = 32
@@ -194,9 +194,49 @@ public enum SessionLoader {
                 throw loc.error(.trimTooLong, key: trimEnd > 0 ? "trim_end" : "trim_start", section: sec,
                     "\(tl): trim_start \(trimStart) + trim_end \(trimEnd) frames leave nothing of \(fileURL.lastPathComponent) (\(info.frameCount) frames)")
             }
+            // Fades: lengths at most the track's, a known curve.
+            var curve = FadeCurve.linear
+            if let c = t["fade_curve"] {
+                guard let name = c.string, let known = FadeCurve(rawValue: name) else {
+                    throw loc.error(.invalidValue, key: "fade_curve", section: sec,
+                        "\(tl): fade_curve must be \(FadeCurve.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")), not \(c.string.map { "\"\($0)\"" } ?? c.type.description)")
+                }
+                curve = known
+            }
+            // The track's length in frames at the session rate (the file's when none is given).
+            let rateForLength = sampleRate ?? info.format.sampleRate
+            let playable = info.frameCount - trimStart - trimEnd
+            let trackFrames = rateForLength == info.format.sampleRate
+                ? playable : Int64((Double(playable) * rateForLength / info.format.sampleRate).rounded(.toNearestOrAwayFromZero))
+            func fade(_ key: String) throws(SessionError) -> SessionFade? {
+                guard let v = t[key] else { return nil }
+                var length: SessionTime
+                if let n = v.double ?? v.int.map(Double.init) {
+                    guard n.isFinite, n >= 0 else { throw loc.error(.invalidValue, key: key, section: sec, "\(tl): \(key) \(n) is negative") }
+                    length = .seconds(n)
+                } else if let str = v.string {
+                    if str.trimmingCharacters(in: .whitespaces).hasPrefix("-") || str.hasPrefix("frames:-") {
+                        throw loc.error(.invalidValue, key: key, section: sec, "\(tl): \(key) \"\(str)\" is negative")
+                    }
+                    guard let parsed = SessionTime.parsePosition(str) else {
+                        throw loc.error(.invalidValue, key: key, section: sec, "\(tl): \(key) \"\(str)\" is not a length (write seconds as a number, \"frames:N\", \"1.5s\", \"250ms\" or \"0:01.5\")")
+                    }
+                    length = parsed
+                } else {
+                    throw loc.error(.invalidValue, key: key, section: sec, "\(tl): \(key) must be seconds (a number) or a string such as \"frames:4800\" or \"1.5s\"")
+                }
+                let frames = length.deviceFrames(sessionRate: rateForLength, deviceRate: rateForLength)
+                if frames > trackFrames {
+                    throw loc.error(.invalidValue, key: key, section: sec,
+                        "\(tl): \(key) of \(frames) frames is longer than the track (\(trackFrames) frames at \(Int(rateForLength)) Hz)")
+                }
+                return frames == 0 ? nil : SessionFade(length: length, curve: curve)
+            }
+            let fadeIn = try fade("fade_in")
+            let fadeOut = try fade("fade_out")
             tracks.append(SessionTrack(
                 name: trackName, file: fileURL, start: start, gainDB: gain, trimStart: trimStart, trimEnd: trimEnd,
-                outputs: outputs, audio: info))
+                outputs: outputs, audio: info, fadeIn: fadeIn, fadeOut: fadeOut))
         }
         let takes = try parseTakes(root, loc: loc, folder: folder, tracks: tracks)
         return Session(url: url, name: name, sampleRate: sampleRate, output: output, tracks: tracks, takes: takes)

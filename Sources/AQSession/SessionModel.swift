@@ -163,6 +163,66 @@ public enum SessionTime: Sendable, Equatable {
     }
 }
 
+extension SessionTime {
+    /// Parses a play position (`aqsync play/render --from`): seconds (`"90"`, `"90.5"`,
+    /// `"1.5s"`, `"250ms"`), `m:ss.sss` / `h:mm:ss.sss` (`"1:30"`), or frames at the session
+    /// rate (`"frames:123456"`). Nil when `text` is none of them or negative.
+    ///
+    /// Thread safety: pure function; any thread.
+    public static func parsePosition(_ text: String) -> SessionTime? {
+        let t = text.trimmingCharacters(in: .whitespaces)
+        if t.hasPrefix("frames:") {
+            let digits = t.dropFirst(7)
+            guard !digits.isEmpty, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber), let n = Int64(digits) else { return nil }
+            return .frames(n)
+        }
+        if !t.isEmpty, t.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }), let v = Double(t), v.isFinite, v >= 0 {
+            return .seconds(v)
+        }
+        return parse(t)
+    }
+}
+
+/// The shape of a fade (`fade_curve`). For frame i of an L-frame fade, x = i / L for a fade-in
+/// (its first frame is x = 0) and x = (N − 1 − i) / L for a fade-out over the last L of the
+/// track's N frames (its last frame is x = 0); the gain is c(x), 1 outside the fades.
+///
+/// Thread safety: a plain value; any thread.
+public enum FadeCurve: String, Sendable, Equatable, CaseIterable {
+    /// c(x) = x.
+    case linear
+    /// c(x) = sin(π/2 · x): constant power when a fade-out overlaps a fade-in of the same length.
+    case equalPower = "equal-power"
+    /// c(x) = (1000^x − 1) / 999: a 60 dB exponential rise (linear in dB for most of its
+    /// length), starting at exactly 0 and reaching 1 at x = 1.
+    case exponential
+
+    /// The gain at `x` (0…1).
+    public func gain(_ x: Double) -> Double {
+        switch self {
+        case .linear: return x
+        case .equalPower: return sin(Double.pi / 2 * x)
+        case .exponential: return (pow(1000, x) - 1) / 999
+        }
+    }
+}
+
+/// `fade_in` / `fade_out` of a track: a length and a curve.
+///
+/// Thread safety: a plain value; any thread.
+public struct SessionFade: Sendable, Equatable {
+    /// The length (seconds, or frames at the session rate).
+    public var length: SessionTime
+    /// The curve (`fade_curve`, default linear).
+    public var curve: FadeCurve
+
+    /// A fade of `length` with `curve`.
+    public init(length: SessionTime, curve: FadeCurve = .linear) {
+        self.length = length
+        self.curve = curve
+    }
+}
+
 /// `[[track]]`: one audio file on the timeline.
 ///
 /// Thread safety: a plain value; any thread.
@@ -184,12 +244,19 @@ public struct SessionTrack: Sendable {
     public var outputs: [Int]?
     /// What the loader found in the file.
     public var audio: AudioFileInfo
+    /// `fade_in`: the fade at the track's first frames; nil: none.
+    public var fadeIn: SessionFade?
+    /// `fade_out`: the fade ending on the track's last frame; nil: none.
+    public var fadeOut: SessionFade?
 
     /// Makes a track (normally the loader does).
     public init(
         name: String, file: URL, start: SessionTime = .frames(0), gainDB: Double = 0, trimStart: Int64 = 0,
-        trimEnd: Int64 = 0, outputs: [Int]? = nil, audio: AudioFileInfo
+        trimEnd: Int64 = 0, outputs: [Int]? = nil, audio: AudioFileInfo, fadeIn: SessionFade? = nil,
+        fadeOut: SessionFade? = nil
     ) {
+        self.fadeIn = fadeIn
+        self.fadeOut = fadeOut
         self.name = name
         self.file = file
         self.start = start

@@ -8,6 +8,11 @@ import Foundation
 /// (``OfflineRenderer`` on a ``ManualDevice``) use this same type, so the same bytes reach the
 /// same queues in the same buffers either way.
 ///
+/// Each track's queue is Float32 at the device's rate: its ``TrackSource`` (on the feeding
+/// side) parses, decodes, converts the rate and applies the fades, so the engine converts
+/// nothing and the frames are the session's. The player can start at any session position
+/// (``init(session:engine:options:from:)``, ``placement(of:in:deviceRate:position:)``).
+///
 /// How it feeds: at creation every track's buffers are filled and enqueued (the first with the
 /// track's gain as a volume parameter event, exact from its first frame, at queue time 0).
 /// When a buffer comes back, the output callback (on the engine's events thread) only hands
@@ -23,7 +28,7 @@ public final class SessionPlayer: @unchecked Sendable {
     ///
     /// Thread safety: a plain value; any thread.
     public struct Options: Sendable {
-        /// Frames per buffer, at the file's rate.
+        /// Frames per buffer, at the device's rate.
         public var bufferFrames: Int
         /// Buffers per track (the memory a track uses is fixed by these two numbers).
         public var buffersPerTrack: Int
@@ -77,12 +82,13 @@ public final class SessionPlayer: @unchecked Sendable {
         let index: Int
         let spec: SessionTrack
         let queue: AudioQueue
-        /// PCM files.
-        let reader: AudioFileReader?
-        /// Compressed files (MP3, AAC, ALAC): whole packets with descriptions.
-        let packets: CompressedFileReader?
+        /// The track's frames from the player's position (Float32 at the device's rate, fades
+        /// applied); nil for a track that ends at or before the position (it plays nothing).
+        let source: TrackSource?
         var buffers: [AudioQueueBuffer] = []
+        /// Device frames from the player's start to the track's first frame played.
         let startOffset: Int64
+        /// Device frames the track plays (from the position).
         let length: Int64
         // Feeder side (the init thread, then the feeder thread):
         var first = true
@@ -94,19 +100,54 @@ public final class SessionPlayer: @unchecked Sendable {
         var enqueuedEnd: Int64 = 0
         var error: String?
         var scheduledStart: Int64 = 0
+        var damagedPackets = 0
 
-        init(
-            index: Int, spec: SessionTrack, queue: AudioQueue, reader: AudioFileReader?, packets: CompressedFileReader?,
-            startOffset: Int64, length: Int64
-        ) {
+        init(index: Int, spec: SessionTrack, queue: AudioQueue, source: TrackSource?, startOffset: Int64, length: Int64) {
             self.index = index
             self.spec = spec
             self.queue = queue
-            self.reader = reader
-            self.packets = packets
+            self.source = source
             self.startOffset = startOffset
             self.length = length
         }
+    }
+
+    /// Where one track is when the player is positioned at session frame `position` (device
+    /// frames): how long after the player's start its first frame plays, how many of its
+    /// frames are skipped, and how many it plays (0: it has ended).
+    ///
+    /// Thread safety: pure function; any thread.
+    public static func placement(of track: SessionTrack, in session: Session, deviceRate: Double, position: Int64)
+        -> (startOffset: Int64, skip: Int64, frames: Int64)
+    {
+        let s = session.startOffset(of: track, deviceRate: deviceRate)
+        let n = session.deviceLength(of: track, deviceRate: deviceRate)
+        if position >= s + n { return (0, n, 0) }
+        return (max(0, s - position), max(0, position - s), n - max(0, position - s))
+    }
+
+    /// Positions one track at session frame `position` (device frames): its source, made on
+    /// the calling thread, starts on the exact frame the track has there (the reusable part of
+    /// a locate; the player does it for every track in ``init(session:engine:options:from:)``).
+    static func makeSource(
+        for spec: SessionTrack, in session: Session, deviceRate: Double, position: Int64, bufferFrames: Int
+    ) throws(SessionError) -> (source: TrackSource?, startOffset: Int64, frames: Int64) {
+        let p = placement(of: spec, in: session, deviceRate: deviceRate, position: position)
+        guard p.frames > 0 else { return (nil, 0, 0) }
+        let sessionRate = session.sampleRate ?? deviceRate
+        let n = session.deviceLength(of: spec, deviceRate: deviceRate)
+        var fades = TrackSource.Fades()
+        fades.trackLength = n
+        if let f = spec.fadeIn {
+            fades.inLength = min(n, f.length.deviceFrames(sessionRate: sessionRate, deviceRate: deviceRate))
+            fades.inCurve = f.curve
+        }
+        if let f = spec.fadeOut {
+            fades.outLength = min(n, f.length.deviceFrames(sessionRate: sessionRate, deviceRate: deviceRate))
+            fades.outCurve = f.curve
+        }
+        let source = try TrackSource(track: spec, deviceRate: deviceRate, length: n, skip: p.skip, fades: fades, chunkFrames: bufferFrames)
+        return (source, p.startOffset, p.frames)
     }
 
     /// The session played.
@@ -115,8 +156,11 @@ public final class SessionPlayer: @unchecked Sendable {
     public let engine: AudioQueueEngine
     /// The buffering used.
     public let options: Options
-    /// Device frames from the session start to the end of the last track.
+    /// Device frames from the player's start (the session position it was made at) to the end
+    /// of the last track.
     public let lengthFrames: Int64
+    /// The session position the player starts at (device frames; 0: the session start).
+    public let position: Int64
 
     let tracks: [Track]
     /// The takes recorded (``Options/recordTakes``), in session order.
@@ -135,15 +179,36 @@ public final class SessionPlayer: @unchecked Sendable {
     /// (reading the first frames of every file on the calling thread), then starts the feeder
     /// thread. Nothing plays until ``start(at:)``.
     ///
-    /// - Throws: ``SessionError`` (`.playback` naming the track when the engine refuses a
+    /// Each track is a Float32 queue at the device's rate fed by a ``TrackSource`` (decoding,
+    /// rate conversion and fades on the feeding side, so a frame's index is its place on the
+    /// session's timeline).
+    ///
+    /// - Parameter from: the session position the player starts at (`--from`): every track is
+    ///   positioned on its exact frame there (a track starting later starts later by the
+    ///   difference, one already playing from the exact file frame, one that has ended plays
+    ///   nothing); the player's start (``start(at:)``) is then that position. Blocks while
+    ///   it positions: a compressed track playing at `from` is parsed from its start (packets
+    ///   counted, not decoded) on the calling thread.
+    /// - Throws: ``SessionError`` (`.invalidValue` when `from` is at or past the session's end,
+    ///   or not 0 with takes to record; `.playback` naming the track when the engine refuses a
     ///   queue, a format or a buffer; `.unreadableFile`/`.unsupportedAudio` for a file that
     ///   changed since it was loaded). Queues made so far are disposed of.
-    public init(session: Session, engine: AudioQueueEngine, options: Options = Options()) throws(SessionError) {
+    public init(session: Session, engine: AudioQueueEngine, options: Options = Options(), from: SessionTime = .frames(0)) throws(SessionError) {
         self.session = session
         self.engine = engine
         self.options = options
         let rate = engine.device.sampleRate
-        lengthFrames = session.deviceLength(deviceRate: rate)
+        let full = session.deviceLength(deviceRate: rate)
+        let position = from.deviceFrames(sessionRate: session.sampleRate ?? rate, deviceRate: rate)
+        if position >= full {
+            throw SessionError(.invalidValue, file: session.url.path,
+                "--from \(Self.describe(from)) (frame \(position) at \(Int(rate)) Hz) is at or past the session's end (frame \(full), \(Self.formatClock(Double(full) / rate))): nothing to play")
+        }
+        if position > 0 && options.recordTakes && !session.takes.isEmpty {
+            throw SessionError(.invalidValue, file: session.url.path, "--from and [[record]] takes cannot be used together yet (takes are placed from the session start)")
+        }
+        self.position = position
+        lengthFrames = full - position
         var made: [Track] = []
         let cond = self.cond
         // The callbacks need `self`, which is not usable before every property is set: they
@@ -151,20 +216,9 @@ public final class SessionPlayer: @unchecked Sendable {
         let box = WeakBox()
         do throws(SessionError) {
             for (i, spec) in session.tracks.enumerated() {
-                var reader: AudioFileReader?
-                var packets: CompressedFileReader?
-                let format: AudioStreamBasicDescription
-                if CompressedFileReader.isCompressed(spec.audio.format) {
-                    let p = try CompressedFileReader(url: spec.file)
-                    packets = p
-                    format = p.format
-                } else {
-                    let r = try AudioFileReader(
-                        url: spec.file, trimStart: spec.trimStart, frames: spec.playableFrames,
-                        maximumRequestFrames: options.bufferFrames)
-                    reader = r
-                    format = r.info.format
-                }
+                let placed = try Self.makeSource(for: spec, in: session, deviceRate: rate, position: position, bufferFrames: options.bufferFrames)
+                let channels = UInt32(spec.audio.format.channelsPerFrame)
+                let format = AudioStreamBasicDescription.linearPCM(sampleRate: rate, channels: channels, bits: 32, isFloat: true)
                 let queue: AudioQueue
                 do {
                     queue = try engine.newOutput(format: format) { _, buffer in
@@ -173,33 +227,14 @@ public final class SessionPlayer: @unchecked Sendable {
                 } catch {
                     throw SessionError(.playback, file: spec.file.path, "track '\(spec.name)': the engine refused the file's format: \(error.message)")
                 }
-                let t = Track(
-                    index: i, spec: spec, queue: queue, reader: reader, packets: packets,
-                    startOffset: session.startOffset(of: spec, deviceRate: rate),
-                    length: session.deviceLength(of: spec, deviceRate: rate))
+                let t = Track(index: i, spec: spec, queue: queue, source: placed.source, startOffset: placed.startOffset, length: placed.frames)
                 made.append(t)
                 do throws(AudioQueueError) {
                     if let outputs = spec.outputs { try queue.setOutputChannels(outputs.map { $0 - 1 }) }
                     if options.metering { try queue.setLevelMeteringEnabled(true) }
-                    if let reader {
+                    if t.source != nil {
                         for _ in 0..<max(1, options.buffersPerTrack) {
-                            t.buffers.append(try queue.allocateBuffer(capacity: options.bufferFrames * reader.bytesPerFrame))
-                        }
-                    } else if let packets {
-                        // Compressed: the magic cookie, the gapless window (the file's priming
-                        // plus trim_start; the playable frames), and buffers of whole packets.
-                        if !packets.magicCookie.isEmpty { try queue.setMagicCookie(packets.magicCookie) }
-                        let priming = Int64(packets.packetTableInfo?.primingFrames ?? 0) + spec.trimStart
-                        guard priming <= Int64(Int32.max) else {
-                            throw AudioQueueError(.invalidParameter, "trim_start \(spec.trimStart) is too large for a compressed file")
-                        }
-                        try queue.setGaplessInfo(AudioFilePacketTableInfo(
-                            numberValidFrames: max(1, spec.playableFrames), primingFrames: Int32(priming),
-                            remainderFrames: packets.packetTableInfo?.remainderFrames ?? 0))
-                        let perPacket = PacketDecoder.maximumFramesPerPacket(format)
-                        let count = max(1, options.bufferFrames / perPacket)
-                        for _ in 0..<max(1, options.buffersPerTrack) {
-                            t.buffers.append(try queue.allocateBuffer(capacity: count * max(packets.packetSizeUpperBound, 1), packetDescriptions: count))
+                            t.buffers.append(try queue.allocateBuffer(capacity: options.bufferFrames * Int(format.bytesPerFrame)))
                         }
                     }
                 } catch {
@@ -234,6 +269,13 @@ public final class SessionPlayer: @unchecked Sendable {
         box.player = self
         _ = cond
         for t in tracks {
+            if t.source == nil {
+                // Ended before the position: nothing to play.
+                t.fed = true
+                t.done = true
+                t.completed = true
+                continue
+            }
             for b in t.buffers { feed(t, b) }
             if let e = t.error {
                 for t in tracks { try? t.queue.dispose(immediately: true) }
@@ -245,6 +287,21 @@ public final class SessionPlayer: @unchecked Sendable {
         thread.name = "aqsync-feeder"
         feederStarted = true
         thread.start()
+    }
+
+    static func describe(_ t: SessionTime) -> String {
+        switch t {
+        case .frames(let f): return "frames:\(f)"
+        case .seconds(let s): return formatClock(s)
+        }
+    }
+
+    /// `m:ss.sss` (or `h:mm:ss.sss`).
+    static func formatClock(_ seconds: Double) -> String {
+        let ms = Int64((seconds * 1000).rounded())
+        let h = ms / 3_600_000, m = ms / 60000 % 60, s = ms / 1000 % 60, f = ms % 1000
+        let tail = String(format: "%02d.%03d", Int(s), Int(f))
+        return h > 0 ? String(format: "%d:%02d:", Int(h), Int(m)) + tail : "\(m):" + tail
     }
 
     final class WeakBox: @unchecked Sendable {
@@ -286,7 +343,7 @@ public final class SessionPlayer: @unchecked Sendable {
         startFrame = s
         for t in tracks { t.scheduledStart = s + t.startOffset }
         cond.unlock()
-        for t in tracks {
+        for t in tracks where t.source != nil {
             do {
                 try t.queue.start(at: AudioTimeStamp(sampleTime: Double(s + t.startOffset)))
             } catch {
@@ -401,12 +458,11 @@ public final class SessionPlayer: @unchecked Sendable {
     /// What became of each track so far (final once ``isFinished``).
     public func report() -> [TrackReport] {
         let stats = tracks.map { ($0.queue.startDeviceFrame, $0.queue.lateFrames) }
-        let damaged = tracks.map { $0.queue.corruptPacketCount }
         let now = Int64(engine.deviceCurrentTime().sampleTime)
         cond.lock()
         defer { cond.unlock() }
-        return zip(zip(tracks, stats), damaged).map { ts, damagedPackets in
-            let (t, s) = ts
+        return zip(tracks, stats).map { t, s in
+            let damagedPackets = t.damagedPackets
             let (actual, late) = s
             var played: Int64
             if t.completed {
@@ -489,13 +545,9 @@ public final class SessionPlayer: @unchecked Sendable {
         var failure: String?
         var end = false
         do {
-            let n: Int
-            if let reader = t.reader {
-                n = try reader.read(into: b.audioData, maxFrames: options.bufferFrames)
-                b.audioDataByteSize = n * reader.bytesPerFrame
-            } else {
-                n = try t.packets!.read(into: b)
-            }
+            let source = t.source!
+            let n = try source.read(into: b.audioData.assumingMemoryBound(to: Float.self), maxFrames: options.bufferFrames)
+            b.audioDataByteSize = n * source.channels * 4
             if n > 0 {
                 do {
                     if t.first {
@@ -510,7 +562,7 @@ public final class SessionPlayer: @unchecked Sendable {
                     failure = "enqueue refused: \(error.message)"
                 }
             }
-            end = (t.reader?.isAtEnd ?? t.packets!.isAtEnd) || n == 0
+            end = source.isAtEnd || n == 0
         } catch {
             failure = error.description
         }
@@ -523,7 +575,9 @@ public final class SessionPlayer: @unchecked Sendable {
             }
         }
         let enqueued = t.queue.enqueuedDeviceFrames
+        let damaged = t.source?.corruptPackets ?? 0
         cond.lock()
+        t.damagedPackets = damaged
         t.enqueuedEnd = max(t.enqueuedEnd, enqueued)
         if let failure, !stopping {
             t.error = failure

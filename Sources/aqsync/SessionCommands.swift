@@ -53,7 +53,11 @@ struct RenderCommand: ParsableCommand {
     @Flag(help: "Print nothing but errors.")
     var quiet = false
 
+    @Option(help: ArgumentHelp("Start at this session position: seconds (90), m:ss.sss (1:30) or frames:N (at the session rate).", valueName: "POSITION"))
+    var from: String?
+
     func validate() throws {
+        if let from { _ = try parseFromOption(from) }
         guard WAVSampleFormat(rawValue: format) != nil else {
             throw ValidationError("--format must be f32, s16 or s24, not '\(format)'")
         }
@@ -65,9 +69,11 @@ struct RenderCommand: ParsableCommand {
         let s = try loadSession(session)
         let fmt = WAVSampleFormat(rawValue: format)!
         let tty = isatty(STDERR_FILENO) != 0
+        let position = try parseFromOption(from ?? "0")
         do {
             let r = try OfflineRenderer.render(
                 session: s, to: URL(fileURLWithPath: output), format: fmt, sampleRate: rate, cycleFrames: cycle,
+                from: position,
                 progress: quiet || !tty ? nil : { done, total in
                     let pct = total > 0 ? Double(done) * 100 / Double(total) : 100
                     FileHandle.standardError.write(Data(String(format: "\r\u{1B}[Krendering %5.1f%%", pct).utf8))
@@ -84,6 +90,18 @@ struct RenderCommand: ParsableCommand {
             throw ExitCode(1)
         }
     }
+}
+
+/// `--from POSITION`: seconds, `m:ss.sss`, or `frames:N`; negative or unparsable positions are refused.
+func parseFromOption(_ text: String) throws -> SessionTime {
+    let t = text.trimmingCharacters(in: .whitespaces)
+    if t.hasPrefix("-") || t.hasPrefix("frames:-") {
+        throw ValidationError("--from '\(text)' is negative: a position is at or after the session start")
+    }
+    guard let p = SessionTime.parsePosition(t) else {
+        throw ValidationError("--from '\(text)' is not a position: write seconds (90), m:ss.sss (1:30) or frames:N")
+    }
+    return p
 }
 
 /// `h:mm:ss.mmm` or `m:ss.mmm`.
