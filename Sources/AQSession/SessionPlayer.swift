@@ -92,6 +92,8 @@ public final class SessionPlayer: @unchecked Sendable {
         let length: Int64
         // Feeder side (the init thread, then the feeder thread):
         var first = true
+        /// Frames enqueued so far (device rate): the queue time of the next buffer.
+        var queuedFrames: Int64 = 0
         // Guarded by `cond`:
         var fed = false
         var done = false
@@ -550,14 +552,21 @@ public final class SessionPlayer: @unchecked Sendable {
             b.audioDataByteSize = n * source.channels * 4
             if n > 0 {
                 do {
+                    // Every buffer at its own queue time, right after the one before: a buffer that
+                    // reaches the queue after its time has passed (the feeder starved under load)
+                    // has its late frames skipped and counted, and the track keeps its place. A
+                    // buffer with no start time would play whole, as soon as possible, moving the
+                    // rest of the track later by the gap without a word (measured in the soak:
+                    // tracks drifting apart by periods, 0 late frames reported; issue 21).
+                    let at = AudioTimeStamp(sampleTime: Double(t.queuedFrames))
                     if t.first {
                         t.first = false
                         try t.queue.enqueue(
-                            b, parameterEvents: [AudioQueueParameterEvent(.volume, t.spec.linearGain)],
-                            startTime: AudioTimeStamp(sampleTime: 0))
+                            b, parameterEvents: [AudioQueueParameterEvent(.volume, t.spec.linearGain)], startTime: at)
                     } else {
-                        try t.queue.enqueue(b)
+                        try t.queue.enqueue(b, startTime: at)
                     }
+                    t.queuedFrames += Int64(n)
                 } catch {
                     failure = "enqueue refused: \(error.message)"
                 }
