@@ -402,7 +402,16 @@ struct AqsyncOnPipeWireTests {
     /// Quantum 256 → 128 → 1024 → 64 while aqsync plays on a running sink: aqsync's own
     /// outputs, recorded directly, keep every click exactly in place (no frame skipped or
     /// repeated), and nothing is reported lost.
-    @Test(.timeLimit(.minutes(3)))
+    ///
+    /// Disabled (issue 21's closing note, docs/pipewire.md "Quantum changes"): on this machine
+    /// PipeWire now loses time at quantum changes in nearly every run (9 runs of 9 on
+    /// 2026-11-26, at this commit and at the commit before issue 21), the reference clicker
+    /// recorded beside aqsync moves too, and the direct recording cannot tell aqsync's
+    /// placement from the recorder's losses; the sink's counter, the witness the overrun test
+    /// uses, jumps at a quantum change and cannot judge across one either. Run it by hand with
+    /// `swift test --filter quantumChangesKeepEveryFrame` after removing the trait, or
+    /// `make battery`, which counts the runs in which the reference stayed faithful.
+    @Test(.disabled("PipeWire loses time at quantum changes on this machine; no witness yet survives a quantum change (docs/pipewire.md)"), .timeLimit(.minutes(3)))
     func quantumChangesKeepEveryFrame() throws {
         var seen: [[Int]] = []
         try judged("quantumChangesKeepEveryFrame", {
