@@ -78,9 +78,10 @@ public enum CycleContinuity: UInt8, Sendable, BitwiseCopyable {
 /// - an xrun that the server accounts for (its counter and the wall clock both moved on by the
 ///   same amount): the frames lost are kept (counted) or skipped, as ``LostTimePolicy`` says;
 /// - a device restarted after its server came back: the wall-clock gap is the loss;
-/// - a cycle the server repeats (same counter, same host time: pipewire-jack catching up on a
+/// - a cycle the server repeats (same counter, same cycle time: pipewire-jack catching up on a
 ///   late client's wake-ups): not counted; the device outputs silence for it. Counting it put
-///   the device one period ahead of the server's clock for good.
+///   the device one period ahead of the server's clock for good. On jackd2 the same pattern is
+///   a late client's catch-up, two cycles back to back: both counted (``CycleContinuity/lateCycle``).
 ///
 /// The sample time never goes backwards and never repeats a frame.
 ///
@@ -160,12 +161,12 @@ public struct DeviceTimekeeper: Sendable, BitwiseCopyable {
     ///
     /// `cycleTime`: the cycle's start time exactly as the server gave it, in the server's own
     /// clock and units (JACK's `jack_get_cycle_times` microseconds), or nil to use `hostNs`.
-    /// A cycle is the server's pair (counter, cycle time): a call repeating the previous call's
-    /// pair is the same cycle again (``CycleContinuity/repeated``). The pair must be compared
-    /// as the server wrote it: `hostNs` is converted to CLOCK_MONOTONIC by an offset read from
-    /// the clocks in every call, so two calls for one cycle differ in it by a few hundred
-    /// nanoseconds (on jackd2, whose clock is CLOCK_MONOTONIC_RAW, every repeated call was
-    /// taken for a new cycle and rendered: every track a period early from then on; issue 21).
+    /// A call repeating the previous call's pair (counter, cycle time) is
+    /// ``CycleContinuity/repeated`` (not rendered), or ``CycleContinuity/lateCycle`` where
+    /// ``repeatedCallsAreCycles`` says the server means a cycle by it. The pair must be
+    /// compared as the server wrote it: `hostNs` is converted to CLOCK_MONOTONIC by an offset
+    /// read from the clocks in every call, so on jackd2 (whose clock is CLOCK_MONOTONIC_RAW)
+    /// two such calls differ in it by a few hundred nanoseconds and went unrecognised.
     ///
     /// `periodChanged`: the server reported a period change since the previous cycle (a cycle
     /// whose size differs from the previous one's counts as one too).
