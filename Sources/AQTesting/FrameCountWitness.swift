@@ -88,6 +88,20 @@ public final class FrameCountWitness: @unchecked Sendable {
 
     /// Stops the client. Idempotent.
     public func stop() { program.stop() }
+
+    /// Starts a witness on jackd `server` (its program built in `directory`), waits for its
+    /// port, and records `ports` with the witness as the last channel (`seconds`: nil until
+    /// the recorder is stopped). Blocks while the client compiles and the ports appear.
+    public static func recording(
+        _ ports: [String], server: String, directory: URL, seconds: Double? = nil
+    ) throws(TestingError) -> (JackRecorder, FrameCountWitness) {
+        var env = ProcessInfo.processInfo.environment
+        env["JACK_DEFAULT_SERVER"] = server
+        let witness = try FrameCountWitness(environment: env, directory: directory)
+        try witness.waitForPort(server: server)
+        let recorder = try JackRecorder(server: server, ports: ports + [witness.port], seconds: seconds)
+        return (recorder, witness)
+    }
 }
 
 /// A recorded ``FrameCountWitness`` channel read back: which witness frame each recorded frame

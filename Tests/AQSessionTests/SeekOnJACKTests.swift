@@ -44,13 +44,8 @@ struct SeekOnJACKTests {
         let player = try SessionPlayer(session: session, engine: engine, from: from)
         defer { player.close() }
         #expect(player.position == 15000 && player.lengthFrames == Int64(offline[0].count))
-        var env = ProcessInfo.processInfo.environment
-        env["JACK_DEFAULT_SERVER"] = server.name
-        let witness = try FrameCountWitness(environment: env, directory: fx.dir.url)
-        defer { witness.stop() }
-        try witness.waitForPort(server: server.name)
-        let rec = try JackRecorder(server: server.name, ports: device.outputPortNames + [witness.port], seconds: 2.0)
-        defer { rec.removeFiles() }
+        let (rec, witness) = try FrameCountWitness.recording(device.outputPortNames, server: server.name, directory: fx.dir.url, seconds: 2.0)
+        defer { rec.removeFiles(); witness.stop() }
         let start = try player.start(at: AudioTimeStamp(sampleTime: engine.deviceCurrentTime().sampleTime + 14_400))
         #expect(player.waitUntilFinished(timeout: 10))
         try rec.wait()

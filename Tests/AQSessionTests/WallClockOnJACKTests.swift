@@ -61,12 +61,7 @@ struct WallClockOnJACKTests {
 
     /// A witness on `server` and a recorder of aqsync's two outputs and the witness's.
     private func record(server: String, dir: TempDir) throws -> (JackRecorder, FrameCountWitness) {
-        var env = ProcessInfo.processInfo.environment
-        env["JACK_DEFAULT_SERVER"] = server
-        let witness = try FrameCountWitness(environment: env, directory: dir.url)
-        try waitForPorts([witness.port], server: server)
-        let rec = try JackRecorder(server: server, ports: ["aqt:out_1", "aqt:out_2", witness.port])
-        return (rec, witness)
+        try FrameCountWitness.recording(["aqt:out_1", "aqt:out_2"], server: server, directory: dir.url)
     }
 
     /// Starts `aqsync play` on `server` as client `aqt`, unconnected; returns the process and

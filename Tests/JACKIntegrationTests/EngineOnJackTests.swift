@@ -81,16 +81,11 @@ struct EngineOnJackTests {
         cb.audioDataByteSize = 300
         try c.enqueue(cb, trimFramesAtStart: 3, startTime: AudioTimeStamp(sampleTime: 6007))
 
-        var env = ProcessInfo.processInfo.environment
-        env["JACK_DEFAULT_SERVER"] = server.name
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("aqtest-witness-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
-        let witness = try FrameCountWitness(environment: env, directory: dir)
-        defer { witness.stop() }
-        try witness.waitForPort(server: server.name)
-        let rec = try JackRecorder(server: server.name, ports: device.outputPortNames + [witness.port], seconds: 1.5)
-        defer { rec.removeFiles() }
+        let (rec, witness) = try FrameCountWitness.recording(device.outputPortNames, server: server.name, directory: dir, seconds: 1.5)
+        defer { rec.removeFiles(); witness.stop() }
         let start = engine.nearestStartTime(AudioTimeStamp(sampleTime: engine.deviceCurrentTime().sampleTime + 4800))
         let frame = try engine.start([a, b, c], at: start)
         try rec.wait()
