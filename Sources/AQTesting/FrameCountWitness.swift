@@ -160,89 +160,111 @@ public struct WitnessTimeline: Sendable {
 
 /// Click tracks judged beside a recorded witness: every click of each track `spacing` frames
 /// after the previous one, and each click of a later track `offsets[i]` after one of the first
-/// track's. What was off, and whether the witness vouched for the windows it was off in.
+/// track's, in either of two measures, window by window (the frames between a click and the one
+/// it is judged against):
+///
+/// - **recorded frames**: what a client downstream of aqsync heard, in order. Right where the
+///   server skipped aqsync and its downstream together while the witness went on (jackd2
+///   keeps every frame: the recording breaks there and aqsync's content stays continuous).
+/// - **witness frames**: placement beside a plain C client counting its own frames. Right
+///   where the recorder lost or repeated frames of every client alike, or took only the second
+///   of jackd2's two calls of a late cycle from aqsync and the witness alike.
+///
+/// A window exact in either measure is exact: aqsync did what the plain client beside it did,
+/// or what its downstream heard is continuous. A window off in both is off; the witness vouches
+/// for it (aqsync's doing) unless the recording broke or the witness marked a slip inside it.
 ///
 /// Thread safety: a plain value.
 public struct WitnessedClicks: Sendable, CustomStringConvertible {
-    /// Which frames the clicks are counted in.
-    public enum Measure: Sendable {
-        /// The witness's own frames: placement on the graph's timeline, the same for every
-        /// client the server treats alike (a recorder's losses do not move it). The witness
-        /// cannot tell where it marked a slip.
-        case witnessFrames
-        /// The recorder's frames: what a client downstream of aqsync heard, in order (content
-        /// continuity; right where aqsync itself is skipped by the server and its downstream
-        /// with it, as keeping every frame means). The witness cannot tell where the recording
-        /// broke or it marked a slip.
-        case recordedFrames
+    /// A click off in both measures: its track, recorded position, and how far off it is in
+    /// recorded frames and in witness frames.
+    public struct Off: Sendable {
+        public let track: Int
+        public let position: Int
+        public let byRecorded: Int
+        public let byWitness: Int
     }
-    /// Per track, the recorded positions of its clicks.
+    /// Per track, the recorded positions of its clicks (those recorded before the witness ran
+    /// are left out).
     public let recorded: [[Int]]
-    /// Per track, the witness frames of its clicks.
+    /// Per track, the witness frames of its clicks (aligned with ``recorded``).
     public let frames: [[Int]]
-    /// (track, recorded position) of each click that is not `spacing` after the previous one,
-    /// or not on its offset from the first track.
-    public let off: [(track: Int, position: Int, by: Int)]
-    /// True when the witness marked a slip in a window where a click was off (between the
-    /// click and the one it is judged against): there, the witness cannot tell.
+    /// Clicks not `spacing` after the previous one, or not on their offset from the first
+    /// track, in both measures.
+    public let off: [Off]
+    /// True when a click was off in a window where the recording broke or the witness marked a
+    /// slip: there, the witness cannot tell.
     public let witnessCouldNotTell: Bool
     /// The clicks of ``off`` in windows the witness vouched for: aqsync's doing.
-    public let offWhereVouched: [(track: Int, position: Int, by: Int)]
+    public let offWhereVouched: [Off]
+    /// Windows exact only in witness frames (the recorder lost or repeated frames of aqsync and
+    /// the witness alike), and only in recorded frames (the server skipped aqsync and its
+    /// downstream while the witness went on): printed, never failures.
+    public let exactOnlyInWitnessFrames: Int, exactOnlyInRecordedFrames: Int
     /// Recorder breaks in the recording (frames lost or repeated by the recorder or server).
     public let recorderBreaks: Int
     /// Cycles the witness marked as slipped in the recording.
     public let witnessSlips: Int
 
-    /// Judges `clicks` (per track, recorded click positions) beside `witness`, in `measure`.
-    public init(clicks: [[Int]], witness: WitnessTimeline, spacing: Int, offsets: [Int], measure: Measure = .witnessFrames) {
-        recorded = clicks
-        // Clicks recorded before the witness ran are left out in both measures.
+    /// Judges `clicks` (per track, recorded click positions) beside `witness`.
+    public init(clicks: [[Int]], witness: WitnessTimeline, spacing: Int, offsets: [Int]) {
         let positions = clicks.map { $0.filter { $0 < witness.frames.count && witness.frames[$0] != nil } }
-        let frames = measure == .witnessFrames ? clicks.map { witness.witnessFrames(of: $0) } : positions
+        let frames = positions.map { witness.witnessFrames(of: $0) }
+        recorded = positions
         self.frames = frames
-        var off: [(track: Int, position: Int, by: Int)] = []
-        var vouchedOff: [(track: Int, position: Int, by: Int)] = []
-        var unvouched = false
-        let breaks = measure == .recordedFrames ? witness.breaks : []
-        let unsure = { (r: ClosedRange<Int>) in witness.slipped(in: r) || breaks.contains { r.contains($0) } }
-        for (t, f) in frames.enumerated() {
-            for i in 1..<max(f.count, 1) where f[i] - f[i - 1] != spacing {
-                off.append((t, positions[t][i], f[i] - f[i - 1] - spacing))
-                if unsure(positions[t][i - 1]...positions[t][i]) { unvouched = true } else { vouchedOff.append(off[off.count - 1]) }
+        var off: [Off] = [], vouchedOff: [Off] = []
+        var unvouched = false, onlyWitness = 0, onlyRecorded = 0
+        let unsure = { (r: ClosedRange<Int>) in witness.slipped(in: r) || witness.breaks.contains { r.contains($0) } }
+        // One window: `rec` and `wit` are how far off it is in each measure.
+        let judge = { (track: Int, from: Int, to: Int, rec: Int, wit: Int) in
+            if rec == 0 && wit == 0 { return }
+            if wit == 0 { onlyWitness += 1; return }
+            if rec == 0 { onlyRecorded += 1; return }
+            let o = Off(track: track, position: to, byRecorded: rec, byWitness: wit)
+            off.append(o)
+            if unsure(min(from, to)...max(from, to)) { unvouched = true } else { vouchedOff.append(o) }
+        }
+        for t in positions.indices {
+            let p = positions[t], f = frames[t]
+            for i in 1..<max(p.count, 1) {
+                judge(t, p[i - 1], p[i], p[i] - p[i - 1] - spacing, f[i] - f[i - 1] - spacing)
             }
         }
-        if let first = frames.first, let firstPositions = positions.first {
-            let set = Set(first)
-            for t in frames.indices.dropFirst() {
+        if let firstP = positions.first, let firstF = frames.first, let start = firstP.first {
+            let atP = Dictionary(firstP.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+            let atF = Dictionary(firstF.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+            for t in positions.indices.dropFirst() {
                 let o = t - 1 < offsets.count ? offsets[t - 1] : 0
-                for (i, f) in frames[t].enumerated() where f - o >= (first.first ?? 0) && !set.contains(f - o) {
+                for i in positions[t].indices where positions[t][i] - o >= start {
+                    let p = positions[t][i], f = frames[t][i]
+                    if let j = atP[p - o] { judge(t, firstP[j], p, 0, f - o - firstF[j]); continue }
+                    if let j = atF[f - o] { judge(t, firstP[j], p, p - o - firstP[j], 0); continue }
                     // The nearest earlier click of the first track says how far off it is.
-                    let j = (first.lastIndex { $0 <= f - o }) ?? 0
-                    off.append((t, positions[t][i], f - o - first[j]))
-                    let from = min(firstPositions[j], positions[t][i]), to = max(firstPositions[j], positions[t][i])
-                    if unsure(from...to) { unvouched = true } else { vouchedOff.append(off[off.count - 1]) }
+                    let j = (firstP.lastIndex { $0 <= p - o }) ?? 0
+                    judge(t, firstP[j], p, p - o - firstP[j], f - o - firstF[j])
                 }
             }
         }
         self.off = off
         offWhereVouched = vouchedOff
-        self.measure = measure
         witnessCouldNotTell = unvouched
+        exactOnlyInWitnessFrames = onlyWitness
+        exactOnlyInRecordedFrames = onlyRecorded
         recorderBreaks = witness.breaks.count
         witnessSlips = witness.slips.count
     }
 
-    /// Every click exact, in the measure judged.
+    /// Every window exact in one measure or the other.
     public var exact: Bool { off.isEmpty }
-    /// The measure judged.
-    public let measure: Measure
-    private var measureName: String { measure == .witnessFrames ? "witness frames" : "recorded frames" }
 
     public var description: String {
         let counts = frames.map { "\($0.count)" }.joined(separator: " + ")
-        if exact { return "\(counts) clicks, exact in \(measureName) (recorder breaks: \(recorderBreaks), witness slips: \(witnessSlips))" }
-        let shown = off.prefix(12).map { "track \($0.track) at \($0.position): \($0.by > 0 ? "+" : "")\($0.by)" }
-        return "\(counts) clicks, \(off.count) off in \(measureName) (\(shown.joined(separator: ", "))\(off.count > 12 ? ", …" : "")); "
-            + "recorder breaks: \(recorderBreaks), witness slips: \(witnessSlips); witness \(witnessCouldNotTell ? "marked a slip or a break where clicks were off" : "vouched for every window")"
+        let notes = "recorder breaks: \(recorderBreaks), witness slips: \(witnessSlips), "
+            + "windows exact only in witness frames: \(exactOnlyInWitnessFrames), only in recorded frames: \(exactOnlyInRecordedFrames)"
+        if exact { return "\(counts) clicks, exact (\(notes))" }
+        let sign = { (n: Int) in n > 0 ? "+\(n)" : "\(n)" }
+        let shown = off.prefix(12).map { "track \($0.track) at \($0.position): \(sign($0.byRecorded)) recorded, \(sign($0.byWitness)) witness" }
+        return "\(counts) clicks, \(off.count) off in both measures (\(shown.joined(separator: "; "))\(off.count > 12 ? "; …" : "")); "
+            + "\(notes); witness \(witnessCouldNotTell ? "marked a slip or a break where clicks were off" : "vouched for every window")"
     }
 }

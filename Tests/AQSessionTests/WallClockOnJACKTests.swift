@@ -12,11 +12,12 @@ import Testing
 ///
 /// The engine is not asked anything. Every run records an in-run witness beside aqsync's
 /// outputs (``FrameCountWitness``: a plain C client writing its own frame count into its
-/// output). jackd2's default keeps every frame: what a client downstream of aqsync hears is
-/// continuous even where the server skips aqsync (and that downstream client with it) while
-/// an independent client goes on, so clicks are judged in recorded frames, and the witness
-/// shows where the recorder itself lost or repeated frames (its count breaks) or where the
-/// witness was called twice or skipped. A run is repeated (through ``liveRun(_:attempts:_:)``,
+/// output). A click is exact when it is on its place in recorded frames (jackd2's default keeps
+/// every frame: what a client downstream of aqsync hears is continuous even where the server
+/// skips aqsync and that downstream client with it) or in the witness's frames (aqsync did
+/// what the plain client beside it did, where the recorder lost or repeated frames of both);
+/// the witness shows where the recorder itself lost or repeated frames (its count breaks) or
+/// where the witness was called twice or skipped. A run is repeated (through ``liveRun(_:attempts:_:)``,
 /// at most 3 runs, printed) only where a click was off in a window the witness marked so, and
 /// never when aqsync's own figures (late frames) moved.
 @Suite("Device time against jack-record on a private JACK server", .serialized)
@@ -45,12 +46,12 @@ struct WallClockOnJACKTests {
     }
 
     /// Judges a recording of aqsync's two outputs and the witness (third channel): every click
-    /// of each track `spacing` witness frames after the previous one, every click of b `offset`
-    /// after one of a's.
-    static func examine(_ channels: [[Float]], measure: WitnessedClicks.Measure = .recordedFrames) -> WitnessedClicks {
+    /// of each track `spacing` frames after the previous one, every click of b `offset` after
+    /// one of a's, in recorded frames or in the witness's (``WitnessedClicks``).
+    static func examine(_ channels: [[Float]]) -> WitnessedClicks {
         let found = ImpulseFinder.find(channels: Array(channels.prefix(2)), threshold: 0.25)
         let witness = WitnessTimeline(channel: channels.count > 2 ? channels[2] : [])
-        return WitnessedClicks(clicks: found, witness: witness, spacing: spacing, offsets: [offset], measure: measure)
+        return WitnessedClicks(clicks: found, witness: witness, spacing: spacing, offsets: [offset])
     }
 
     /// The verdict of a run that was not exact: repeat only where the witness could not tell.
