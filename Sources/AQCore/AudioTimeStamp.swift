@@ -50,7 +50,8 @@ public struct DeviceTimebase: Sendable, Equatable {
     public var anchorHostTime: UInt64
     /// Nominal frames per second.
     public var nominalRate: Double
-    /// Measured over nominal rate (1 when the device gave no estimate).
+    /// Apple's `mRateScalar`: the actual host time per sample frame over the nominal host time
+    /// per frame (above 1 when the device runs slow; 1 when the device gave no estimate).
     public var rateScalar: Double
 
     public init(anchorFrame: Int64, anchorHostTime: UInt64, nominalRate: Double, rateScalar: Double) {
@@ -65,8 +66,8 @@ public struct DeviceTimebase: Sendable, Equatable {
     public init(cycle: CycleInfo, nominalRate: Double) {
         var scalar = 1.0
         if cycle.nextHostTimeNs > cycle.hostTimeNs && cycle.frames > 0 {
-            let measured = Double(cycle.frames) * 1e9 / Double(cycle.nextHostTimeNs - cycle.hostTimeNs)
-            scalar = min(max(measured / nominalRate, 0.95), 1.05)
+            let actualNsPerFrame = Double(cycle.nextHostTimeNs - cycle.hostTimeNs) / Double(cycle.frames)
+            scalar = min(max(actualNsPerFrame * nominalRate / 1e9, 0.95), 1.05)
         }
         self.init(
             anchorFrame: cycle.frame, anchorHostTime: cycle.hostTimeNs, nominalRate: nominalRate,
@@ -74,7 +75,7 @@ public struct DeviceTimebase: Sendable, Equatable {
     }
 
     /// Frames per nanosecond, measured.
-    public var framesPerNanosecond: Double { nominalRate * rateScalar / 1e9 }
+    public var framesPerNanosecond: Double { nominalRate / rateScalar / 1e9 }
 
     /// Host time of device sample time `sample`, rounded to the nanosecond.
     public func hostTime(forSampleTime sample: Double) -> UInt64 {

@@ -23,8 +23,10 @@ import Testing
         // 256 frames took 5,333,440 ns instead of 5,333,333 ns: slightly slow.
         let c = CycleInfo(frame: 0, frames: 256, hostTimeNs: 1_000_000, nextHostTimeNs: 1_000_000 + 5_333_440)
         let tb = DeviceTimebase(cycle: c, nominalRate: 48000)
-        #expect(abs(tb.rateScalar - 5_333_333.33 / 5_333_440) < 1e-6)
-        #expect(tb.rateScalar < 1)
+        // Apple's mRateScalar: actual host time per frame over nominal, above 1 when slow.
+        #expect(abs(tb.rateScalar - 5_333_440 / 5_333_333.33) < 1e-6)
+        #expect(tb.rateScalar > 1)
+        #expect(abs(tb.framesPerNanosecond - 256 / 5_333_440.0) < 1e-12)
         let none = DeviceTimebase(cycle: CycleInfo(frame: 0, frames: 256, hostTimeNs: 5, nextHostTimeNs: 0), nominalRate: 48000)
         #expect(none.rateScalar == 1)
     }
