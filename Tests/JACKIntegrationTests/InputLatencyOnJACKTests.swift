@@ -159,11 +159,15 @@ struct InputLatencyOnJACKTests {
     }
 
     /// The clicks (samples of exactly 1.0) in the buffers received: their time stamps (start
-    /// sample + index) and host times (start host time + index frames at the nominal rate).
+    /// sample + index) and host times (start host time + index frames at the time stamp's
+    /// rate: `mRateScalar` × the nominal frame time; a buffer spans several cycles, and the
+    /// dummy backend's cycles on a loaded machine run up to a few tenths of a percent off
+    /// nominal, a frame's worth over 1024 frames).
     static func clicks(in buffers: [(time: AudioTimeStamp, samples: [Float])]) -> [(frame: Int64, host: UInt64)] {
         buffers.flatMap { b in
-            b.samples.indices.filter { b.samples[$0] == 1 }.map { i in
-                (Int64(b.time.sampleTime) + Int64(i), b.time.hostTime &+ UInt64((Double(i) * framesNs).rounded()))
+            let frameNs = framesNs * (b.time.flags.contains(.rateScalarValid) ? b.time.rateScalar : 1)
+            return b.samples.indices.filter { b.samples[$0] == 1 }.map { i in
+                (Int64(b.time.sampleTime) + Int64(i), b.time.hostTime &+ UInt64((Double(i) * frameNs).rounded()))
             }
         }
     }
