@@ -2,8 +2,8 @@ import Foundation
 
 /// A long 32-bit float WAV recording (what `jack-record` writes) scanned in chunks, without
 /// holding it in memory: per channel the positions of clicks (the first sample of each run
-/// above a threshold), and for one channel holding a ``FrameCountWitness`` its breaks and
-/// slips (see ``WitnessTimeline``).
+/// above a threshold) and the witness's frame at each, and for one channel holding a
+/// ``FrameCountWitness`` its breaks and slips (see ``WitnessTimeline``).
 ///
 /// Thread safety: a plain value.
 public struct RecordingScan: Sendable {
@@ -11,6 +11,9 @@ public struct RecordingScan: Sendable {
     public let frames: Int
     /// Per channel, the recorded frames where a click starts.
     public let clicks: [[Int]]
+    /// Per channel, aligned with ``clicks``: the witness's frame at each click (unwrapped past
+    /// 2^24; nil before the witness ran, or without a witness channel).
+    public let clickWitnessFrames: [[Int?]]
     /// The witness channel's breaks (recorder or server losses) and slips.
     public let witnessBreaks: [Int]
     public let witnessSlips: [Int]
@@ -38,6 +41,8 @@ public struct RecordingScan: Sendable {
         guard dataStart > 0, channels > 0, bits == 32 else { throw TestingError("\(url.path): no 32-bit data chunk found") }
         try? fh.seek(toOffset: UInt64(dataStart))
         var clicks = [[Int]](repeating: [], count: channels)
+        var clickWitness = [[Int?]](repeating: [], count: channels)
+        var current: Int?, wraps = 0
         var above = [Bool](repeating: false, count: channels)
         var breaks: [Int] = [], slips: [Int] = []
         var previous: Int?
@@ -51,20 +56,26 @@ public struct RecordingScan: Sendable {
             data.withUnsafeBytes { raw in
                 let x = raw.bindMemory(to: Float.self)
                 for f in 0..<n {
-                    for c in 0..<channels {
-                        let v = x[f * channels + c]
-                        if c == witnessChannel {
-                            guard v != 0 else { continue }
+                    // The witness first, so each click of the frame gets the witness's frame.
+                    if let wc = witnessChannel, wc < channels {
+                        let v = x[f * channels + wc]
+                        if v != 0 {
                             if start == nil { start = frame + f }
                             if v < 0 { slips.append(frame + f) }
                             let w = Int(abs(v)) - 1
                             if let p = previous, w != (p + 1) & 0xFFFFFF { breaks.append(frame + f) }
+                            if let p = previous, w < p - (1 << 23) { wraps += 1 }
                             previous = w
+                            current = w + wraps << 24
                         } else {
-                            let on = abs(v) > threshold
-                            if on && !above[c] { clicks[c].append(frame + f) }
-                            above[c] = on
+                            current = nil
                         }
+                    }
+                    for c in 0..<channels where c != witnessChannel {
+                        let v = x[f * channels + c]
+                        let on = abs(v) > threshold
+                        if on && !above[c] { clicks[c].append(frame + f); clickWitness[c].append(current) }
+                        above[c] = on
                     }
                 }
             }
@@ -72,6 +83,7 @@ public struct RecordingScan: Sendable {
         }
         frames = frame
         self.clicks = clicks
+        clickWitnessFrames = clickWitness
         witnessBreaks = breaks
         witnessSlips = slips
         witnessStart = start
