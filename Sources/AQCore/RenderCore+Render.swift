@@ -1,0 +1,176 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import CFloatMode
+import CMembarrier
+import Synchronization
+
+/// The render entry point, read top to bottom as docs/architecture.md draws it.
+extension RenderCore {
+    // MARK: - The render entry point
+
+    /// Renders one cycle: applies pending commands, mixes every running queue into the
+    /// `channelCount` non-interleaved outputs (`cycle.frames` frames each, overwritten), reads
+    /// the device's `inputCount` non-interleaved inputs (`cycle.frames` frames each, captured at
+    /// the cycle's frames; only read, never kept: nil or 0 when the device has none), reports
+    /// what happened, and publishes the cycle's anchor to the clock. Render thread only; never
+    /// blocks (a realtime device's cycle never waits; see docs/architecture.md).
+    @_noLocks
+    public func render(
+        _ cycle: CycleInfo, outputs: UnsafePointer<UnsafeMutablePointer<Float>>, channelCount: Int,
+        inputs: UnsafePointer<UnsafeMutablePointer<Float>>? = nil, inputCount: Int = 0
+    ) {
+        // Denormals flush to zero on the render thread (a decaying tail or a ramp toward 0
+        // would otherwise cost tens of cycles per operation): one read of the control
+        // register, a write only when the mode is not set yet (inline asm: no call). The
+        // mode stays set after the cycle (the device's thread renders again).
+        _unsafePerformance { _ = aq_flush_denormals() }
+        clock.publish(cycle)
+        let n = Int(cycle.frames)
+        if let inputs, inputCount > 0 {
+            meterInputs(inputs, count: min(inputCount, capacities.inputChannels), frame: cycle.frame, n: n)
+        }
+        let channels = min(channelCount, capacities.outputChannels)
+        // Outputs 0 and 1 are not cleared up front when queues may mix in their steady state:
+        // the first such queue writes them (`fresh`), and they are cleared only before anything
+        // else adds into them. Either way every output is overwritten.
+        var fresh = channels >= 2
+        for c in (fresh ? 2 : 0)..<max(channelCount, fresh ? 2 : 0) {
+            outputs[c].update(repeating: 0, count: n)
+        }
+        let out0 = outputs[0], out1 = outputs[channels >= 2 ? 1 : 0]
+        guard enterCycle() else {
+            // A control thread is applying commands this instant (the cycle stays silent).
+            if fresh { clearStereo(out0, out1, n) }
+            control.pointee.skippedCycles.wrappingAdd(1, ordering: .relaxed)
+            return
+        }
+        var reported = false
+        applyCommands(at: cycle.frame, reported: &reported)
+        let solo = control.pointee.solo.load(ordering: .acquiring)
+        // The steady state needs outputs 0 and 1 and every queue mixed.
+        let steadyAllowed = channels >= 2 && solo == 0
+        if fresh && !steadyAllowed {
+            clearStereo(out0, out1, n)
+            fresh = false
+        }
+        // A steady queue waiting for a second one, so that the two mix in one pass over the
+        // outputs (``mixStereoPair``): its two source channels and gain. The sums and their order
+        // are those of mixing one queue after the other, so the result is bit for bit the same.
+        // It waits only while nothing else mixes and its buffer goes on past this cycle (a
+        // buffer is mixed before it is reported done: its memory may then be reused).
+        var waiting: UnsafePointer<Float>? = nil
+        var waitingStride = 0
+        var waitingGain: Float = 0
+        // With many queues the sources come from far caches or memory, one queue's loads after
+        // another's: asking for a queue's lines `prefetchDistance` queues ahead overlaps them.
+        // Short cycles only (the lines of a long one stream in by themselves), and many queues
+        // only (a few queues' sources stay in the near caches, and the hints would only cost).
+        let prefetching = steadyAllowed && n <= RenderCore.prefetchFrames && liveCount.pointee >= RenderCore.prefetchQueues
+        var i = 0
+        while i < liveCount.pointee {
+            let s = Int(live[i])
+            let h = hot + s
+            if prefetching && i + RenderCore.prefetchDistance < liveCount.pointee {
+                prefetchSources(hot + Int(live[i + RenderCore.prefetchDistance]), frame: cycle.frame, frames: n)
+            }
+            if steadyAllowed && h.pointee.nextFrame == cycle.frame && Int(h.pointee.remaining) >= n,
+                let src = h.pointee.source
+            {
+                // A queue in its steady state (``HotSlot``): the same sums as the general path,
+                // without its bookkeeping.
+                if h.pointee.firstFrame {
+                    // The general path's first-frame bookkeeping for an on-time buffer
+                    // without a volume event: nothing late, no gain change.
+                    slots[s].headPlayed = true
+                    slots[s].dry = false
+                    h.pointee.firstFrame = false
+                }
+                let stride = Int(h.pointee.stride)
+                let ends = Int(h.pointee.remaining) == n
+                if let w = waiting {
+                    mixStereoPair(
+                        out0, out1, w, w + waitingStride, waitingGain, src, src + stride, h.pointee.gain, n, fresh: fresh)
+                    fresh = false
+                    waiting = nil
+                } else if ends {
+                    mixStereo(out0, out1, src, src + stride, n, h.pointee.gain, fresh: fresh)
+                    fresh = false
+                } else {
+                    waiting = UnsafePointer(src)
+                    waitingStride = stride
+                    waitingGain = h.pointee.gain
+                }
+                if ends {
+                    // The buffer ends exactly at the cycle's end: what the general path does at
+                    // that boundary (the buffer done, a drain that completes), then the record
+                    // for the next buffer.
+                    finishBufferAtCycleEnd(slot: s, cycleFrame: cycle.frame, frames: n, reported: &reported)
+                    updateHot(slot: s, next: cycle.frame &+ Int64(n))
+                } else {
+                    h.pointee.source = src + n
+                    h.pointee.remaining -= Int32(n)
+                    h.pointee.nextFrame = cycle.frame &+ Int64(n)
+                }
+            } else if slots[s].state == .running && (solo == 0 || solo == s + 1) {
+                // The general path adds into cleared outputs, after what came before it.
+                if let w = waiting {
+                    mixStereo(out0, out1, w, w + waitingStride, n, waitingGain, fresh: fresh)
+                    fresh = false
+                    waiting = nil
+                }
+                if fresh {
+                    clearStereo(out0, out1, n)
+                    fresh = false
+                }
+                mix(slot: s, t: cycle.frame, n: n, outputs: outputs, channels: channels, reported: &reported)
+                updateHot(slot: s, next: cycle.frame &+ Int64(n))
+            }
+            i += 1
+        }
+        if let w = waiting {
+            mixStereo(out0, out1, w, w + waitingStride, n, waitingGain, fresh: fresh)
+            fresh = false
+        }
+        if fresh { clearStereo(out0, out1, n) }
+        // Only the render thread writes the counters: a load and a store, no locked add.
+        stats.pointee.cycles.store(stats.pointee.cycles.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
+        gate.pointee.inCycle.store(0, ordering: .releasing)
+        if reported {
+            // sem_post is async-signal-safe: it neither locks nor allocates.
+            _unsafePerformance { _ = sem_post(wake) }
+        }
+    }
+
+    /// Queues ahead whose sources ``prefetchSources(_:frame:frames:)`` asks for.
+    static var prefetchDistance: Int { 4 }
+    /// The longest cycle whose sources are prefetched (frames).
+    static var prefetchFrames: Int { 256 }
+    /// The fewest playing queues whose sources are prefetched.
+    static var prefetchQueues: Int { 32 }
+
+    /// Asks for the cache lines of both source channels of a queue in its steady state for
+    /// this cycle (`frames` frames from device frame `frame`); nothing for a queue not in it.
+    /// A hint only. Render thread.
+    @_noLocks @inline(__always)
+    func prefetchSources(_ h: UnsafeMutablePointer<HotSlot>, frame: Int64, frames n: Int) {
+        guard h.pointee.nextFrame == frame, let src = h.pointee.source else { return }
+        let s1 = src + Int(h.pointee.stride)
+        var k = 0
+        while k < n {
+            _unsafePerformance {
+                aq_prefetch(src + k)
+                aq_prefetch(s1 + k)
+            }
+            k += 16  // 64-byte lines
+        }
+        // The last frame's line (the sources need not start on a line).
+        _unsafePerformance {
+            aq_prefetch(src + (n - 1))
+            aq_prefetch(s1 + (n - 1))
+        }
+    }
+
+}

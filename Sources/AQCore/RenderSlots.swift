@@ -1,0 +1,119 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import CFloatMode
+import CMembarrier
+import Synchronization
+
+/// A queue slot's run state on the render thread.
+enum SlotState: UInt8 {
+    case free = 0, stopped, running, paused
+
+    /// Equality by raw value, written out: the synthesized one reached from another file goes
+    /// through the generic `Equatable` witness, which `@_noLocks` refuses.
+    @_noLocks @inline(__always)
+    static func == (a: SlotState, b: SlotState) -> Bool { a.rawValue == b.rawValue }
+    @_noLocks @inline(__always)
+    static func != (a: SlotState, b: SlotState) -> Bool { a.rawValue != b.rawValue }
+}
+
+/// The render thread's view of one queue. Only the render thread touches it.
+struct QueueSlot {
+    var state: SlotState = .free
+    var startReported = false
+    var stopWhenDrained = false
+    var headPlayed = false
+    var metering = false
+    /// After a reset: the next enqueued buffer fixes the origin so that it plays at once.
+    var originPending = false
+    var channels: Int32 = 0
+    var map = ChannelMap.standard(channels: 1)
+    /// Device frame at which the queue's frame 0 plays.
+    var origin: Int64 = 0
+    var pauseFrame: Int64 = 0
+    var gain: Float = 1
+    var target: Float = 1
+    var step: Float = 0
+    var head: Int32 = 0
+    var count: Int32 = 0
+    /// Late frames of the head buffer, found when it was first seen.
+    var headLate: Int32 = 0
+    /// Device frame just after the last frame played (for stop-after-drain reports).
+    var lastEnd: Int64 = 0
+    /// The queue's generation and latest start's run number, echoed in events.
+    var generation: UInt32 = 0
+    var run: UInt32 = 0
+    /// Event credits held for a `started` report not made yet, and for a stop-after-drain.
+    var startCredit = false
+    var drainCredit = false
+    /// The schedule ran out while running: a flexible buffer whose place has passed plays at once.
+    var dry = false
+    /// After a stop-after-drain: buffers of timeline `rebaseEpoch` move back by `rebaseBy`.
+    var rebaseActive = false
+    var rebaseEpoch: UInt32 = 0
+    var rebaseBy: Int64 = 0
+    /// The end of everything scheduled on the current timeline (device frames from frame 0).
+    var scheduledEnd: Int64 = 0
+    /// The control side's timeline number when it asked for the pending stop-after-drain.
+    var drainEpoch: UInt32 = 0
+    /// Volume commands applied (for the control side's current-value read).
+    var volumeSets: Int64 = 0
+
+    /// Makes the slot a stopped queue of `channels` channels. Render thread.
+    @_noLocks
+    mutating func activate(channels: Int32, map: ChannelMap, generation: UInt32) {
+        state = .stopped
+        startReported = false
+        stopWhenDrained = false
+        headPlayed = false
+        metering = false
+        originPending = false
+        self.channels = channels
+        self.map = map
+        origin = 0
+        pauseFrame = 0
+        gain = 1
+        target = 1
+        step = 0
+        head = 0
+        count = 0
+        headLate = 0
+        lastEnd = 0
+        self.generation = generation
+        run = 0
+        startCredit = false
+        drainCredit = false
+        dry = false
+        rebaseActive = false
+        rebaseEpoch = 0
+        rebaseBy = 0
+        scheduledEnd = 0
+        drainEpoch = 0
+        volumeSets = 0
+    }
+}
+
+/// The steady state of one queue, kept apart from ``QueueSlot`` so that the common case reads
+/// one small record per queue per cycle (issue 13): a started stereo queue on outputs 0 and 1,
+/// at a steady gain, without meters, in the middle of its head buffer. The general path
+/// (``RenderCore/mix(slot:t:n:outputs:channels:reported:)``) fills it in when a cycle leaves
+/// the queue in that state; every command for the queue empties it; a cycle that does not
+/// start at `nextFrame` (an xrun, a jump) or that would reach the buffer's end goes through the
+/// general path. Only the render thread (or a control thread holding the gate) touches it.
+struct HotSlot {
+    /// The device frame the next cycle must start at for this record to hold; `Int64.min`
+    /// when it does not hold.
+    var nextFrame: Int64 = .min
+    /// Channel 0's next frame; channel 1 is `stride` floats further.
+    var source: UnsafeMutablePointer<Float>? = nil
+    var stride: Int32 = 0
+    /// Frames of the head buffer from `nextFrame` on (a cycle of fewer frames stays inside it).
+    var remaining: Int32 = 0
+    var gain: Float = 1
+    /// The head buffer starts exactly at `nextFrame` and has not been seen yet: the cycle
+    /// that uses the record first does what the general path does on a buffer's first frame
+    /// when it is on time and carries no volume (marks it played).
+    var firstFrame: Bool = false
+}
