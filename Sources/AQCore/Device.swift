@@ -109,6 +109,32 @@ public protocol AudioDevice: AnyObject, Sendable {
     /// Any thread but the render thread; does not block. Default: `latency.playback` for every
     /// channel.
     func playbackLatency(ofOutput channel: Int) -> Int
+    /// Who drives the device's cycles: its own clock on a realtime thread, or its caller, one
+    /// call a cycle (``HandDrivenDevice``). Fixed for the device's life. Any thread. Default:
+    /// `.realtime`; a ``HandDrivenDevice`` is `.byCaller(self)`.
+    var clocking: DeviceClocking { get }
+}
+
+/// Who drives a device's cycles (``AudioDevice/clocking``). The engine asks this instead of
+/// testing the device's type: a device driven by its caller has no events thread pumping its
+/// inputs, renders offline, and its time is the frame its caller has reached.
+public enum DeviceClocking: Sendable {
+    /// The device's own clock calls the renderer on its realtime thread (``JackDevice``).
+    case realtime
+    /// The caller renders each cycle on its own thread (``ManualDevice``, offline rendering).
+    case byCaller(any HandDrivenDevice)
+}
+
+extension AudioDevice {
+    /// Realtime unless the device says otherwise.
+    public var clocking: DeviceClocking { .realtime }
+    /// The device as hand-driven when its caller drives its cycles, else nil. Any thread.
+    public var handDriven: (any HandDrivenDevice)? {
+        if case .byCaller(let d) = clocking { return d }
+        return nil
+    }
+    /// True when the device's own clock drives its cycles. Any thread.
+    public var isRealtime: Bool { handDriven == nil }
 }
 
 /// How far the device's ports are from the world, in device frames.
@@ -149,6 +175,11 @@ public protocol HandDrivenDevice: AudioDevice {
     /// false when the device is not started.
     @discardableResult
     func render(frames: Int, into outputs: UnsafePointer<UnsafeMutablePointer<Float>>) -> Bool
+}
+
+extension HandDrivenDevice {
+    /// Its caller drives it.
+    public var clocking: DeviceClocking { .byCaller(self) }
 }
 
 /// A change of a device's availability, told to the handler set with

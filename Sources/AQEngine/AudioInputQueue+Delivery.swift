@@ -81,7 +81,7 @@ extension AudioInputQueue {
     /// time, both flags set.
     func timeStamp(ofSampleTime arrival: Double, latency: Int) -> AudioTimeStamp {
         let sample = arrival - Double(latency)
-        if let manual = hub.device as? any HandDrivenDevice {
+        if let manual = hub.device.handDriven {
             let whole = sample.rounded(.down)
             let host = manual.hostTime(ofFrame: Int64(whole)) &+ UInt64(((sample - whole) * 1e9 / hub.device.sampleRate).rounded())
             return AudioTimeStamp(

@@ -278,7 +278,7 @@ public final class AudioQueueEngine: @unchecked Sendable {
                 // wall clock will be by then, not after the last cycle it rendered.
                 earliest = max(earliest, Int64(tb.sampleTime(forHostTime: HostClock.now())) + Int64(a.frames) + device.schedulingLead)
             }
-        } else if let manual = device as? any HandDrivenDevice {
+        } else if let manual = device.handDriven {
             earliest = manual.currentFrame
         }
         var want = earliest

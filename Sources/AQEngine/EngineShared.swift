@@ -65,7 +65,7 @@ final class EngineShared: @unchecked Sendable {
         core = RenderCore.allocate(sampleRate: device.sampleRate, capacities: capacities)
         // The hand-driven device is not realtime: its render waits for a control thread that
         // applies commands, rather than render a silent cycle.
-        core.pointee.setWaitsForControl(device is any HandDrivenDevice)
+        core.pointee.setWaitsForControl(!device.isRealtime)
         slots = Array(repeating: nil, count: capacities.queues)
         freeSlots = (0..<Int32(capacities.queues)).reversed()
     }
@@ -107,7 +107,7 @@ final class EngineShared: @unchecked Sendable {
             // On a hand-driven device the caller says when input is read (its
             // deliverPendingEvents), so that what a recording queue gets does not depend on how
             // fast the calling thread renders against this thread's 20 ms timer.
-            let pumpInputs = !(device is any HandDrivenDevice)
+            let pumpInputs = device.isRealtime
             while !stop.load(ordering: .acquiring) {
                 var ts = timespec()
                 clock_gettime(CLOCK_REALTIME, &ts)
@@ -262,7 +262,7 @@ final class EngineShared: @unchecked Sendable {
         defer { commandLock.unlock() }
         try pushLocked(commands)
         let target = core.pointee.commands.produced
-        let realtime = !(device is any HandDrivenDevice)
+        let realtime = device.isRealtime
         let period = Double(max(device.framesPerCycle, 64)) / device.sampleRate
         let deadline = HostClock.now() &+ UInt64(max(0.05, 10 * period) * 1e9)
         while core.pointee.commandsApplied &- target < 0 {
@@ -277,7 +277,7 @@ final class EngineShared: @unchecked Sendable {
 
     /// The first frame of the next render cycle (where commands applied now take effect).
     func nextCycleFrame() -> Int64 {
-        if let manual = device as? any HandDrivenDevice { return manual.currentFrame }
+        if let manual = device.handDriven { return manual.currentFrame }
         if let a = core.pointee.clock.anchor() { return a.frame + Int64(a.frames) }
         return 0
     }
@@ -290,7 +290,7 @@ final class EngineShared: @unchecked Sendable {
     }
 
     func deviceCurrentTime() -> AudioTimeStamp {
-        if let manual = device as? any HandDrivenDevice {
+        if let manual = device.handDriven {
             let f = Double(manual.currentFrame)
             guard let tb = timebase else {
                 return AudioTimeStamp(sampleTime: f, hostTime: manual.hostTime(ofFrame: manual.currentFrame), rateScalar: 1,

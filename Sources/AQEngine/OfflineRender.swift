@@ -83,7 +83,7 @@ extension AudioQueue {
 extension EngineShared {
     /// Throws unless offline rendering can write `format` on this engine.
     func checkOfflineFormat(_ format: AudioStreamBasicDescription) throws(AudioQueueError) {
-        guard device is any HandDrivenDevice else {
+        guard !device.isRealtime else {
             throw AudioQueueError(.invalidDevice, "offline rendering needs an engine on a hand-driven device such as ManualDevice (\(device.uid) renders live)")
         }
         let bits = format.bitsPerChannel
@@ -104,7 +104,7 @@ extension EngineShared {
         into data: UnsafeMutableRawPointer, capacity: Int
     ) throws(AudioQueueError) -> Int {
         try checkOfflineFormat(format)
-        guard let manual = device as? any HandDrivenDevice else { throw AudioQueueError(.invalidDevice, "not a hand-driven device") }
+        guard let manual = device.handDriven else { throw AudioQueueError(.invalidDevice, "not a hand-driven device") }
         guard frames >= 0 else { throw AudioQueueError(.invalidParameter, "a negative frame count") }
         let bytes = frames * Int(format.bytesPerFrame)
         guard bytes <= capacity else {
