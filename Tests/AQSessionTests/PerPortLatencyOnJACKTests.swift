@@ -55,16 +55,19 @@ extension RecordOnJACKTests {
         defer { p.stop() }
         #expect(p.wait(timeout: .seconds(30)))
         let out = RecordOnJACKTests.text(log)
-        // The takes are the only recordings: no witness beside them can tell what an xrun did
-        // between the source client and each take, so such a run is repeated (liveRun).
-        if RecordOnJACKTests.xrunned(out) { return .witnessCouldNotTell(reason: "aqsync saw an xrun; no witness beside the takes", aqsyncFigures: aqsyncPlayFigures(out)) }
-        #expect(p.terminationStatus == 0, "\(out)")
+        // The three takes come from one capture ring at the same device frames, so an xrun
+        // moves them alike and their placement against one another stays judged; each take's
+        // own spacing is judged up to aqsync's first discontinuity (``untouchedFrames``).
+        let cut = RecordOnJACKTests.untouchedFrames(out, compensation: Self.perPortLate)
+        if cut < 3 * Self.perPortInterval { return .witnessCouldNotTell(reason: "aqsync saw an xrun within the first clicks: \(RecordOnJACKTests.xrunLines(out))", aqsyncFigures: aqsyncPlayFigures(out)) }
+        if cut != .max { print("takesUseTheLatencyOfTheirPorts: aqsync reported an xrun; each take's spacing judged up to session frame \(cut)") }
+        #expect(p.terminationStatus == 0 || (cut != .max && p.terminationStatus == 3 && out.contains("frames lost")), "\(out)")
         let frames = 3 * RecordOnJACKTests.rate
         var clicks: [String: [Int]] = [:]
         for name in ["early.wav", "late.wav", "raw.wav"] {
             let take = try WAVReader.read(dir.file(name))
             #expect(take.frameCount == frames, "\(name)")
-            let found = ImpulseFinder.find(take.channels[0], threshold: 0.5)
+            let found = ImpulseFinder.find(take.channels[0], threshold: 0.5).filter { $0 < cut }
             #expect(ReferenceClicker.isFaithful(found, interval: Self.perPortInterval), "\(name): clicks not \(Self.perPortInterval) apart: \(found.prefix(4))…")
             guard !found.isEmpty else { return .judged }
             clicks[name] = found
