@@ -17,4 +17,7 @@ struct CaptureCounters: ~Copyable {
     let writing = Atomic<Int64>(0)
     /// Device frames the device skipped (captured as silence).
     let skippedFrames = Atomic<Int64>(0)
+    /// The ring's end when the render thread last woke the events thread for the capture
+    /// (render thread only; ``RenderCore/captureWantsWake()``).
+    let wokenEnd = Atomic<Int64>(-1)
 }

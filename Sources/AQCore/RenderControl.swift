@@ -15,4 +15,7 @@ struct RenderControl: ~Copyable {
     /// The slot + 1 of the only queue mixed (offline rendering of one queue), 0 for every queue
     /// (``RenderCore/setSolo(_:)``).
     let solo = Atomic<Int>(0)
+    /// Frames of capture after which the render thread wakes the events thread to hand the
+    /// input queues what was recorded; 0: never (``RenderCore/setCaptureWake(frames:)``).
+    let captureWakeFrames = Atomic<Int>(0)
 }

@@ -34,6 +34,20 @@ extension RenderCore {
         inputCounters.pointee.latestCycleFrame.store(frame, ordering: .releasing)
     }
 
+    /// True when the capture ring has advanced by the control side's wake threshold since the
+    /// last wake (or went back): the input queues have something to read. Records the wake.
+    /// Render thread.
+    @_noLocks
+    func captureWantsWake() -> Bool {
+        let every = control.pointee.captureWakeFrames.load(ordering: .relaxed)
+        guard every > 0, captureMask > 0 else { return false }
+        let end = inputCounters.pointee.end.load(ordering: .relaxed)
+        let woken = inputCounters.pointee.wokenEnd.load(ordering: .relaxed)
+        guard end < woken || end - woken >= Int64(every) else { return false }
+        inputCounters.pointee.wokenEnd.store(end, ordering: .relaxed)
+        return true
+    }
+
     /// Copies one cycle's inputs into the capture ring at their device frames; channels the
     /// cycle lacks are silence, and so are device frames skipped since the previous cycle (at
     /// most the ring's length of them is written). Render thread.

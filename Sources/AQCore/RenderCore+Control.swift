@@ -89,6 +89,13 @@ extension RenderCore {
         return true
     }
 
+    /// Wakes the events thread whenever the capture ring has advanced `frames` frames (0:
+    /// never), so that input queues are handed what was recorded when it is there rather than
+    /// by a timer. Control side; does not block.
+    package func setCaptureWake(frames: Int) {
+        control.pointee.captureWakeFrames.store(max(frames, 0), ordering: .relaxed)
+    }
+
     /// Commands applied so far (the command ring's read position). Any thread.
     package var commandsApplied: Int { commands.index.consumed }
 

@@ -138,7 +138,7 @@ extension RenderCore {
         // Only the render thread writes the counters: a load and a store, no locked add.
         stats.pointee.cycles.store(stats.pointee.cycles.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
         gate.pointee.inCycle.store(0, ordering: .releasing)
-        if reported {
+        if captureWantsWake() || reported {
             // sem_post is async-signal-safe: it neither locks nor allocates.
             _unsafePerformance { _ = sem_post(wake) }
         }

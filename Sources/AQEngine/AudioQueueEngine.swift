@@ -183,10 +183,14 @@ public final class AudioQueueEngine: @unchecked Sendable {
             format, deviceRate: device.sampleRate, inputs: min(device.inputChannelCount, capacities.inputChannels))
         let hub = shared
         hub.lock.lock()
-        defer { hub.lock.unlock() }
-        if hub.closed { throw AudioQueueError(.invalidDevice, "the engine is closed") }
+        if hub.closed {
+            hub.lock.unlock()
+            throw AudioQueueError(.invalidDevice, "the engine is closed")
+        }
         let q = AudioInputQueue(hub: hub, format: format, converter: converter, callback: callback)
         hub.inputs.append(q)
+        hub.lock.unlock()
+        hub.updateCaptureWake()
         return q
     }
 

@@ -94,6 +94,21 @@ final class EngineShared: @unchecked Sendable {
         lock.lock()
         inputs.removeAll { $0 === q }
         lock.unlock()
+        updateCaptureWake()
+    }
+
+    /// Frames of capture after which the render thread wakes the events thread while input
+    /// queues exist on a realtime device: 10 ms (a buffer is handed to its callback at most
+    /// that, plus a cycle, after it is full).
+    var captureWakeFrames: Int { max(1, Int(device.sampleRate / 100)) }
+
+    /// Turns the render thread's capture wake on while input queues exist on a realtime
+    /// device, off otherwise. Any control thread; `lock` not held.
+    func updateCaptureWake() {
+        lock.lock()
+        let any = !inputs.isEmpty
+        lock.unlock()
+        core.pointee.setCaptureWake(frames: any && device.isRealtime ? captureWakeFrames : 0)
     }
 
     // MARK: - Events thread
@@ -106,14 +121,13 @@ final class EngineShared: @unchecked Sendable {
             let wake = core.pointee.wake
             // On a hand-driven device the caller says when input is read (its
             // deliverPendingEvents), so that what a recording queue gets does not depend on how
-            // fast the calling thread renders against this thread's 20 ms timer.
+            // fast the calling thread renders. On a realtime device the render thread wakes this
+            // thread when the capture ring has advanced (``updateCaptureWake()``).
             let pumpInputs = device.isRealtime
+            // No timer: the render thread posts for its events and the capture, control
+            // threads for their notices, and stopEventsThread to end.
             while !stop.load(ordering: .acquiring) {
-                var ts = timespec()
-                clock_gettime(CLOCK_REALTIME, &ts)
-                ts.tv_nsec += 20_000_000
-                if ts.tv_nsec >= 1_000_000_000 { ts.tv_sec += 1; ts.tv_nsec -= 1_000_000_000 }
-                _ = sem_timedwait(wake, &ts)
+                _ = sem_wait(wake)
                 if stop.load(ordering: .acquiring) { break }
                 deliverPendingEvents(pumpInputs: pumpInputs)
             }
