@@ -69,14 +69,20 @@ struct JackCaptureStorage: ~Copyable {
 /// the caller's. Start it with ``JackDevice/startCapture()``.
 ///
 /// Thread safety: any control thread; ``read(into:maxFrames:)`` from one thread at a time.
-/// Nothing blocks except ``stop()`` (two cycles at most).
+/// Nothing blocks except ``stop()`` (until a cycle has begun without the ring: about one).
 public final class JackCapture: @unchecked Sendable {
     /// Channels taken (the device's outputs).
     public let channels: Int
     /// The server's rate when the capture started.
     public let sampleRate: Int
     let storage: UnsafeMutablePointer<JackCaptureStorage>
-    private let state = Mutex<(stopped: Bool, detach: (@Sendable () -> Void)?)>((false, nil))
+    private let state = Mutex<(stopped: Bool, detach: (@Sendable () -> Bool)?, kept: Bool)>((false, nil, false))
+
+    /// Rings kept instead of freed, process-wide: their ``stop()`` saw no cycle let go of them
+    /// (the server stopped calling back), so freeing them could have pulled memory from under
+    /// a cycle. Any thread.
+    public static var ringsKept: Int { kept.load(ordering: .relaxed) }
+    private static let kept = Atomic<Int>(0)
 
     init(ports: [OpaquePointer?], sampleRate: Int, seconds: Double = 4) {
         self.channels = ports.count
@@ -87,11 +93,12 @@ public final class JackCapture: @unchecked Sendable {
 
     deinit {
         stop()
+        if state.withLock({ $0.kept }) { return }
         storage.deinitialize(count: 1)
         storage.deallocate()
     }
 
-    func setDetach(_ f: @escaping @Sendable () -> Void) { state.withLock { $0.detach = f } }
+    func setDetach(_ f: @escaping @Sendable () -> Bool) { state.withLock { $0.detach = f } }
 
     /// Moves up to `maxFrames` frames out of the ring, de-interleaved: `planes[c]` receives
     /// channel `c` (``channels`` planes). Returns the frames moved (0 when none are waiting).
@@ -118,13 +125,18 @@ public final class JackCapture: @unchecked Sendable {
     public var droppedFrames: Int { storage.pointee.dropped.load(ordering: .relaxed) }
 
     /// The process callback stops taking frames; returns once no cycle can still be copying
-    /// (two cycles, 200 ms at most). Idempotent. Control thread.
+    /// (a cycle has begun without the ring: about one). If none comes within 2 s the ring is
+    /// kept rather than freed (``ringsKept``). Idempotent. Control thread.
     public func stop() {
-        let detach: (@Sendable () -> Void)? = state.withLock { s in
+        let detach: (@Sendable () -> Bool)? = state.withLock { s in
             if s.stopped { return nil }
             s.stopped = true
-            return s.detach ?? {}
+            return s.detach ?? { true }
         }
-        detach?()
+        guard let detach else { return }
+        if !detach() {
+            state.withLock { $0.kept = true }
+            Self.kept.wrappingAdd(1, ordering: .relaxed)
+        }
     }
 }

@@ -427,19 +427,25 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         }
         let capture = JackCapture(ports: ins, sampleRate: rate)
         let storage = capture.storage
-        capture.setDetach { [weak self] in self?.detachCapture() }
-        state.pointee.capture.store(storage, ordering: .releasing)
+        // A device gone has closed its client: no cycle can use the ring any more.
+        capture.setDetach { [weak self] in self?.detachCapture() ?? true }
+        state.pointee.capture.publish(UnsafeMutableRawPointer(storage))
         return capture
     }
 
-    /// The process callback stops recording; returns once no cycle can still be copying into
-    /// the capture's ring (two cycles, 200 ms at most). Control thread.
-    private func detachCapture() {
-        state.pointee.capture.store(nil, ordering: .releasing)
-        guard isRunning, let core = state.pointee.core.load(ordering: .acquiring) else { return }
-        let target = core.pointee.clock.cycleCount + 2
-        let deadline = ContinuousClock.now + .milliseconds(200)
-        while core.pointee.clock.cycleCount < target && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.001) }
+    /// The process callback stops recording; returns true once a cycle has begun without the
+    /// capture's ring (``RenderHandoff``), or the device is not running (no cycle comes).
+    /// False when no cycle acknowledged it within 2 s (the server stopped calling back): the
+    /// ring must then be kept, not freed. Waits a cycle or so. Control thread.
+    private func detachCapture() -> Bool {
+        let generation = state.pointee.capture.publish(nil)
+        let deadline = ContinuousClock.now + .seconds(2)
+        while !state.pointee.capture.isAcknowledged(generation) {
+            guard isRunning else { return true }
+            if ContinuousClock.now >= deadline { return false }
+            Thread.sleep(forTimeInterval: 0.001)
+        }
+        return true
     }
 
     /// The thread JACK runs the process callback on (`jack_client_thread_id`), while the
