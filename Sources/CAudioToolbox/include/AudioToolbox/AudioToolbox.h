@@ -15,5 +15,6 @@
 #include <CoreFoundation/CFRunLoop.h>
 #include <AudioToolbox/AudioQueue.h>
 #include <AudioToolbox/AudioFileStream.h>
+#include <AudioToolbox/AudioFile.h>
 
 #endif
