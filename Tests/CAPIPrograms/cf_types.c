@@ -8,6 +8,15 @@
 #include <stdio.h>
 #include <string.h>
 
+/* What Apple's umbrella headers bring and programs rely on (issue 23). */
+#include <TargetConditionals.h>
+#if !TARGET_OS_LINUX || TARGET_OS_MAC || TARGET_OS_IPHONE || !TARGET_RT_LITTLE_ENDIAN
+#error "TARGET_ macros for Linux expected"
+#endif
+#if !defined(COREAUDIOTYPES_VERSION) || !defined(MAC_OS_X_VERSION_10_5) || !defined(MAC_OS_X_VERSION_MAX_ALLOWED)
+#error "the version macros Core Audio utility code tests"
+#endif
+
 static int passed, failed;
 #define EXPECT(c, ...) do { if (c) passed++; else { failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
 
@@ -20,6 +29,10 @@ static void tick(CFRunLoopTimerRef timer, void *info) {
 
 int main(void) {
     EXPECT(sizeof(Boolean) == 1, "Boolean is one byte");
+    void *none = nil;
+    EXPECT(none == NULL, "nil");
+    EXPECT(CFSwapInt32HostToBig(1) == 0x01000000u && CFSwapInt16BigToHost(0x0102) == 0x0201, "CFByteOrder");
+    EXPECT(isprint('a') && toupper('a') == 'A', "ctype.h through the umbrella");
     CFStringRef constant = CFSTR("hello");
     EXPECT(CFStringGetLength(constant) == 5, "CFSTR length %ld", (long)CFStringGetLength(constant));
     CFStringRef made = CFStringCreateWithCString(kCFAllocatorDefault, "hello", kCFStringEncodingUTF8);

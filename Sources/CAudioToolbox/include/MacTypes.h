@@ -10,7 +10,9 @@
  * OSType, UniChar, …) are Core Foundation's own: the toolchain's CFBase.h defines them, and
  * AQSyncCFSubset.h defines them the same way for compilers that cannot read it (issue 23).
  * Boolean is therefore `bool` (one byte, as Apple's `unsigned char`; Swift imports it as Bool).
- * CoreFoundation.h also brings the C headers Apple's umbrella brings (stdio.h, stdlib.h, …). */
+ * CoreFoundation.h also brings the C headers Apple's umbrella brings (stdio.h, stdlib.h, …);
+ * TargetConditionals.h the TARGET_ macros. */
+#include <TargetConditionals.h>
 #include <CoreFoundation/CoreFoundation.h>
 
 /* Counts are longs, as in Apple's MacTypes.h: 64 bits on LP64 (issue 22; they were UInt32). */

@@ -5,7 +5,7 @@
  * Foundation. It defines nothing: every function and constant here is declared exactly as the
  * toolchain's headers declare it (same types, same struct tags) and is the one
  * swift-corelibs-foundation's libFoundation.so exports, which pkg-config's Libs link. Only the
- * part audio programs use is here: base types and memory management, CFString, CFURL, CFData,
+ * part audio programs use is here: base types and memory management, CFByteOrder, CFString, CFURL, CFData,
  * CFDictionary (reading), CFNumber (making and reading), CFRunLoop with timers and sources,
  * absolute time. Build with clang -fblocks for all of Core Foundation. docs/c-api.md.
  */
@@ -216,6 +216,29 @@ extern Boolean CFEqual(CFTypeRef cf1, CFTypeRef cf2);
 extern CFHashCode CFHash(CFTypeRef cf);
 extern CFStringRef CFCopyDescription(CFTypeRef cf);
 extern void CFShow(CFTypeRef obj);
+
+/* ---- CFByteOrder.h (inline, as the toolchain's; Linux on x86-64 and arm64 is little-endian) ---- */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#error "AQSyncCFSubset.h is written for little-endian machines: build with clang -fblocks"
+#endif
+typedef CFIndex CFByteOrder;
+AQSYNC_ENUM(CFByteOrder) { CFByteOrderUnknown = 0, CFByteOrderLittleEndian = 1, CFByteOrderBigEndian = 2 };
+static inline CFByteOrder CFByteOrderGetCurrent(void) { return CFByteOrderLittleEndian; }
+static inline uint16_t CFSwapInt16(uint16_t arg) { return __builtin_bswap16(arg); }
+static inline uint32_t CFSwapInt32(uint32_t arg) { return __builtin_bswap32(arg); }
+static inline uint64_t CFSwapInt64(uint64_t arg) { return __builtin_bswap64(arg); }
+static inline uint16_t CFSwapInt16BigToHost(uint16_t arg) { return CFSwapInt16(arg); }
+static inline uint32_t CFSwapInt32BigToHost(uint32_t arg) { return CFSwapInt32(arg); }
+static inline uint64_t CFSwapInt64BigToHost(uint64_t arg) { return CFSwapInt64(arg); }
+static inline uint16_t CFSwapInt16HostToBig(uint16_t arg) { return CFSwapInt16(arg); }
+static inline uint32_t CFSwapInt32HostToBig(uint32_t arg) { return CFSwapInt32(arg); }
+static inline uint64_t CFSwapInt64HostToBig(uint64_t arg) { return CFSwapInt64(arg); }
+static inline uint16_t CFSwapInt16LittleToHost(uint16_t arg) { return arg; }
+static inline uint32_t CFSwapInt32LittleToHost(uint32_t arg) { return arg; }
+static inline uint64_t CFSwapInt64LittleToHost(uint64_t arg) { return arg; }
+static inline uint16_t CFSwapInt16HostToLittle(uint16_t arg) { return arg; }
+static inline uint32_t CFSwapInt32HostToLittle(uint32_t arg) { return arg; }
+static inline uint64_t CFSwapInt64HostToLittle(uint64_t arg) { return arg; }
 
 /* ---- CFString.h ---- */
 typedef UInt32 CFStringEncoding;
