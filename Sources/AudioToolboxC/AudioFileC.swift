@@ -190,8 +190,13 @@ func readPackets(_ id: OpaquePointer?, capacity: Int, _ descriptions: UnsafeMuta
     guard let ioNumPackets, let inBuffer else { return paramError }
     return withAudioFile(inAudioFile) { f throws(AudioFileFailure) in
         let w = try writer(f)
-        let size = Int64(w.format.bytesPerPacket)
         guard inStartingPacket >= 0 else { throw AudioFileFailure(status: kAudioFileInvalidPacketOffsetError, "negative packet") }
+        if w.packets != nil {
+            ioNumPackets.pointee = UInt32(try w.writePackets(
+                start: inStartingPacket, count: Int(ioNumPackets.pointee), descriptions: inPacketDescriptions, byteCount: Int(inNumBytes), from: inBuffer))
+            return
+        }
+        let size = Int64(w.format.bytesPerPacket)
         let packets = min(Int64(ioNumPackets.pointee), Int64(inNumBytes) / size)
         try w.writeBytes(start: inStartingPacket * size, count: Int(packets * size), from: inBuffer)
         ioNumPackets.pointee = UInt32(packets)

@@ -13,19 +13,26 @@ extension CAudioFile {
         let absent = AudioFileFailure(status: kAudioFileUnsupportedPropertyError, "property '\(FourCharCode(rawValue: id))' is not in this file or not supported")
         switch kind {
         case .writing(let w):
-            let frames = w.packetCount
             switch Int(id) {
             case Int(kAudioFilePropertyFileFormat): return of(w.fileType)
             case Int(kAudioFilePropertyDataFormat): return of(w.format.c)
             case Int(kAudioFilePropertyAudioDataByteCount): return of(UInt64(w.dataBytes))
-            case Int(kAudioFilePropertyAudioDataPacketCount): return of(UInt64(frames))
-            case Int(kAudioFilePropertyMaximumPacketSize), Int(kAudioFilePropertyPacketSizeUpperBound): return of(w.format.bytesPerPacket)
+            case Int(kAudioFilePropertyAudioDataPacketCount): return of(UInt64(w.packetCount))
+            case Int(kAudioFilePropertyMaximumPacketSize), Int(kAudioFilePropertyPacketSizeUpperBound):
+                return of(w.packets.map { $0.sizes.max() ?? 0 } ?? w.format.bytesPerPacket)
             case Int(kAudioFilePropertyDataOffset): return of(w.dataOffset)
-            case Int(kAudioFilePropertyEstimatedDuration): return of(Double(frames) / w.format.sampleRate)
+            case Int(kAudioFilePropertyEstimatedDuration): return of(Double(w.frameCount) / w.format.sampleRate)
+            case Int(kAudioFilePropertyMagicCookieData):
+                guard let cookie = w.packets?.cookie, !cookie.isEmpty else { throw absent }
+                return cookie
+            case Int(kAudioFilePropertyPacketTableInfo):
+                guard let p = w.packets else { throw absent }
+                return of(CAudioToolbox.AudioFilePacketTableInfo(
+                    mNumberValidFrames: max(0, p.totalFrames - Int64(p.priming) - Int64(p.remainder)), mPrimingFrames: p.priming, mRemainderFrames: p.remainder))
             case Int(kAudioFilePropertyIsOptimized): return of(UInt32(0))
             case Int(kAudioFilePropertyDeferSizeUpdates): return of(UInt32(0))
-            case Int(kAudioFilePropertyBitRate): return of(UInt32(w.format.sampleRate * Double(w.format.bytesPerFrame) * 8))
-            case Int(kAudioFilePropertySourceBitDepth): return of(Int32(w.format.bitsPerChannel))
+            case Int(kAudioFilePropertyBitRate) where w.packets == nil: return of(UInt32(w.format.sampleRate * Double(w.format.bytesPerFrame) * 8))
+            case Int(kAudioFilePropertySourceBitDepth) where w.packets == nil: return of(Int32(w.format.bitsPerChannel))
             default: throw absent
             }
         case .reading(let r):
@@ -165,6 +172,23 @@ func translate(_ parser: AudioFileStream, _ id: UInt32, _ data: UnsafeMutableRaw
         if inPropertyID == UInt32(kAudioFilePropertyDeferSizeUpdates) {
             guard inDataSize == 4 else { throw AudioFileFailure(status: kAudioFileBadPropertySizeError, "a UInt32") }
             return  // sizes are written at AudioFileOptimize and AudioFileClose in any case
+        }
+        if case .writing(let w) = f.kind, w.packets != nil {
+            if inPropertyID == UInt32(kAudioFilePropertyMagicCookieData) {
+                try w.setCookie(Array(UnsafeRawBufferPointer(start: inPropertyData, count: Int(inDataSize))))
+                return
+            }
+            if inPropertyID == UInt32(kAudioFilePropertyPacketTableInfo) {
+                // Priming and remainder frames (the valid frames follow from them at close).
+                guard inDataSize == 16 else { throw AudioFileFailure(status: kAudioFileBadPropertySizeError, "an AudioFilePacketTableInfo") }
+                let t = inPropertyData!.loadUnaligned(as: CAudioToolbox.AudioFilePacketTableInfo.self)
+                guard t.mPrimingFrames >= 0, t.mRemainderFrames >= 0 else {
+                    throw AudioFileFailure(status: kAudioFileInvalidPacketOffsetError, "negative priming or remainder frames")
+                }
+                w.packets!.priming = t.mPrimingFrames
+                w.packets!.remainder = t.mRemainderFrames
+                return
+            }
         }
         _ = try f.propertyBytes(inPropertyID)  // unknown: 'pty?'
         throw AudioFileFailure(status: kAudioFileOperationNotSupportedError, "'\(FourCharCode(rawValue: inPropertyID))' cannot be set here")

@@ -23,9 +23,13 @@ final class AudioFileWriteState {
     private(set) var dataBytes: Int64 = 0
     private var closed = false
 
+    /// Compressed packets in a CAF (AudioFilePacketWriting.swift); nil for linear PCM.
+    let packets: CAFPacketState?
+
     /// Creates `path` (replacing it with `erase`) and writes the header. Blocks on the file.
     init(path: String, fileType: UInt32, format: SFormat, erase: Bool) throws(AudioFileFailure) {
-        let layout = try PCMHeader.check(fileType: fileType, format: format)
+        let compressed = fileType == UInt32(kAudioFileCAFType) && CAFPacketState.accepts(format)
+        let layout = compressed ? PCMHeader.Layout.caf : try PCMHeader.check(fileType: fileType, format: format)
         let flags = O_RDWR | O_CREAT | O_CLOEXEC | (erase ? O_TRUNC : O_EXCL)
         let fd = open(path, flags, 0o644)
         guard fd >= 0 else {
@@ -36,7 +40,8 @@ final class AudioFileWriteState {
         self.fileType = fileType
         self.format = format
         self.layout = layout
-        let header = PCMHeader.bytes(layout, format: format, dataBytes: nil)
+        packets = compressed ? CAFPacketState() : nil
+        let header = compressed ? CAFPacketState.header(format, cookie: [], dataBytes: nil) : PCMHeader.bytes(layout, format: format, dataBytes: nil)
         dataOffset = Int64(header.count)
         guard write(header, at: 0) else {
             closed = true
@@ -48,8 +53,47 @@ final class AudioFileWriteState {
 
     deinit { if !closed { close(fd) } }
 
+    /// Appends compressed packets (`descriptions` locate them in `from`); they must follow the
+    /// packets written so far (`start`).
+    func writePackets(start: Int64, count: Int, descriptions: UnsafePointer<CPacketDescription>?, byteCount: Int, from: UnsafeRawPointer) throws(AudioFileFailure) -> Int {
+        guard let packets else { throw AudioFileFailure(status: kAudioFileUnspecifiedError, "not a packet file") }
+        guard let descriptions else { throw AudioFileFailure(status: paramError, "compressed packets need their descriptions") }
+        guard start == Int64(packets.sizes.count) else {
+            throw AudioFileFailure(status: kAudioFileInvalidPacketOffsetError, "packet \(start) written after \(packets.sizes.count): compressed packets are written in order")
+        }
+        for i in 0..<count {
+            let d = descriptions[i]
+            let offset = Int(d.mStartOffset), size = Int(d.mDataByteSize)
+            guard offset >= 0, size > 0, offset + size <= byteCount else {
+                throw AudioFileFailure(status: paramError, "packet description \(i) lies outside the \(byteCount) bytes given")
+            }
+            guard write(UnsafeRawBufferPointer(start: from + offset, count: size), at: dataOffset + dataBytes) else {
+                throw AudioFileFailure(status: kAudioFilePermissionsError, "write failed: errno \(errno)")
+            }
+            dataBytes += Int64(size)
+            packets.add(size: d.mDataByteSize, frames: d.mVariableFramesInPacket > 0 ? d.mVariableFramesInPacket : format.framesPerPacket)
+        }
+        return count
+    }
+
+    /// Sets the magic cookie (compressed packets only); it must fit the room kept for it.
+    func setCookie(_ cookie: [UInt8]) throws(AudioFileFailure) {
+        guard let packets else { throw AudioFileFailure(status: kAudioFileUnsupportedPropertyError, "linear PCM has no magic cookie") }
+        let cookie = CAFPacketState.fileCookie(cookie, format: format)
+        guard CAFPacketState.fits(cookie) else {
+            throw AudioFileFailure(status: kAudioFileBadPropertySizeError, "a cookie of \(cookie.count) bytes: at most \(CAFPacketState.cookieRoom - 12)")
+        }
+        packets.cookie = cookie
+        guard write(CAFPacketState.room(cookie), at: CAFPacketState.cookieOffset) else {
+            throw AudioFileFailure(status: kAudioFilePermissionsError, "write failed: errno \(errno)")
+        }
+    }
+
     /// Writes `count` bytes of audio data at `start` (from the data's start).
     func writeBytes(start: Int64, count: Int, from: UnsafeRawPointer) throws(AudioFileFailure) {
+        guard packets == nil else {
+            throw AudioFileFailure(status: kAudioFileOperationNotSupportedError, "compressed packets are written with AudioFileWritePackets")
+        }
         guard start >= 0 else { throw AudioFileFailure(status: kAudioFileInvalidPacketOffsetError, "negative offset \(start)") }
         guard count > 0 else { return }
         if layout != .caf && dataOffset + start + Int64(count) > Int64(UInt32.max) {
@@ -63,6 +107,15 @@ final class AudioFileWriteState {
 
     /// Writes the header's sizes (AudioFileOptimize, AudioFileClose).
     func updateHeader() throws(AudioFileFailure) {
+        if let packets {
+            // The data's size, then the packet table after the data.
+            let table = packets.packetTable(format)
+            guard write(CAFPacketState.header(format, cookie: packets.cookie, dataBytes: dataBytes), at: 0),
+                  write(table, at: dataOffset + dataBytes), ftruncate(fd, off_t(dataOffset + dataBytes + Int64(table.count))) == 0 else {
+                throw AudioFileFailure(status: kAudioFilePermissionsError, "header write failed: errno \(errno)")
+            }
+            return
+        }
         let header = PCMHeader.bytes(layout, format: format, dataBytes: dataBytes)
         guard write(header, at: 0) else { throw AudioFileFailure(status: kAudioFilePermissionsError, "header write failed: errno \(errno)") }
         // WAVE and AIFF chunks are padded to an even size.
@@ -78,7 +131,13 @@ final class AudioFileWriteState {
         try updateHeader()
     }
 
-    var packetCount: Int64 { format.bytesPerPacket > 0 ? dataBytes / Int64(format.bytesPerPacket) : 0 }
+    var packetCount: Int64 {
+        if let packets { return Int64(packets.sizes.count) }
+        return format.bytesPerPacket > 0 ? dataBytes / Int64(format.bytesPerPacket) : 0
+    }
+
+    /// Frames written (compressed: every packet's frames).
+    var frameCount: Int64 { packets?.totalFrames ?? packetCount }
 
     private func write(_ bytes: [UInt8], at offset: Int64) -> Bool {
         bytes.withUnsafeBytes { write($0, at: offset) }

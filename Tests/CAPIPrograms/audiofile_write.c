@@ -152,6 +152,11 @@ int main(int argc, char **argv) {
     aac.mFormatID = kAudioFormatMPEG4AAC;
     aac.mChannelsPerFrame = 2;
     aac.mFramesPerPacket = 1024;
+    if (type == kAudioFileCAFType) {
+        /* CAF takes AAC packets (audiofile_copy.c writes them); not a format without frames per packet. */
+        EXPECT(AudioFileCreateWithURL(url, type, &aac, kAudioFileFlags_EraseFile, &file) == noErr && AudioFileClose(file) == noErr, "AAC in CAF");
+        aac.mFramesPerPacket = 0;
+    }
     EXPECT(AudioFileCreateWithURL(url, type, &aac, kAudioFileFlags_EraseFile, &file) == kAudioFileUnsupportedDataFormatError, "AAC in %s", typeName);
     EXPECT(AudioFileCreateWithURL(url, kAudioFileMP3Type, &f, kAudioFileFlags_EraseFile, &file) == kAudioFileUnsupportedFileTypeError, "an MP3 file");
     if (type == kAudioFileWAVEType) {

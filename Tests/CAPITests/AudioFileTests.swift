@@ -145,6 +145,42 @@ import Testing
         }
     }
 
+    /// Compressed packets copied into a CAF (`audiofile_copy.c`: AudioFileCreateWithURL, the
+    /// cookie and the packet table's priming set with AudioFileSetProperty, AudioFileWritePackets
+    /// with descriptions): ffprobe counts the same packets, and ffmpeg decodes the copy to the
+    /// source's samples. (ffmpeg applies an MP4's and an MP3's priming but not a CAF's packet
+    /// table: the copy's first `priming` frames are skipped before comparing.)
+    @Test(arguments: [
+        ("adts.aac", "-c:a aac -b:a 128k -f adts"), ("aac.m4a", "-c:a aac -b:a 128k"), ("alac.caf", "-c:a alac -f caf"),
+        ("alac.m4a", "-c:a alac"), ("t.mp3", "-c:a libmp3lame -b:a 128k"),
+    ])
+    func compressedPacketsCopiedIntoCAF(name: String, encoder: String) throws {
+        let prefix = try CAPI.prefix()
+        let dir = prefix.appendingPathComponent("audiofile-copied")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let source = dir.appendingPathComponent(name).path, copy = source + ".caf"
+        let ff = try CAPI.shell("ffmpeg -loglevel error -y -f lavfi -i sine=frequency=1000:sample_rate=44100:duration=2 -ac 2 \(encoder) '\(source)'")
+        try #require(ff.status == 0, "\(ff.output)")
+        let exe = try CAPI.build("Tests/CAPIPrograms/audiofile_copy.c", name: "audiofile_copy-\(name)")
+        let r = try CAPI.run(exe, [source, copy])
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains(" 0 failed"), "\(r.output)")
+        let priming = r.output.split(separator: "\n").first { $0.hasPrefix("priming=") }.flatMap { Int($0.dropFirst(8)) } ?? 0
+        func packets(_ file: String) throws -> String {
+            try CAPI.shell("ffprobe -v error -count_packets -show_entries stream=nb_read_packets -of csv=p=0 '\(file)'").output
+        }
+        let copied = try packets(copy), original = try packets(source)
+        #expect(copied == original, "packets: \(copied) vs \(original)")
+        let decodedSource = source + ".raw", decodedCopy = copy + ".raw"
+        let d1 = try CAPI.shell("ffmpeg -loglevel error -y -i '\(source)' -f s16le '\(decodedSource)'")
+        let d2 = try CAPI.shell("ffmpeg -loglevel error -y -i '\(copy)' -f s16le '\(decodedCopy)'")
+        try #require(d1.status == 0 && d2.status == 0, "\(d1.output)\(d2.output)")
+        let a = try Data(contentsOf: URL(fileURLWithPath: decodedSource)), b = try Data(contentsOf: URL(fileURLWithPath: decodedCopy))
+        let skip = priming * 4  // s16le stereo
+        try #require(a.count > 40000 && b.count >= skip + a.count, "decoded \(a.count) and \(b.count) bytes, priming \(priming)")
+        #expect(b.subdata(in: skip..<(skip + a.count)) == a, "the copy decodes to the source's samples (priming \(priming) frames)")
+    }
+
     /// The samples audiofile_write.c writes, in ffmpeg's raw format `sample` (s16le, s16be,
     /// s24le, s32be, f32le, …).
     static func samples(_ sample: String, channels: Int, frames: Int) -> Data {

@@ -2,7 +2,7 @@
  * AudioToolbox/AudioFile.h — aqsync's C API (issue 23): Audio File Services, written from Apple's
  * Audio File Services reference; implemented by libAudioToolbox.so on aqsync's parser
  * (reading every container it reads: docs/file-stream.md) and its own writers (linear PCM in
- * WAVE, AIFF, AIFC and CAF). docs/c-api.md, "Audio File Services", says what differs.
+ * WAVE, AIFF, AIFC and CAF; AAC, HE-AAC, ALAC and MP3 packets in CAF). docs/c-api.md, "Audio File Services", says what differs.
  *
  * Threads: an AudioFileID is used from one thread at a time (any thread); no call takes a lock
  * another call holds for long. AudioFileOpenURL reads the file's header (and, for packets of
@@ -99,8 +99,9 @@ extern OSStatus AudioFileOpenURL(CFURLRef inFileRef, AudioFilePermissions inPerm
                                  AudioFileID *outAudioFile);
 /* Creates a file for writing linear PCM: kAudioFileWAVEType (little-endian integer or float),
  * kAudioFileAIFFType (big-endian integer), kAudioFileAIFCType (either order, float too),
- * kAudioFileCAFType (any linear PCM). Anything else: kAudioFileUnsupportedDataFormatError (a
- * format the type cannot hold, e.g. compressed data) or kAudioFileUnsupportedFileTypeError. An
+ * kAudioFileCAFType (any linear PCM; and AAC, HE-AAC, ALAC or MP3 packets, with
+ * mFramesPerPacket set and mBytesPerPacket 0). Anything else: kAudioFileUnsupportedDataFormatError
+ * (a format the type cannot hold) or kAudioFileUnsupportedFileTypeError. An
  * existing file without kAudioFileFlags_EraseFile: kAudioFilePermissionsError. Blocks. */
 extern OSStatus AudioFileCreateWithURL(CFURLRef inFileRef, AudioFileTypeID inFileType, const AudioStreamBasicDescription *inFormat,
                                        AudioFileFlags inFlags, AudioFileID *outAudioFile);
@@ -133,7 +134,9 @@ extern OSStatus AudioFileReadPackets(AudioFileID inAudioFile, Boolean inUseCache
 extern OSStatus AudioFileWriteBytes(AudioFileID inAudioFile, Boolean inUseCache, SInt64 inStartingByte, UInt32 *ioNumBytes,
                                     const void *inBuffer);
 /* *ioNumPackets packets (inNumBytes bytes) at packet inStartingPacket; descriptions are not
- * needed for linear PCM. */
+ * needed for linear PCM. Compressed packets need their descriptions (kAudio_ParamError without)
+ * and are written in order: inStartingPacket must be the number written so far
+ * (kAudioFileInvalidPacketOffsetError otherwise). */
 extern OSStatus AudioFileWritePackets(AudioFileID inAudioFile, Boolean inUseCache, UInt32 inNumBytes,
                                       const AudioStreamPacketDescription *inPacketDescriptions, SInt64 inStartingPacket,
                                       UInt32 *ioNumPackets, const void *inBuffer);
@@ -149,8 +152,12 @@ extern OSStatus AudioFileGetPropertyInfo(AudioFileID inAudioFile, AudioFilePrope
  * outPropertyData. */
 extern OSStatus AudioFileGetProperty(AudioFileID inAudioFile, AudioFilePropertyID inPropertyID, UInt32 *ioDataSize,
                                      void *outPropertyData);
-/* kAudioFilePropertyDeferSizeUpdates only (accepted, changes nothing); others answer
- * kAudioFileUnsupportedPropertyError or kAudioFileOperationNotSupportedError. */
+/* kAudioFilePropertyDeferSizeUpdates (accepted, changes nothing); on a CAF of compressed packets
+ * being written, kAudioFilePropertyMagicCookieData (any time before AudioFileClose, at most 4084
+ * bytes: kAudioFileBadPropertySizeError past that; an AAC AudioSpecificConfig is stored in an
+ * esds, an MP4 'alac' atom after a 'frma' atom, as CAF readers expect) and
+ * kAudioFilePropertyPacketTableInfo (its priming and remainder frames; the valid frames follow).
+ * Others answer kAudioFileUnsupportedPropertyError or kAudioFileOperationNotSupportedError. */
 extern OSStatus AudioFileSetProperty(AudioFileID inAudioFile, AudioFilePropertyID inPropertyID, UInt32 inDataSize,
                                      const void *inPropertyData);
 
