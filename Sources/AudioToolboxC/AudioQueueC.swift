@@ -485,12 +485,31 @@ func currentDeviceString(_ q: CQueue) throws(AudioQueueError) -> UnsafeRawPointe
     return UnsafeRawPointer(Unmanaged<CFString>.passRetained(CFStrings.make(String(decoding: bytes, as: UTF8.self))).toOpaque())
 }
 
+/// The queue property a converter property ID stands for (issue 23): Apple's queue forwards
+/// its converter's properties, and recorders read a recording queue's encoded format and cookie
+/// as kAudioConverterCurrentOutputStreamDescription and kAudioConverterCompressionMagicCookie
+/// (a playback queue's: …CurrentInputStreamDescription, …DecompressionMagicCookie). Others as given.
+func converterAlias(_ q: CQueue, _ id: UInt32) -> UInt32 {
+    let recording: Bool
+    if case .input = q.kind { recording = true } else { recording = false }
+    switch id {
+    case UInt32(kAudioConverterCurrentOutputStreamDescription) where recording,
+         UInt32(kAudioConverterCurrentInputStreamDescription) where !recording:
+        return UInt32(kAudioQueueProperty_StreamDescription)
+    case UInt32(kAudioConverterCompressionMagicCookie) where recording,
+         UInt32(kAudioConverterDecompressionMagicCookie) where !recording:
+        return UInt32(kAudioQueueProperty_MagicCookie)
+    default:
+        return id
+    }
+}
+
 /// `AudioQueueGetPropertySize`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
 /// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueueGetPropertySize(_ inAQ: AudioQueueRef?, _ inID: UInt32, _ outDataSize: UnsafeMutablePointer<UInt32>?) -> OSStatus {
     guard let outDataSize else { return paramError }
     return withQueue(inAQ) { q throws(AudioQueueError) in
-        outDataSize.pointee = UInt32(try cProperty(q, inID).count)
+        outDataSize.pointee = UInt32(try cProperty(q, converterAlias(q, inID)).count)
     }
 }
 
@@ -499,6 +518,7 @@ func currentDeviceString(_ q: CQueue) throws(AudioQueueError) -> UnsafeRawPointe
 @c public func AudioQueueGetProperty(_ inAQ: AudioQueueRef?, _ inID: UInt32, _ outData: UnsafeMutableRawPointer?, _ ioDataSize: UnsafeMutablePointer<UInt32>?) -> OSStatus {
     guard let outData, let ioDataSize else { return paramError }
     return withQueue(inAQ) { q throws(AudioQueueError) in
+        let inID = converterAlias(q, inID)
         let bytes = try cProperty(q, inID)
         var n = bytes.count
         if Int(ioDataSize.pointee) < n {

@@ -29,14 +29,15 @@ import Testing
     @Test func everyDeclaredFunctionIsExported() throws {
         let prefix = try CAPI.prefix()
         var declared: Set<String> = []
-        for header in ["AudioToolbox/AudioQueue.h", "AudioToolbox/AudioFileStream.h", "AudioToolbox/AudioFile.h"] {
+        for header in ["AudioToolbox/AudioQueue.h", "AudioToolbox/AudioFileStream.h", "AudioToolbox/AudioFile.h",
+                       "AudioToolbox/AudioFormat.h", "AudioToolbox/AudioServices.h", "CoreAudio/AudioHardware.h"] {
             let text = try String(contentsOf: prefix.appendingPathComponent("include/\(header)"), encoding: .utf8)
             let regex = try NSRegularExpression(pattern: #"^extern [A-Za-z_ ]+?\**\s*([A-Za-z_][A-Za-z0-9_]*)\("#, options: .anchorsMatchLines)
             for m in regex.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
                 declared.insert(String(text[Range(m.range(at: 1), in: text)!]))
             }
         }
-        #expect(declared.count == 29 + 7 + 12, "declared: \(declared.sorted())")
+        #expect(declared.count == 29 + 7 + 12 + 2 + 3 + 3, "declared: \(declared.sorted())")
         let nm = try CAPI.shell("nm -D --defined-only '\(prefix.path)/lib/libAudioToolbox.so'")
         let exported = Set(nm.output.split(separator: "\n").compactMap { line -> String? in
             let f = line.split(separator: " ")
@@ -77,6 +78,17 @@ import Testing
     @Test func offlineConformance() throws {
         let exe = try CAPI.build("Tests/CAPIPrograms/conformance_offline.c")
         let r = try CAPI.run(exe, environment: ["AQSYNC_DEVICE": "offline"])
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains(" 0 failed"), "\(r.output)")
+    }
+
+    /// What a recorder asks before recording (issue 23; `format_device.c`, offline at 44.1 kHz):
+    /// FormatInfo completing linear PCM, AAC and ALAC formats; the default input and output
+    /// device, its nominal rate, buffer size and name; a queue's converter properties; the
+    /// result codes of each.
+    @Test func formatInfoDevicesAndConverterProperties() throws {
+        let exe = try CAPI.build("Tests/CAPIPrograms/format_device.c")
+        let r = try CAPI.run(exe, environment: ["AQSYNC_DEVICE": "offline", "AQSYNC_SAMPLE_RATE": "44100"])
         #expect(r.status == 0, "\(r.output)")
         #expect(r.output.contains(" 0 failed"), "\(r.output)")
     }

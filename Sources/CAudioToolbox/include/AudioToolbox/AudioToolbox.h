@@ -16,5 +16,8 @@
 #include <AudioToolbox/AudioQueue.h>
 #include <AudioToolbox/AudioFileStream.h>
 #include <AudioToolbox/AudioFile.h>
+#include <AudioToolbox/AudioFormat.h>
+#include <AudioToolbox/AudioConverter.h>
+#include <AudioToolbox/AudioServices.h>
 
 #endif
