@@ -46,10 +46,13 @@ final class AudioFileReadState {
                     guard let d else { return }
                     sawDescriptions = true
                     for p in d {
+                        // (A description outside the data would be the parser's bug: it is skipped,
+                        // so that every kept description has its bytes.)
+                        let start = Int(p.startOffset), end = start + Int(p.dataByteSize)
+                        guard start >= 0, end <= data.count else { continue }
                         descriptions.append(SPacketDescription(
                             startOffset: Int64(collected.count), variableFramesInPacket: p.variableFramesInPacket, dataByteSize: p.dataByteSize))
-                        let start = Int(p.startOffset), end = start + Int(p.dataByteSize)
-                        if start >= 0 && end <= data.count { collected.append(contentsOf: data[start..<end]) }
+                        collected.append(contentsOf: data[start..<end])
                     }
                     _ = count
                 })
@@ -133,7 +136,9 @@ final class AudioFileReadState {
             packetBytes = collected
             packets = descriptions
             packetCount = Int64(descriptions.count)
-            dataByteCount = parser.audioDataByteCount.map { Int64(clamping: $0) } ?? max(0, fileSize - dataOffset)
+            // What the header says, but no more than the file holds (a truncated file).
+            let available = max(0, fileSize - dataOffset)
+            dataByteCount = min(parser.audioDataByteCount.map { Int64(clamping: $0) } ?? available, available)
             maximumPacketSize = descriptions.map(\.dataByteSize).max() ?? 0
             let perPacket = Int64(format.framesPerPacket)
             totalFrames = descriptions.reduce(0) { $0 + ($1.variableFramesInPacket > 0 ? Int64($1.variableFramesInPacket) : perPacket) }

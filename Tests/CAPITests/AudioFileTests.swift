@@ -100,6 +100,33 @@ import Testing
         if !isPCM { #expect(mine("bytesRead") ?? 0 > 0) }
     }
 
+    /// Files that are not audio, not there, or cut short answer Apple's result codes
+    /// (`audiofile_probe.c` prints AudioFileOpenURL's) or read what is there.
+    @Test func badAndTruncatedFiles() throws {
+        let prefix = try CAPI.prefix()
+        let dir = prefix.appendingPathComponent("audiofile-bad")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let exe = try CAPI.build("Tests/CAPIPrograms/audiofile_probe.c", name: "audiofile_probe-bad")
+        let empty = dir.appendingPathComponent("empty.wav").path, text = dir.appendingPathComponent("text.mp3").path
+        try Data().write(to: URL(fileURLWithPath: empty))
+        try Data(String(repeating: "not audio at all\n", count: 500).utf8).write(to: URL(fileURLWithPath: text))
+        let typ = "open=\(Int32(bitPattern: 0x7479703F))", prm = "open=\(Int32(bitPattern: 0x70726D3F))"
+        for (path, expected) in [(empty, typ), (text, typ), (dir.appendingPathComponent("missing.caf").path, "open=-43"), (dir.path, prm)] {
+            let r = try CAPI.run(exe, [path])
+            #expect(r.status == 1 && r.output.contains(expected + "\n"), "\(path): \(r.output)")
+        }
+        // An MP3 and a WAVE cut short: the packets that are there, the byte count the file holds.
+        for (name, encoder, keep) in [("cut.mp3", "-c:a libmp3lame -b:a 128k", 5000), ("cut.wav", "-c:a pcm_s16le", 20000)] {
+            let whole = dir.appendingPathComponent("whole-" + name).path, cut = dir.appendingPathComponent(name).path
+            let ff = try CAPI.shell("ffmpeg -loglevel error -y -f lavfi -i sine=frequency=1000:sample_rate=44100:duration=2 -ac 2 \(encoder) '\(whole)' && head -c \(keep) '\(whole)' > '\(cut)'")
+            try #require(ff.status == 0, "\(ff.output)")
+            let r = try CAPI.run(exe, [cut])
+            #expect(r.status == 0 && r.output.contains(" 0 failed"), "\(name): \(r.output)")
+            let bytes = r.output.split(separator: "\n").first { $0.hasPrefix("bytes=") }.flatMap { Int($0.dropFirst(6)) } ?? -1
+            #expect(bytes > 0 && bytes < keep, "\(name): \(bytes) bytes of audio data in \(keep)")
+        }
+    }
+
     /// ffprobe's extradata as lowercase hex ("" when the stream has none).
     static func extradata(_ file: String) throws -> String {
         let r = try CAPI.shell("ffprobe -v error -show_streams -show_data '\(file)'")
