@@ -133,7 +133,7 @@ install-files:
 	@[ -n "$(LIBDIR_SRC)" ] || { echo "install-files: LIBDIR_SRC is not set"; exit 1; }
 	install -d "$(PREFIX)/include" "$(PREFIX)/lib/pkgconfig"
 	cp -R $(CAPI_HEADERS)/AudioToolbox $(CAPI_HEADERS)/CoreAudio $(CAPI_HEADERS)/CoreAudioTypes \
-	  $(CAPI_HEADERS)/CoreFoundation $(CAPI_HEADERS)/MacTypes.h $(CAPI_HEADERS)/TargetConditionals.h "$(PREFIX)/include/"
+	  $(CAPI_HEADERS)/CoreFoundation $(CAPI_HEADERS)/MacTypes.h $(CAPI_HEADERS)/AQSyncEnum.h $(CAPI_HEADERS)/TargetConditionals.h "$(PREFIX)/include/"
 	install -m 644 Sources/CAudioToolbox/modulemaps/AudioToolbox.modulemap "$(PREFIX)/include/AudioToolbox/module.modulemap"
 	install -m 644 Sources/CAudioToolbox/modulemaps/CoreAudio.modulemap "$(PREFIX)/include/CoreAudio/module.modulemap"
 	install -m 755 "$(LIBDIR_SRC)/libAudioToolbox.so" "$(PREFIX)/lib/libAudioToolbox.so"

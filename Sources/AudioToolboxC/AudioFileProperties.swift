@@ -135,30 +135,14 @@ extension AudioFileReadState {
     }
 }
 
-/// The four translations, through the parser (its answers for the whole file).
+/// The four translations, through the parser (its answers for the whole file), as Audio File
+/// Stream Services answers them (`translate` in AudioFileStreamC.swift; the IDs are the same).
 func translate(_ parser: AudioFileStream, _ id: UInt32, _ data: UnsafeMutableRawPointer) throws(AudioFileFailure) {
+    guard let property = AudioFileStreamProperty(rawValue: id) else {
+        throw AudioFileFailure(status: kAudioFileUnsupportedPropertyError, "not a translation")
+    }
     do {
-        switch Int(id) {
-        case Int(kAudioFilePropertyPacketToFrame), Int(kAudioFilePropertyFrameToPacket):
-            var t = data.load(as: CAudioToolbox.AudioFramePacketTranslation.self)
-            if id == UInt32(kAudioFilePropertyPacketToFrame) {
-                t.mFrame = try parser.frame(forPacket: t.mPacket)
-            } else {
-                let r = try parser.packet(forFrame: t.mFrame)
-                t.mPacket = r.packet
-                t.mFrameOffsetInPacket = r.frameOffsetInPacket
-            }
-            data.storeBytes(of: t, as: CAudioToolbox.AudioFramePacketTranslation.self)
-        default:
-            var t = data.load(as: CAudioToolbox.AudioBytePacketTranslation.self)
-            let r = id == UInt32(kAudioFilePropertyPacketToByte) ? try parser.byte(forPacket: t.mPacket) : try parser.packet(forByte: t.mByte)
-            if id == UInt32(kAudioFilePropertyPacketToByte) { t.mByte = r.byte } else {
-                t.mPacket = r.packet
-                t.mByteOffsetInPacket = r.byteOffsetInPacket
-            }
-            t.mFlags = r.isEstimate ? UInt32(kBytePacketTranslationFlag_IsEstimate) : 0
-            data.storeBytes(of: t, as: CAudioToolbox.AudioBytePacketTranslation.self)
-        }
+        try translate(parser, property, data)
     } catch {
         throw AudioFileFailure(status: error.code, "translation: \(error)")
     }

@@ -82,21 +82,9 @@ typedef UInt8 UTF8Char;
 #define CF_INLINE static inline
 
 /* CF_ENUM(Type) { ... }: constants of type Type where the compiler takes a fixed underlying
- * type (AQSYNC_ENUM: clang, C++11, C23), else a plain enum; typedef CF_ENUM(Type, Name) { ... }
+ * type (AQSYNC_ENUM of AQSyncEnum.h: clang, C++11, C23), else a plain enum; typedef CF_ENUM(Type, Name) { ... }
  * declares Name as Type. CF_OPTIONS and CF_CLOSED_ENUM are the same. */
-#ifndef AQSYNC_FIXED_ENUM
-#if defined(__clang__) || (defined(__cplusplus) && __cplusplus >= 201103L) || \
-    (!defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 202311L)
-#define AQSYNC_FIXED_ENUM 1
-#else
-#define AQSYNC_FIXED_ENUM 0
-#endif
-#endif
-#if AQSYNC_FIXED_ENUM
-#define AQSYNC_ENUM(_type) enum : _type
-#else
-#define AQSYNC_ENUM(_type) enum
-#endif
+#include <AQSyncEnum.h>
 #define AQSYNC_CF_ENUM_PICK(_1, _2, _macro, ...) _macro
 #define AQSYNC_CF_ANON_ENUM(_type) AQSYNC_ENUM(_type)
 #define AQSYNC_CF_NAMED_ENUM(_type, _name) _type _name; AQSYNC_ENUM(_name)
