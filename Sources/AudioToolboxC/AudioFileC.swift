@@ -106,7 +106,7 @@ func filePath(_ url: OpaquePointer?) -> String? {
     guard let path = filePath(inFileRef) else { return paramError }
     return fileStatus { () throws(AudioFileFailure) in
         let state = try AudioFileWriteState(
-            path: path, fileType: inFileType, format: SFormat(c: inFormat.pointee), erase: inFlags & UInt32(kAudioFileFlags_EraseFile) != 0)
+            path: path, fileType: inFileType, format: SFormat(c: inFormat.pointee), erase: inFlags & AudioFileFlags.eraseFile.rawValue != 0)
         outAudioFile.pointee = AudioFiles.add(CAudioFile(.writing(state)))
     }
 }

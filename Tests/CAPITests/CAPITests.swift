@@ -143,6 +143,23 @@ import Testing
         #expect(r.output.contains("swift module ok"), "\(r.output)")
     }
 
+    /// Audio File Services, FormatInfo and the device's rate from Swift as Apple's Swift writes
+    /// them (issue 23: `.eraseFile`, `.readPermission`, CFURL), linked by the module maps alone
+    /// (`link "AudioToolbox"`, `link "Foundation"` for Core Foundation); run offline.
+    @Test func audioFileFromSwift() throws {
+        let prefix = try CAPI.prefix()
+        let exe = prefix.appendingPathComponent("bin/swift_audiofile")
+        try FileManager.default.createDirectory(at: exe.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let source = CAPI.root.appendingPathComponent("Tests/CAPIPrograms/swift_audiofile.swift").path
+        let build = try CAPI.shell(
+            "swiftc -warnings-as-errors -module-cache-path '\(prefix.path)/module-cache-audiofile' -I '\(prefix.path)/include' -L '\(prefix.path)/lib' "
+                + "-Xlinker -rpath -Xlinker '\(prefix.path)/lib' '\(source)' -o '\(exe.path)'", timeout: 300)
+        try #require(build.status == 0, "\(build.output)")
+        let r = try CAPI.run(exe, [prefix.appendingPathComponent("swift-audiofile.caf").path], environment: ["AQSYNC_DEVICE": "offline", "AQSYNC_SAMPLE_RATE": "44100"])
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains("swift audiofile ok"), "\(r.output)")
+    }
+
     /// Constants import with their Apple types (issue 22): Swift written for Apple's platforms
     /// compiles without casts (`swift_constants.swift`), linked with -lAudioToolbox.
     @Test func constantsImportWithTheirAppleTypes() throws {

@@ -43,13 +43,14 @@ CF_ENUM(OSStatus) {
 };
 
 /* ---- Flags and permissions ---------------------------------------------------------------- */
-typedef UInt32 AudioFileFlags;
-CF_ENUM(AudioFileFlags) {
+/* As Apple's header declares them (two-argument CF_OPTIONS and CF_ENUM): Swift imports
+ * AudioFileFlags as an option set (.eraseFile) and AudioFilePermissions as an enum
+ * (.readPermission), as on Apple's systems; C sees the integer types and the constants. */
+typedef CF_OPTIONS(UInt32, AudioFileFlags) {
     kAudioFileFlags_EraseFile = 1,              /* AudioFileCreateWithURL replaces an existing file (without it: kAudioFilePermissionsError) */
     kAudioFileFlags_DontPageAlignAudioData = 2  /* accepted; the audio data is never padded here */
 };
-typedef SInt8 AudioFilePermissions;
-CF_ENUM(AudioFilePermissions) {
+typedef CF_ENUM(SInt8, AudioFilePermissions) {
     kAudioFileReadPermission = 0x01,
     kAudioFileWritePermission = 0x02,
     kAudioFileReadWritePermission = 0x03
