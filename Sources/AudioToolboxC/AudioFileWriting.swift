@@ -193,6 +193,8 @@ enum PCMHeader {
             guard bits == 16 else { throw unsupported }  // 'sowt' is 16-bit little-endian
             return .aifc(compression: "sowt")
         default:
+            // CAF's integers are signed (it has no unsigned flag).
+            guard isFloat || signed else { throw unsupported }
             return .caf
         }
     }

@@ -172,6 +172,19 @@ import Testing
         }
     }
 
+    /// Global information (`audiofile_global.c`): readable and writable types, names, extensions,
+    /// MIME types, each writable type's formats, and every stream description offered accepted
+    /// by AudioFileCreateWithURL.
+    @Test func globalInfo() throws {
+        let prefix = try CAPI.prefix()
+        let dir = prefix.appendingPathComponent("audiofile-global")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let exe = try CAPI.build("Tests/CAPIPrograms/audiofile_global.c")
+        let r = try CAPI.run(exe, [dir.path])
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains(" 0 failed"), "\(r.output)")
+    }
+
     /// Compressed packets copied into a CAF (`audiofile_copy.c`: AudioFileCreateWithURL, the
     /// cookie and the packet table's priming set with AudioFileSetProperty, AudioFileWritePackets
     /// with descriptions): ffprobe counts the same packets, and ffmpeg decodes the copy to the

@@ -162,6 +162,38 @@ extern OSStatus AudioFileGetProperty(AudioFileID inAudioFile, AudioFilePropertyI
 extern OSStatus AudioFileSetProperty(AudioFileID inAudioFile, AudioFilePropertyID inPropertyID, UInt32 inDataSize,
                                      const void *inPropertyData);
 
+/* ---- Global information (about file types, not a file) ------------------------------------ */
+/* AudioFileGetGlobalInfo's specifier for kAudioFileGlobalInfo_AvailableStreamDescriptionsForFormat. */
+typedef struct AudioFileTypeAndFormatID {
+    AudioFileTypeID mFileType;
+    AudioFormatID   mFormatID;
+} AudioFileTypeAndFormatID;
+
+CF_ENUM(AudioFilePropertyID) {
+    kAudioFileGlobalInfo_ReadableTypes       = 0x61667266, /* 'afrf' AudioFileTypeID[]: the types AudioFileOpenURL reads */
+    kAudioFileGlobalInfo_WritableTypes       = 0x61667766, /* 'afwf' AudioFileTypeID[]: the types AudioFileCreateWithURL makes */
+    kAudioFileGlobalInfo_FileTypeName        = 0x66746E6D, /* 'ftnm' specifier AudioFileTypeID: CFStringRef (+1: release it) */
+    kAudioFileGlobalInfo_AvailableFormatIDs  = 0x666D6964, /* 'fmid' specifier AudioFileTypeID (writable): AudioFormatID[] it takes */
+    kAudioFileGlobalInfo_AvailableStreamDescriptionsForFormat = 0x73646964, /* 'sdid' specifier AudioFileTypeAndFormatID: AudioStreamBasicDescription[] (rate 0: any) */
+    kAudioFileGlobalInfo_AllExtensions       = 0x616C7874, /* 'alxt' CFArrayRef of CFStringRef (+1) */
+    kAudioFileGlobalInfo_ExtensionsForType   = 0x66657874, /* 'fext' specifier AudioFileTypeID: CFArrayRef of CFStringRef (+1) */
+    kAudioFileGlobalInfo_TypesForExtension   = 0x74796578, /* 'tyex' specifier CFStringRef (no dot): AudioFileTypeID[] */
+    kAudioFileGlobalInfo_AllMIMETypes        = 0x616D696D, /* 'amim' CFArrayRef of CFStringRef (+1) */
+    kAudioFileGlobalInfo_MIMETypesForType    = 0x666D696D, /* 'fmim' specifier AudioFileTypeID: CFArrayRef of CFStringRef (+1) */
+    kAudioFileGlobalInfo_TypesForMIMEType    = 0x746D696D  /* 'tmim' specifier CFStringRef: AudioFileTypeID[] */
+};
+
+/* The size of a global value (for the CF values: sizeof(CFTypeRef)). A property not listed:
+ * kAudioFileUnsupportedPropertyError; a specifier of the wrong size:
+ * kAudioFileBadPropertySizeError; a type these properties do not know:
+ * kAudioFileUnsupportedFileTypeError. Any thread; never blocks. */
+extern OSStatus AudioFileGetGlobalInfoSize(AudioFilePropertyID inPropertyID, UInt32 inSpecifierSize, void *inSpecifier,
+                                           UInt32 *outDataSize);
+/* A global value; *ioDataSize in: the room (the arrays fill as many whole items as fit), out:
+ * the bytes written. */
+extern OSStatus AudioFileGetGlobalInfo(AudioFilePropertyID inPropertyID, UInt32 inSpecifierSize, void *inSpecifier,
+                                       UInt32 *ioDataSize, void *outPropertyData);
+
 CF_EXTERN_C_END
 
 #endif
