@@ -94,7 +94,7 @@ func filePath(_ url: OpaquePointer?) -> String? {
         if inPermissions & 0x02 != 0 && access(path, W_OK) != 0 && access(path, F_OK) == 0 {
             throw AudioFileFailure(status: kAudioFilePermissionsError, "\(path) is not writable")
         }
-        let state = try AudioFileReadState(path: path, hint: inFileTypeHint)
+        let state = try AudioFileReadState(storage: try FileStorage(path: path, flags: O_RDONLY), hint: inFileTypeHint)
         outAudioFile.pointee = AudioFiles.add(CAudioFile(.reading(state)))
     }
 }
@@ -105,8 +105,40 @@ func filePath(_ url: OpaquePointer?) -> String? {
     guard let inFormat, let outAudioFile, inFlags & ~0x03 == 0 else { return paramError }
     guard let path = filePath(inFileRef) else { return paramError }
     return fileStatus { () throws(AudioFileFailure) in
-        let state = try AudioFileWriteState(
-            path: path, fileType: inFileType, format: SFormat(c: inFormat.pointee), erase: inFlags & AudioFileFlags.eraseFile.rawValue != 0)
+        let format = SFormat(c: inFormat.pointee)
+        _ = try AudioFileWriteState.check(fileType: inFileType, format: format)  // before the file is made
+        let erase = inFlags & AudioFileFlags.eraseFile.rawValue != 0
+        let storage = try FileStorage(path: path, flags: O_RDWR | O_CREAT | (erase ? O_TRUNC : O_EXCL))
+        let state = try AudioFileWriteState(storage: storage, fileType: inFileType, format: format)
+        outAudioFile.pointee = AudioFiles.add(CAudioFile(.writing(state)))
+    }
+}
+
+/// `AudioFileOpenWithCallbacks`, exported to C: its contract is in `AudioToolbox/AudioFile.h`.
+@c public func AudioFileOpenWithCallbacks(_ inClientData: UnsafeMutableRawPointer?, _ inReadFunc: AudioFile_ReadProc?, _ inWriteFunc: AudioFile_WriteProc?,
+                                          _ inGetSizeFunc: AudioFile_GetSizeProc?, _ inSetSizeFunc: AudioFile_SetSizeProc?,
+                                          _ inFileTypeHint: UInt32, _ outAudioFile: UnsafeMutablePointer<OpaquePointer?>?) -> OSStatus {
+    guard let inReadFunc, let inGetSizeFunc, let outAudioFile else { return paramError }
+    return fileStatus { () throws(AudioFileFailure) in
+        let storage = CallbackStorage(clientData: inClientData, read: inReadFunc, write: inWriteFunc, getSize: inGetSizeFunc, setSize: inSetSizeFunc)
+        let state = try AudioFileReadState(storage: storage, hint: inFileTypeHint)
+        outAudioFile.pointee = AudioFiles.add(CAudioFile(.reading(state)))
+    }
+}
+
+/// `AudioFileInitializeWithCallbacks`, exported to C: its contract is in `AudioToolbox/AudioFile.h`.
+@c public func AudioFileInitializeWithCallbacks(_ inClientData: UnsafeMutableRawPointer?, _ inReadFunc: AudioFile_ReadProc?, _ inWriteFunc: AudioFile_WriteProc?,
+                                                _ inGetSizeFunc: AudioFile_GetSizeProc?, _ inSetSizeFunc: AudioFile_SetSizeProc?,
+                                                _ inFileType: UInt32, _ inFormat: UnsafePointer<CFormat>?, _ inFlags: UInt32,
+                                                _ outAudioFile: UnsafeMutablePointer<OpaquePointer?>?) -> OSStatus {
+    guard let inWriteFunc, let inGetSizeFunc, let inSetSizeFunc, let inFormat, let outAudioFile, inFlags & ~0x03 == 0 else { return paramError }
+    return fileStatus { () throws(AudioFileFailure) in
+        let format = SFormat(c: inFormat.pointee)
+        _ = try AudioFileWriteState.check(fileType: inFileType, format: format)
+        let storage = CallbackStorage(clientData: inClientData, read: inReadFunc, write: inWriteFunc, getSize: inGetSizeFunc, setSize: inSetSizeFunc)
+        // The callbacks' data starts empty, as a created file does.
+        guard storage.truncate(0) else { throw AudioFileFailure(status: kAudioFilePermissionsError, "the set-size callback failed") }
+        let state = try AudioFileWriteState(storage: storage, fileType: inFileType, format: format)
         outAudioFile.pointee = AudioFiles.add(CAudioFile(.writing(state)))
     }
 }

@@ -14,7 +14,7 @@ import Glibc
 
 /// An audio file opened for reading. Used from one thread at a time (the AudioFileID's rule).
 final class AudioFileReadState {
-    let fd: Int32
+    let storage: any AudioFileStorage
     let parser: AudioFileStream
     let fileType: UInt32
     let format: SFormat
@@ -30,10 +30,10 @@ final class AudioFileReadState {
     let maximumPacketSize: UInt32
     let totalFrames: Int64
 
-    /// Opens and parses `path`. Blocks on the file (reads all of it for variable-size packets).
-    init(path: String, hint: UInt32) throws(AudioFileFailure) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw AudioFileFailure.opening(errno: errno, path) }
+    /// Parses the file in `storage` (a file opened for reading, or the caller's callbacks), which
+    /// it then owns (closing it on failure too). Blocks on the storage (reads all of it for
+    /// variable-size packets).
+    init(storage: any AudioFileStorage, hint: UInt32) throws(AudioFileFailure) {
         var collected: [UInt8] = []
         var descriptions: [SPacketDescription] = []
         var sawDescriptions = false
@@ -57,12 +57,10 @@ final class AudioFileReadState {
                     _ = count
                 })
         } catch {
-            close(fd)
+            storage.close()
             throw AudioFileFailure(status: kAudioFileUnsupportedFileTypeError, "file type hint: \(error)")
         }
-        var fileSize: Int64 = 0
-        var st = stat()
-        if fstat(fd, &st) == 0 { fileSize = Int64(st.st_size) }
+        let fileSize = storage.size
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
         defer { chunk.deallocate() }
         // The order the parser needs (AQFileStream's AudioFileReadingOrder, as aqsync's session
@@ -70,7 +68,7 @@ final class AudioFileReadState {
         // `moov` first, then its samples from where the parser says packet 0 starts.
         let order = AudioFileReadingOrder.make(fileSize: fileSize) { offset, count in
             var b = [UInt8](repeating: 0, count: count)
-            let n = pread(fd, &b, count, off_t(offset))
+            let n = b.withUnsafeMutableBytes { storage.readFully($0.baseAddress!, count, at: offset) }
             return n > 0 ? Array(b[0..<n]) : []
         }
         var segments = order.segments.map { (offset: $0.offset, length: $0.length) }
@@ -92,8 +90,8 @@ final class AudioFileReadState {
                 var done: Int64 = 0
                 while done < segment.length {
                     let want = Int(min(Int64(chunk.count), segment.length - done))
-                    let n = pread(fd, chunk.baseAddress, want, off_t(segment.offset + done))
-                    if n < 0 { throw AudioFileFailure(status: kAudioFilePermissionsError, "read failed: errno \(errno)") }
+                    let n = storage.read(chunk.baseAddress!, want, at: segment.offset + done)
+                    if n < 0 { throw AudioFileFailure(status: kAudioFilePermissionsError, "read failed") }
                     if n == 0 { break }
                     try parser.parse(UnsafeRawBufferPointer(rebasing: chunk[0..<n]), flags: discontinuity ? .discontinuity : [])
                     discontinuity = false
@@ -103,21 +101,21 @@ final class AudioFileReadState {
                 index += 1
             }
         } catch let e as AudioFileFailure {
-            close(fd)
+            storage.close()
             throw e
         } catch let e as AudioFileStreamError {
-            close(fd)
+            storage.close()
             throw AudioFileFailure(status: e.code, "the parser: \(e)")
         } catch {
-            close(fd)
+            storage.close()
             throw AudioFileFailure(status: kAudioFileUnspecifiedError, "\(error)")
         }
         guard let format = parser.dataFormat, parser.isReadyToProducePackets, let dataOffset = parser.dataOffset else {
-            close(fd)
+            storage.close()
             let status = parser.fileType == nil ? kAudioFileUnsupportedFileTypeError : kAudioFileInvalidFileError
             throw AudioFileFailure(status: status, "no audio data found")
         }
-        self.fd = fd
+        self.storage = storage
         self.parser = parser
         self.fileType = parser.fileType?.rawValue ?? hint
         self.format = format
@@ -145,7 +143,7 @@ final class AudioFileReadState {
         }
     }
 
-    deinit { close(fd) }
+    deinit { storage.close() }
 
     /// Reads up to `maxPackets` whole packets from `start` into `out` (`capacity` bytes),
     /// filling `descriptions` when given. Returns (packets, bytes); 0 packets past the end.
@@ -157,7 +155,7 @@ final class AudioFileReadState {
         if constantPacketBytes > 0 {
             let fits = min(wanted, capacity / constantPacketBytes)
             guard fits > 0 else { throw AudioFileFailure(status: paramError, "the buffer holds no whole packet") }
-            let got = preadFully(out, fits * constantPacketBytes, dataOffset + start * Int64(constantPacketBytes))
+            let got = storage.readFully(out, fits * constantPacketBytes, at: dataOffset + start * Int64(constantPacketBytes))
             let n = got / constantPacketBytes
             if let descriptions {
                 for i in 0..<n {
@@ -186,17 +184,7 @@ final class AudioFileReadState {
     func readBytes(start: Int64, count: Int, out: UnsafeMutableRawPointer) throws(AudioFileFailure) -> Int {
         guard start >= 0 else { throw AudioFileFailure(status: kAudioFileInvalidPacketOffsetError, "negative byte offset \(start)") }
         let n = Int(max(0, min(Int64(count), dataByteCount - start)))
-        return n == 0 ? 0 : preadFully(out, n, dataOffset + start)
-    }
-
-    /// pread until `count` bytes or the end of the file.
-    private func preadFully(_ out: UnsafeMutableRawPointer, _ count: Int, _ at: Int64) -> Int {
-        var done = 0
-        while done < count {
-            let n = pread(fd, out + done, count - done, off_t(at + Int64(done)))
-            if n <= 0 { break }
-            done += n
-        }
-        return done
+        return n == 0 ? 0 : storage.readFully(out, n, at: dataOffset + start)
     }
 }
+

@@ -15,7 +15,7 @@ import Glibc
 
 /// A file being written. Used from one thread at a time (the AudioFileID's rule).
 final class AudioFileWriteState {
-    let fd: Int32
+    let storage: any AudioFileStorage
     let fileType: UInt32
     let format: SFormat
     /// Where the audio data starts in the file, and the end of what was written (from it).
@@ -26,17 +26,11 @@ final class AudioFileWriteState {
     /// Compressed packets in a CAF (AudioFilePacketWriting.swift); nil for linear PCM.
     let packets: CAFPacketState?
 
-    /// Creates `path` (replacing it with `erase`) and writes the header. Blocks on the file.
-    init(path: String, fileType: UInt32, format: SFormat, erase: Bool) throws(AudioFileFailure) {
-        let compressed = fileType == UInt32(kAudioFileCAFType) && CAFPacketState.accepts(format)
-        let layout = compressed ? PCMHeader.Layout.caf : try PCMHeader.check(fileType: fileType, format: format)
-        let flags = O_RDWR | O_CREAT | O_CLOEXEC | (erase ? O_TRUNC : O_EXCL)
-        let fd = open(path, flags, 0o644)
-        guard fd >= 0 else {
-            if errno == EEXIST { throw AudioFileFailure(status: kAudioFilePermissionsError, "\(path) exists (kAudioFileFlags_EraseFile replaces it)") }
-            throw AudioFileFailure.opening(errno: errno, path)
-        }
-        self.fd = fd
+    /// Writes the header into `storage` (a file made for writing, or the caller's callbacks),
+    /// which it then owns. Blocks on the storage.
+    init(storage: any AudioFileStorage, fileType: UInt32, format: SFormat) throws(AudioFileFailure) {
+        let (layout, compressed) = try Self.check(fileType: fileType, format: format)
+        self.storage = storage
         self.fileType = fileType
         self.format = format
         self.layout = layout
@@ -45,13 +39,20 @@ final class AudioFileWriteState {
         dataOffset = Int64(header.count)
         guard write(header, at: 0) else {
             closed = true
-            close(fd)
-            throw AudioFileFailure(status: kAudioFilePermissionsError, "cannot write \(path): errno \(errno)")
+            storage.close()
+            throw AudioFileFailure(status: kAudioFilePermissionsError, "cannot write the header")
         }
     }
     private let layout: PCMHeader.Layout
 
-    deinit { if !closed { close(fd) } }
+    /// The header layout for `format` in `fileType` (compressed: packets in a CAF), or the
+    /// result code refusing it; checked before a file is made.
+    static func check(fileType: UInt32, format: SFormat) throws(AudioFileFailure) -> (PCMHeader.Layout, compressed: Bool) {
+        if fileType == UInt32(kAudioFileCAFType) && CAFPacketState.accepts(format) { return (.caf, true) }
+        return (try PCMHeader.check(fileType: fileType, format: format), false)
+    }
+
+    deinit { if !closed { storage.close() } }
 
     /// Appends compressed packets (`descriptions` locate them in `from`); they must follow the
     /// packets written so far (`start`).
@@ -68,7 +69,7 @@ final class AudioFileWriteState {
                 throw AudioFileFailure(status: paramError, "packet description \(i) lies outside the \(byteCount) bytes given")
             }
             guard write(UnsafeRawBufferPointer(start: from + offset, count: size), at: dataOffset + dataBytes) else {
-                throw AudioFileFailure(status: kAudioFilePermissionsError, "write failed: errno \(errno)")
+                throw AudioFileFailure(status: kAudioFilePermissionsError, "write failed")
             }
             dataBytes += Int64(size)
             packets.add(size: d.mDataByteSize, frames: d.mVariableFramesInPacket > 0 ? d.mVariableFramesInPacket : format.framesPerPacket)
@@ -85,7 +86,7 @@ final class AudioFileWriteState {
         }
         packets.cookie = cookie
         guard write(CAFPacketState.room(cookie), at: CAFPacketState.cookieOffset) else {
-            throw AudioFileFailure(status: kAudioFilePermissionsError, "write failed: errno \(errno)")
+            throw AudioFileFailure(status: kAudioFilePermissionsError, "write failed")
         }
     }
 
@@ -100,7 +101,7 @@ final class AudioFileWriteState {
             throw AudioFileFailure(status: kAudioFileDoesNotAllow64BitDataSizeError, "WAVE and AIFF data stop at 4 GiB")
         }
         guard write(UnsafeRawBufferPointer(start: from, count: count), at: dataOffset + start) else {
-            throw AudioFileFailure(status: kAudioFilePermissionsError, "write failed: errno \(errno)")
+            throw AudioFileFailure(status: kAudioFilePermissionsError, "write failed")
         }
         dataBytes = max(dataBytes, start + Int64(count))
     }
@@ -111,13 +112,13 @@ final class AudioFileWriteState {
             // The data's size, then the packet table after the data.
             let table = packets.packetTable(format)
             guard write(CAFPacketState.header(format, cookie: packets.cookie, dataBytes: dataBytes), at: 0),
-                  write(table, at: dataOffset + dataBytes), ftruncate(fd, off_t(dataOffset + dataBytes + Int64(table.count))) == 0 else {
-                throw AudioFileFailure(status: kAudioFilePermissionsError, "header write failed: errno \(errno)")
+                  write(table, at: dataOffset + dataBytes), storage.truncate(dataOffset + dataBytes + Int64(table.count)) else {
+                throw AudioFileFailure(status: kAudioFilePermissionsError, "header write failed")
             }
             return
         }
         let header = PCMHeader.bytes(layout, format: format, dataBytes: dataBytes)
-        guard write(header, at: 0) else { throw AudioFileFailure(status: kAudioFilePermissionsError, "header write failed: errno \(errno)") }
+        guard write(header, at: 0) else { throw AudioFileFailure(status: kAudioFilePermissionsError, "header write failed") }
         // WAVE and AIFF chunks are padded to an even size.
         if layout != .caf && dataBytes % 2 == 1 { _ = write([0], at: dataOffset + dataBytes) }
     }
@@ -125,7 +126,7 @@ final class AudioFileWriteState {
     /// Writes the sizes and closes the file.
     func finish() throws(AudioFileFailure) {
         defer {
-            close(fd)
+            storage.close()
             closed = true
         }
         try updateHeader()
@@ -143,13 +144,7 @@ final class AudioFileWriteState {
         bytes.withUnsafeBytes { write($0, at: offset) }
     }
     private func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) -> Bool {
-        var done = 0
-        while done < bytes.count {
-            let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset + Int64(done)))
-            if n <= 0 { return false }
-            done += n
-        }
-        return true
+        storage.write(bytes, at: offset)
     }
 }
 

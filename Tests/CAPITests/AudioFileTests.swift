@@ -172,6 +172,23 @@ import Testing
         }
     }
 
+    /// The caller's storage (`audiofile_callbacks.c`): a WAVE written into memory with
+    /// AudioFileInitializeWithCallbacks and read back with AudioFileOpenWithCallbacks; an M4A
+    /// (moov last) and an MP3 loaded into memory answer as through their URLs.
+    @Test(arguments: [("cb.m4a", "-c:a aac -b:a 128k"), ("cb.mp3", "-c:a libmp3lame -b:a 128k")])
+    func callbacks(name: String, encoder: String) throws {
+        let prefix = try CAPI.prefix()
+        let dir = prefix.appendingPathComponent("audiofile-callbacks")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let file = dir.appendingPathComponent(name).path
+        let ff = try CAPI.shell("ffmpeg -loglevel error -y -f lavfi -i sine=frequency=1000:sample_rate=44100:duration=2 -ac 2 \(encoder) '\(file)'")
+        try #require(ff.status == 0, "\(ff.output)")
+        let exe = try CAPI.build("Tests/CAPIPrograms/audiofile_callbacks.c", name: "audiofile_callbacks-\(name)")
+        let r = try CAPI.run(exe, [file])
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains(" 0 failed"), "\(r.output)")
+    }
+
     /// Global information (`audiofile_global.c`): readable and writable types, names, extensions,
     /// MIME types, each writable type's formats, and every stream description offered accepted
     /// by AudioFileCreateWithURL.

@@ -106,6 +106,26 @@ extern OSStatus AudioFileOpenURL(CFURLRef inFileRef, AudioFilePermissions inPerm
  * existing file without kAudioFileFlags_EraseFile: kAudioFilePermissionsError. Blocks. */
 extern OSStatus AudioFileCreateWithURL(CFURLRef inFileRef, AudioFileTypeID inFileType, const AudioStreamBasicDescription *inFormat,
                                        AudioFileFlags inFlags, AudioFileID *outAudioFile);
+/* The caller's storage instead of a file. The callbacks are called on the thread making the
+ * call, before it returns, and never after AudioFileClose. inPosition and the counts are bytes.
+ * A read answering kAudioFileEndOfFileError with *actualCount bytes is a short read. */
+typedef OSStatus (*AudioFile_ReadProc)(void *inClientData, SInt64 inPosition, UInt32 requestCount, void *buffer, UInt32 *actualCount);
+typedef OSStatus (*AudioFile_WriteProc)(void *inClientData, SInt64 inPosition, UInt32 requestCount, const void *buffer, UInt32 *actualCount);
+typedef SInt64 (*AudioFile_GetSizeProc)(void *inClientData);
+typedef OSStatus (*AudioFile_SetSizeProc)(void *inClientData, SInt64 inSize);
+/* AudioFileOpenURL on the caller's bytes: inReadFunc and inGetSizeFunc are needed
+ * (kAudio_ParamError without); the others may be NULL (writes are not supported on opened
+ * files). */
+extern OSStatus AudioFileOpenWithCallbacks(void *inClientData, AudioFile_ReadProc inReadFunc, AudioFile_WriteProc inWriteFunc,
+                                           AudioFile_GetSizeProc inGetSizeFunc, AudioFile_SetSizeProc inSetSizeFunc,
+                                           AudioFileTypeID inFileTypeHint, AudioFileID *outAudioFile);
+/* AudioFileCreateWithURL into the caller's storage: inWriteFunc, inGetSizeFunc and
+ * inSetSizeFunc are needed; the storage is first set to size 0, then written as a new file
+ * (the header, the audio data, the sizes at AudioFileOptimize and AudioFileClose). */
+extern OSStatus AudioFileInitializeWithCallbacks(void *inClientData, AudioFile_ReadProc inReadFunc, AudioFile_WriteProc inWriteFunc,
+                                                 AudioFile_GetSizeProc inGetSizeFunc, AudioFile_SetSizeProc inSetSizeFunc,
+                                                 AudioFileTypeID inFileType, const AudioStreamBasicDescription *inFormat,
+                                                 AudioFileFlags inFlags, AudioFileID *outAudioFile);
 /* Writes the header's sizes (a created file) and closes; the AudioFileID is then invalid. */
 extern OSStatus AudioFileClose(AudioFileID inAudioFile);
 /* Writes the header's sizes now (a created file); noErr for an opened one. */
