@@ -61,6 +61,7 @@ extension CAudioFile {
             case Int(kAudioFilePropertyBitRate): return of(r.bitRate)
             case Int(kAudioFilePropertyIsOptimized): return of(UInt32(1))
             case Int(kAudioFilePropertyAudioTrackCount): return of(UInt32(1))
+            case Int(kAudioFilePropertyInfoDictionary): return of(r.infoDictionary())
             case Int(kAudioFilePropertySourceBitDepth):
                 guard r.format.formatID.rawValue == UInt32(kAudioFormatLinearPCM) else { throw absent }
                 return of(Int32(r.format.bitsPerChannel))
@@ -77,6 +78,22 @@ extension CAudioFile {
 }
 
 extension AudioFileReadState {
+    /// kAudioFilePropertyInfoDictionary: a new CFDictionary (+1) of CFStrings — the approximate
+    /// duration, the nominal bit rate, linear PCM's bit depth (the tags are not read yet).
+    func infoDictionary() -> UnsafeRawPointer {
+        var entries: [(String, String)] = [
+            ("approximate duration in seconds", String(format: "%.3f", duration)),
+            ("nominal bit rate", "\(Int((Double(bitRate) / 1000).rounded())) kbps"),
+        ]
+        if format.formatID.rawValue == UInt32(kAudioFormatLinearPCM) { entries.append(("source bit depth", "\(format.bitsPerChannel)")) }
+        let keys = entries.map { CFStrings.make($0.0) }, values = entries.map { CFStrings.make($0.1) }
+        var keyPointers: [UnsafeRawPointer?] = keys.map { UnsafeRawPointer(Unmanaged.passUnretained($0).toOpaque()) }
+        var valuePointers: [UnsafeRawPointer?] = values.map { UnsafeRawPointer(Unmanaged.passUnretained($0).toOpaque()) }
+        var keyCallbacks = kCFTypeDictionaryKeyCallBacks, valueCallbacks = kCFTypeDictionaryValueCallBacks
+        let made = CFDictionaryCreate(nil, &keyPointers, &valuePointers, entries.count, &keyCallbacks, &valueCallbacks)!
+        return UnsafeRawPointer(Unmanaged<CFDictionary>.passRetained(made).toOpaque())
+    }
+
     /// The playable frames (the packet table's valid frames when there is one) over the rate.
     var duration: Double {
         guard format.sampleRate > 0 else { return 0 }
@@ -107,6 +124,12 @@ extension AudioFileReadState {
             isWritable?.pointee = 0
             return
         }
+        if inPropertyID == UInt32(kAudioFilePropertyInfoDictionary), case .reading = f.kind {
+            // A CFDictionaryRef; made when it is read.
+            outDataSize?.pointee = UInt32(MemoryLayout<UnsafeRawPointer>.size)
+            isWritable?.pointee = 0
+            return
+        }
         let bytes = try f.propertyBytes(inPropertyID)
         outDataSize?.pointee = UInt32(bytes.count)
         isWritable?.pointee = inPropertyID == UInt32(kAudioFilePropertyDeferSizeUpdates) ? 1 : 0
@@ -125,6 +148,9 @@ extension AudioFileReadState {
             try translate(r.parser, inPropertyID, outPropertyData)
             ioDataSize.pointee = 24
             return
+        }
+        if inPropertyID == UInt32(kAudioFilePropertyInfoDictionary) && size < MemoryLayout<UnsafeRawPointer>.size {
+            throw AudioFileFailure(status: kAudioFileBadPropertySizeError, "a CFDictionaryRef")  // (before one is made)
         }
         let bytes = try f.propertyBytes(inPropertyID)
         guard size >= bytes.count else {
@@ -173,6 +199,9 @@ func translate(_ parser: AudioFileStream, _ id: UInt32, _ data: UnsafeMutableRaw
                 w.packets!.remainder = t.mRemainderFrames
                 return
             }
+        }
+        if inPropertyID == UInt32(kAudioFilePropertyInfoDictionary) {
+            throw AudioFileFailure(status: kAudioFileOperationNotSupportedError, "the info dictionary cannot be set here")
         }
         _ = try f.propertyBytes(inPropertyID)  // unknown: 'pty?'
         throw AudioFileFailure(status: kAudioFileOperationNotSupportedError, "'\(FourCharCode(rawValue: inPropertyID))' cannot be set here")

@@ -5,6 +5,7 @@
  * compares them with ffprobe. Also checks the result codes a player can provoke on the file.
  * Prints "N passed, M failed" last. Usage: audiofile_probe FILE */
 #include <AudioToolbox/AudioToolbox.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +83,18 @@ int main(int argc, char **argv) {
         EXPECT(AudioFileGetProperty(file, kAudioFilePropertyChannelLayout, &layoutSize, layout) == noErr, "ChannelLayout");
         printf("channelLayoutTag=%u\n", layout->mChannelLayoutTag);
         free(layout);
+    }
+    /* The info dictionary: a CFDictionary of CFStrings with the approximate duration. */
+    CFDictionaryRef info = NULL;
+    size = sizeof info;
+    EXPECT(AudioFileGetPropertyInfo(file, kAudioFilePropertyInfoDictionary, &size, NULL) == noErr && size == sizeof info, "info size");
+    EXPECT(AudioFileGetProperty(file, kAudioFilePropertyInfoDictionary, &size, &info) == noErr && info != NULL, "InfoDictionary");
+    if (info) {
+        CFStringRef approximate = CFDictionaryGetValue(info, CFSTR(kAFInfoDictionary_ApproximateDurationInSeconds));
+        char text[64] = "";
+        EXPECT(approximate && CFGetTypeID(approximate) == CFStringGetTypeID() && CFStringGetCString(approximate, text, sizeof text, kCFStringEncodingUTF8)
+               && fabs(atof(text) - duration) < 0.001, "approximate duration '%s' of %f", text, duration);
+        CFRelease(info);
     }
     AudioFilePacketTableInfo table;
     size = sizeof table;

@@ -71,7 +71,7 @@ CF_ENUM(AudioFilePropertyID) {
     kAudioFilePropertyMarkerList           = 0x6D6B6C73, /* 'mkls' (not supported) */
     kAudioFilePropertyRegionList           = 0x72676C73, /* 'rgls' (not supported) */
     kAudioFilePropertyChunkIDs             = 0x63686964, /* 'chid' (not supported) */
-    kAudioFilePropertyInfoDictionary       = 0x696E666F, /* 'info' (not supported yet) */
+    kAudioFilePropertyInfoDictionary       = 0x696E666F, /* 'info' R CFDictionaryRef (+1: release it) of the kAFInfoDictionary_ keys below that the file answers */
     kAudioFilePropertyPacketTableInfo      = 0x706E666F, /* 'pnfo' R AudioFilePacketTableInfo (files that have one) */
     kAudioFilePropertyFormatList           = 0x666C7374, /* 'flst' R AudioFormatListItem[] */
     kAudioFilePropertyPacketSizeUpperBound = 0x706B7562, /* 'pkub' R UInt32: the largest packet the format can have */
@@ -88,6 +88,32 @@ CF_ENUM(AudioFilePropertyID) {
     kAudioFilePropertyPacketToByte         = 0x706B6279, /* 'pkby' R AudioBytePacketTranslation (mPacket in) */
     kAudioFilePropertyByteToPacket         = 0x6279706B  /* 'bypk' R AudioBytePacketTranslation (mByte in) */
 };
+
+/* The keys of kAudioFilePropertyInfoDictionary (CFString keys, CFString values). Answered here:
+ * ApproximateDurationInSeconds ("2.000"), NominalBitRate ("128 kbps"), SourceBitDepth (linear
+ * PCM: "16"); the tags (artist, title, …) are not read yet. */
+#define kAFInfoDictionary_Artist                       "artist"
+#define kAFInfoDictionary_Album                        "album"
+#define kAFInfoDictionary_Tempo                        "tempo"
+#define kAFInfoDictionary_KeySignature                 "key signature"
+#define kAFInfoDictionary_TimeSignature                "time signature"
+#define kAFInfoDictionary_TrackNumber                  "track number"
+#define kAFInfoDictionary_Year                         "year"
+#define kAFInfoDictionary_Composer                     "composer"
+#define kAFInfoDictionary_Lyricist                     "lyricist"
+#define kAFInfoDictionary_Genre                        "genre"
+#define kAFInfoDictionary_Title                        "title"
+#define kAFInfoDictionary_RecordedDate                 "recorded date"
+#define kAFInfoDictionary_Comments                     "comments"
+#define kAFInfoDictionary_Copyright                    "copyright"
+#define kAFInfoDictionary_SourceEncoder                "source encoder"
+#define kAFInfoDictionary_EncodingApplication          "encoding application"
+#define kAFInfoDictionary_NominalBitRate               "nominal bit rate"
+#define kAFInfoDictionary_ChannelLayout                "channel layout"
+#define kAFInfoDictionary_ApproximateDurationInSeconds "approximate duration in seconds"
+#define kAFInfoDictionary_SourceBitDepth               "source bit depth"
+#define kAFInfoDictionary_ISRC                         "ISRC"
+#define kAFInfoDictionary_SubTitle                     "subtitle"
 
 /* ---- Opening, creating, closing ----------------------------------------------------------- */
 /* Opens an existing file (a file URL, from CFURLCreateFromFileSystemRepresentation or
