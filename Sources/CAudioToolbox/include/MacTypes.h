@@ -62,7 +62,18 @@ typedef unsigned long ItemCount;
 
 AQSYNC_ENUM(OSStatus) { noErr = 0 };
 
-/* kAudio_ParamError: what a call answers for a NULL or unknown object or a bad argument. */
-AQSYNC_ENUM(OSStatus) { kAudio_ParamError = -50 };
+/* kAudio_ParamError: what a call answers for a NULL or unknown object or a bad argument. The
+ * other general audio result codes of Apple's CoreAudioBaseTypes.h (issue 23), which programs
+ * compare results with; kAudio_FileNotFoundError is what AudioFileOpenURL answers for a missing
+ * file (as kAudioFileFileNotFoundError, the same value). */
+AQSYNC_ENUM(OSStatus) {
+    kAudio_UnimplementedError = -4,
+    kAudio_FileNotFoundError = -43,
+    kAudio_FilePermissionError = -54,
+    kAudio_TooManyFilesOpenError = -42,
+    kAudio_BadFilePathError = 0x21707468, /* '!pth' */
+    kAudio_ParamError = -50,
+    kAudio_MemFullError = -108
+};
 
 #endif
