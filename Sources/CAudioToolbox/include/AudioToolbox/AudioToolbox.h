@@ -16,6 +16,7 @@
 #include <AudioToolbox/AudioQueue.h>
 #include <AudioToolbox/AudioFileStream.h>
 #include <AudioToolbox/AudioFile.h>
+#include <AudioToolbox/ExtendedAudioFile.h>
 #include <AudioToolbox/AudioFormat.h>
 #include <AudioToolbox/AudioConverter.h>
 #include <AudioToolbox/AudioServices.h>
