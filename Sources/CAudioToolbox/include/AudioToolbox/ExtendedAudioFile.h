@@ -1,13 +1,14 @@
 /*
- * AudioToolbox/ExtendedAudioFile.h — aqsync's C API (issue 23): Extended Audio File Services,
- * reading: a file opened (or an AudioFileID wrapped) is read as linear PCM in the client data
+ * AudioToolbox/ExtendedAudioFile.h — aqsync's C API (issue 23): Extended Audio File Services.
+ * Reading: a file opened (or an AudioFileID wrapped) is read as linear PCM in the client data
  * format, decoded by libavcodec (AAC, MP3, ALAC, FLAC, Opus, Vorbis) or converted from the file's
- * PCM, the encoder's priming and remainder frames left out, with sample-exact seeking. Written
- * from Apple's Extended Audio File Services reference; docs/c-api.md, "Extended Audio File
- * Services", says what is not there yet (writing, rate and channel conversion).
+ * PCM, the encoder's priming and remainder frames left out, with sample-exact seeking. Writing:
+ * the client's linear PCM into a linear PCM file, or encoded to AAC or ALAC in CAF. Written from
+ * Apple's Extended Audio File Services reference; docs/c-api.md, "Extended Audio File Services",
+ * says what is not there yet (rate and channel conversion, among others).
  *
- * Threads: an ExtAudioFileRef is used from one thread at a time, any thread; reads block on the
- * file and decode on the calling thread. Not for a realtime thread.
+ * Threads: an ExtAudioFileRef is used from one thread at a time, any thread; reads and writes
+ * block on the file and decode or encode on the calling thread. Not for a realtime thread.
  */
 #ifndef AQSYNC_EXTENDEDAUDIOFILE_H
 #define AQSYNC_EXTENDEDAUDIOFILE_H
@@ -58,7 +59,22 @@ extern OSStatus ExtAudioFileOpenURL(CFURLRef inURL, ExtAudioFileRef *outExtAudio
  * kExtAudioFileError_InvalidOperationOrder otherwise). The AudioFileID stays the caller's: it is
  * not closed by ExtAudioFileDispose and must outlive the ExtAudioFileRef. */
 extern OSStatus ExtAudioFileWrapAudioFileID(AudioFileID inFileID, Boolean inForWriting, ExtAudioFileRef *outExtAudioFile);
-/* Closes (the file too, when ExtAudioFileOpenURL opened it). */
+/* Creates a file to write through the client format: linear PCM in WAVE, AIFF, AIFC or CAF
+ * (16-, 24-, 32-bit integers or 32-, 64-bit floats, as AudioFileCreateWithURL takes them), or
+ * AAC (LC) and Apple Lossless in CAF, encoded by libavcodec (the description may give just the
+ * format ID, rate and channels: it is completed). inChannelLayout is not used. An existing file
+ * needs kAudioFileFlags_EraseFile. The client format starts as the file's for linear PCM; a
+ * compressed file needs one set. */
+extern OSStatus ExtAudioFileCreateWithURL(CFURLRef inURL, AudioFileTypeID inFileType, const AudioStreamBasicDescription *inStreamDesc,
+                                          const AudioChannelLayout *inChannelLayout, UInt32 inFlags, ExtAudioFileRef *outExtAudioFile);
+/* Writes inNumberFrames frames of the client format from ioData's buffers (encoding on the
+ * calling thread). */
+extern OSStatus ExtAudioFileWrite(ExtAudioFileRef inExtAudioFile, UInt32 inNumberFrames, const AudioBufferList *ioData);
+/* ExtAudioFileWrite; here it writes before it returns (and a call with no frames and no buffer,
+ * which Apple's programs make to prepare the writer, does nothing). */
+extern OSStatus ExtAudioFileWriteAsync(ExtAudioFileRef inExtAudioFile, UInt32 inNumberFrames, const AudioBufferList *ioData);
+/* Closes: a file being written gets its last packets, packet table and sizes; the file too is
+ * closed when ExtAudioFile opened or created it. */
 extern OSStatus ExtAudioFileDispose(ExtAudioFileRef inExtAudioFile);
 /* Reads up to *ioNumberFrames frames in the client format into ioData's buffers (one buffer
  * for interleaved data; one per channel for non-interleaved; each mDataByteSize holds the room
