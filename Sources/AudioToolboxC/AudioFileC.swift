@@ -228,8 +228,10 @@ func readPackets(_ id: OpaquePointer?, capacity: Int, _ descriptions: UnsafeMuta
                 start: inStartingPacket, count: Int(ioNumPackets.pointee), descriptions: inPacketDescriptions, byteCount: Int(inNumBytes), from: inBuffer))
             return
         }
+        // Constant-size packets: *ioNumPackets of them, whatever inNumBytes says (as Apple's:
+        // Learning Core Audio's converter passes its frame count there).
         let size = Int64(w.format.bytesPerPacket)
-        let packets = min(Int64(ioNumPackets.pointee), Int64(inNumBytes) / size)
+        let packets = Int64(ioNumPackets.pointee)
         try w.writeBytes(start: inStartingPacket * size, count: Int(packets * size), from: inBuffer)
         ioNumPackets.pointee = UInt32(packets)
     }

@@ -181,7 +181,8 @@ extern OSStatus AudioFileReadPackets(AudioFileID inAudioFile, Boolean inUseCache
 extern OSStatus AudioFileWriteBytes(AudioFileID inAudioFile, Boolean inUseCache, SInt64 inStartingByte, UInt32 *ioNumBytes,
                                     const void *inBuffer);
 /* *ioNumPackets packets (inNumBytes bytes) at packet inStartingPacket; descriptions are not
- * needed for linear PCM. Compressed packets need their descriptions (kAudio_ParamError without)
+ * needed for linear PCM, whose packets are *ioNumPackets × mBytesPerPacket bytes (inNumBytes is
+ * not used for them, as on Apple's systems). Compressed packets need their descriptions (kAudio_ParamError without)
  * and are written in order: inStartingPacket must be the number written so far
  * (kAudioFileInvalidPacketOffsetError otherwise). */
 extern OSStatus AudioFileWritePackets(AudioFileID inAudioFile, Boolean inUseCache, UInt32 inNumBytes,
