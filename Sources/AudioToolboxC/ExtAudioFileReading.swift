@@ -187,7 +187,7 @@ final class ExtAudioFileReader {
             }
             let from = Int(raw - pendingStart)
             let k = min(pendingCount - from, room - produced, Int(length - position))
-            store(from: from, count: k, at: produced, client: client, buffers: buffers, nonInterleaved: nonInterleaved)
+            PlanarPCM.store(planes, from: from, count: k, at: produced, format: client, channels: channels, buffers: buffers)
             produced += k
             position += Int64(k)
         }
@@ -245,31 +245,6 @@ final class ExtAudioFileReader {
             guard n == 1 else { return 0 }
             let frames = Int(unitStarts[u + 1] - unitStarts[u])
             return decoder!.decode(UnsafeRawBufferPointer(start: bytes, count: size), framesIfCorrupt: frames, into: p.baseAddress!, offset: 0, capacity: capacity)
-        }
-    }
-
-    /// Writes `count` held frames from `from` into the client's buffers at frame `at`.
-    private func store(from: Int, count: Int, at: Int, client: CFormat, buffers: UnsafeMutablePointer<CAudioToolbox.AudioBuffer>, nonInterleaved: Bool) {
-        let isFloat = client.mFormatFlags & UInt32(kAudioFormatFlagIsFloat) != 0
-        let big = client.mFormatFlags & UInt32(kAudioFormatFlagIsBigEndian) != 0
-        let bits = Int(client.mBitsPerChannel)
-        let frameBytes = Int(client.mBytesPerFrame)
-        let lanes = nonInterleaved ? 1 : channels
-        for b in 0..<(nonInterleaved ? channels : 1) {
-            let dst = buffers[b].mData! + at * frameBytes
-            func sample(_ c: Int, _ i: Int) -> Float { planes[nonInterleaved ? b : c][from + i] }
-            if isFloat {
-                var p = dst
-                for i in 0..<count {
-                    for c in 0..<lanes {
-                        let v = sample(c, i).bitPattern
-                        p.storeBytes(of: big ? v.bigEndian : v.littleEndian, as: UInt32.self)
-                        p += 4
-                    }
-                }
-            } else {
-                PCMInterleaver(bits: bits, bigEndian: big).interleave(frames: count, channels: lanes, into: dst) { c, i in sample(c, i) }
-            }
         }
     }
 }
