@@ -119,6 +119,9 @@ clean:
 PREFIX ?= $(HOME)/.local
 CAPI_CONFIG ?= release
 CAPI_HEADERS := Sources/CAudioToolbox/include
+## The toolchain's Core Foundation (swift-corelibs-foundation): its headers (lib/swift/CoreFoundation)
+## and libFoundation.so (lib/swift/linux), which exports it; programs get both through pkg-config.
+SWIFT_LIB_DIR ?= $(shell d=$$(dirname "$$(readlink -f "$$(command -v $(SWIFT))")"); echo "$$(cd "$$d/../lib/swift" 2>/dev/null && pwd)")
 .PHONY: install install-files examples
 install: deps
 	$(SWIFT) build -c $(CAPI_CONFIG) --product AudioToolbox
@@ -130,13 +133,16 @@ install-files:
 	@[ -n "$(LIBDIR_SRC)" ] || { echo "install-files: LIBDIR_SRC is not set"; exit 1; }
 	install -d "$(PREFIX)/include" "$(PREFIX)/lib/pkgconfig"
 	cp -R $(CAPI_HEADERS)/AudioToolbox $(CAPI_HEADERS)/CoreAudio $(CAPI_HEADERS)/CoreAudioTypes \
-	  $(CAPI_HEADERS)/CoreFoundation $(CAPI_HEADERS)/MacTypes.h "$(PREFIX)/include/"
+	  $(CAPI_HEADERS)/CoreFoundation $(CAPI_HEADERS)/MacTypes.h $(CAPI_HEADERS)/AQSyncEnum.h $(CAPI_HEADERS)/TargetConditionals.h "$(PREFIX)/include/"
 	install -m 644 Sources/CAudioToolbox/modulemaps/AudioToolbox.modulemap "$(PREFIX)/include/AudioToolbox/module.modulemap"
 	install -m 644 Sources/CAudioToolbox/modulemaps/CoreAudio.modulemap "$(PREFIX)/include/CoreAudio/module.modulemap"
 	install -m 755 "$(LIBDIR_SRC)/libAudioToolbox.so" "$(PREFIX)/lib/libAudioToolbox.so"
-	printf '%s\n' "prefix=$(PREFIX)" 'includedir=$${prefix}/include' 'libdir=$${prefix}/lib' '' \
-	  'Name: AudioToolbox' 'Description: Audio Queue Services and Audio File Stream Services on JACK (aqsync)' \
-	  'Version: 0.1' 'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -lAudioToolbox -Wl,-rpath,$${libdir}' \
+	@[ -f "$(SWIFT_LIB_DIR)/CoreFoundation/CoreFoundation.h" ] || { echo "install-files: no Core Foundation headers in '$(SWIFT_LIB_DIR)' (set SWIFT_LIB_DIR to the toolchain's usr/lib/swift)"; exit 1; }
+	printf '%s\n' "prefix=$(PREFIX)" 'includedir=$${prefix}/include' 'libdir=$${prefix}/lib' \
+	  "cfincludedir=$(SWIFT_LIB_DIR)" "cflibdir=$(SWIFT_LIB_DIR)/linux" '' \
+	  'Name: AudioToolbox' 'Description: Audio Queue Services and Audio File Stream Services on JACK (aqsync), on the toolchain'"'"'s Core Foundation' \
+	  'Version: 0.1' 'Cflags: -I$${includedir} -isystem $${cfincludedir}' \
+	  'Libs: -L$${libdir} -lAudioToolbox -Wl,-rpath,$${libdir} -L$${cflibdir} -lFoundation -Wl,-rpath,$${cflibdir} -lm' \
 	  > "$(PREFIX)/lib/pkgconfig/AudioToolbox.pc"
 	@echo "installed the C API in $(PREFIX) (PKG_CONFIG_PATH=$(PREFIX)/lib/pkgconfig)"
 

@@ -81,7 +81,7 @@ let package = Package(
         // The C API (issue 12): Apple's C headers, written from the references, and the exported
         // C entry points (`@c`) calling the engine and the parser.
         .target(name: "CAudioToolbox"),
-        .target(name: "AudioToolboxC", dependencies: ["AQEngine", "AQJack", "AQJackServer", "AQFileStream", "CAudioToolbox"],
+        .target(name: "AudioToolboxC", dependencies: ["AQEngine", "AQJack", "AQJackServer", "AQFileStream", "AQConvert", "CAudioToolbox"],
                 swiftSettings: strict + [.swiftLanguageMode(.v5)]),
 
         // Counts render-thread allocations for `aqsync bench` (defines malloc; aqsync only).

@@ -154,27 +154,9 @@ func knownProperty(_ id: UInt32) throws(AudioFileStreamError) -> AudioFileStream
         let property = try knownProperty(inPropertyID)
         let size = Int(ioPropertyDataSize.pointee)
         switch property {
-        case .packetToFrame, .frameToPacket:
+        case .packetToFrame, .frameToPacket, .packetToByte, .byteToPacket:
             guard size == 24 else { throw AudioFileStreamError.badPropertySize }
-            var t = outPropertyData.load(as: CAudioToolbox.AudioFramePacketTranslation.self)
-            if property == .packetToFrame {
-                t.mFrame = try parser.frame(forPacket: t.mPacket)
-            } else {
-                let r = try parser.packet(forFrame: t.mFrame)
-                t.mPacket = r.packet
-                t.mFrameOffsetInPacket = r.frameOffsetInPacket
-            }
-            outPropertyData.storeBytes(of: t, as: CAudioToolbox.AudioFramePacketTranslation.self)
-        case .packetToByte, .byteToPacket:
-            guard size == 24 else { throw AudioFileStreamError.badPropertySize }
-            var t = outPropertyData.load(as: CAudioToolbox.AudioBytePacketTranslation.self)
-            let r = property == .packetToByte ? try parser.byte(forPacket: t.mPacket) : try parser.packet(forByte: t.mByte)
-            if property == .packetToByte { t.mByte = r.byte } else {
-                t.mPacket = r.packet
-                t.mByteOffsetInPacket = r.byteOffsetInPacket
-            }
-            t.mFlags = r.isEstimate ? UInt32(kBytePacketTranslationFlag_IsEstimate) : 0
-            outPropertyData.storeBytes(of: t, as: CAudioToolbox.AudioBytePacketTranslation.self)
+            try translate(parser, property, outPropertyData)
         default:
             let bytes = cBytes(try parser.value(of: property))
             // Variable-size values (cookie, format list, layout) may be read into a larger
@@ -184,6 +166,35 @@ func knownProperty(_ id: UInt32) throws(AudioFileStreamError) -> AudioFileStream
             bytes.withUnsafeBytes { outPropertyData.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
             ioPropertyDataSize.pointee = UInt32(bytes.count)
         }
+    }
+}
+
+/// The four packet/frame/byte translations (24-byte C structures, the input field read from
+/// `data` and the answer written back), through the parser; Audio File Services' properties of
+/// the same IDs use them too.
+func translate(_ parser: AudioFileStream, _ property: AudioFileStreamProperty, _ data: UnsafeMutableRawPointer) throws(AudioFileStreamError) {
+    switch property {
+    case .packetToFrame, .frameToPacket:
+        var t = data.load(as: CAudioToolbox.AudioFramePacketTranslation.self)
+        if property == .packetToFrame {
+            t.mFrame = try parser.frame(forPacket: t.mPacket)
+        } else {
+            let r = try parser.packet(forFrame: t.mFrame)
+            t.mPacket = r.packet
+            t.mFrameOffsetInPacket = r.frameOffsetInPacket
+        }
+        data.storeBytes(of: t, as: CAudioToolbox.AudioFramePacketTranslation.self)
+    case .packetToByte, .byteToPacket:
+        var t = data.load(as: CAudioToolbox.AudioBytePacketTranslation.self)
+        let r = property == .packetToByte ? try parser.byte(forPacket: t.mPacket) : try parser.packet(forByte: t.mByte)
+        if property == .packetToByte { t.mByte = r.byte } else {
+            t.mPacket = r.packet
+            t.mByteOffsetInPacket = r.byteOffsetInPacket
+        }
+        t.mFlags = r.isEstimate ? UInt32(kBytePacketTranslationFlag_IsEstimate) : 0
+        data.storeBytes(of: t, as: CAudioToolbox.AudioBytePacketTranslation.self)
+    default:
+        throw AudioFileStreamError.unsupportedProperty
     }
 }
 

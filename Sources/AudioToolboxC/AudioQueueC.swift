@@ -17,16 +17,15 @@ final class CQueue: @unchecked Sendable {
     let kind: Kind
     let engine: AudioQueueEngine
     let userData: UnsafeMutableRawPointer?
-    let runLoop: RunLoop?
+    /// The caller's run loop's source, for a queue made with a run loop.
+    let runLoop: RunLoopDelivery?
     let lock = NSLock()
     /// C buffer address → the engine's buffer.
     var buffers: [UnsafeMutablePointer<CBuffer>: SBuffer] = [:]
     var listeners: [(id: UInt32, proc: AudioQueuePropertyListenerProc, userData: UnsafeMutableRawPointer?, token: Int)] = []
     var disposed = false
-    /// The CurrentDevice property as a C string (a CFStringRef here), made once.
-    var deviceString: UnsafeMutablePointer<CChar>?
 
-    init(kind: Kind, engine: AudioQueueEngine, userData: UnsafeMutableRawPointer?, runLoop: RunLoop?) {
+    init(kind: Kind, engine: AudioQueueEngine, userData: UnsafeMutableRawPointer?, runLoop: RunLoopDelivery?) {
         self.kind = kind
         self.engine = engine
         self.userData = userData
@@ -47,7 +46,8 @@ final class CQueue: @unchecked Sendable {
     var ref: AudioQueueRef { OpaquePointer(Unmanaged.passUnretained(self).toOpaque()) }
 
     /// Runs `work` on the queue's callback thread: here when there is no run loop or this is its
-    /// thread, else posted to the loop (then skipped if the queue was disposed of meanwhile).
+    /// thread, else posted to the loop's source (then skipped if the queue was disposed of
+    /// meanwhile).
     func deliver(_ work: @escaping () -> Void) {
         guard let runLoop, !runLoop.isCurrent else { return work() }
         runLoop.post { [self] in
@@ -100,7 +100,7 @@ func withQueue(_ ref: AudioQueueRef?, _ body: (CQueue) throws(AudioQueueError) -
     // The reference: inFlags is reserved and must be 0.
     guard inFlags == 0 else { return paramError }
     let format = SFormat(c: inFormat.pointee)
-    let loop = inCallbackRunLoop.map(RunLoop.from)
+    let loop = inCallbackRunLoop.map { RunLoopDelivery(loop: RunLoopDelivery.loop($0), mode: RunLoopDelivery.mode(inCallbackRunLoopMode)) }
     return status { () throws(AudioQueueError) in
         let engine = try ProcessEngine.shared.get(channels: Int(format.channelsPerFrame))
         let box = WeakBox()
@@ -131,7 +131,7 @@ final class WeakBox: @unchecked Sendable {
     guard let inFormat, let inCallbackProc, let outAQ else { return paramError }
     guard inFlags == 0 else { return paramError }
     let format = SFormat(c: inFormat.pointee)
-    let loop = inCallbackRunLoop.map(RunLoop.from)
+    let loop = inCallbackRunLoop.map { RunLoopDelivery(loop: RunLoopDelivery.loop($0), mode: RunLoopDelivery.mode(inCallbackRunLoopMode)) }
     return status { () throws(AudioQueueError) in
         let engine = try ProcessEngine.shared.get(channels: 2, inputs: Int(format.channelsPerFrame))
         let box = WeakBox()
@@ -194,14 +194,12 @@ func release(_ q: CQueue) {
     q.disposed = true
     let buffers = q.buffers
     q.buffers.removeAll()
-    let device = q.deviceString
-    q.deviceString = nil
     q.lock.unlock()
+    q.runLoop?.invalidate()
     for (p, b) in buffers {
         b.userData = nil
         p.deallocate()
     }
-    free(device)
 }
 
 /// An asynchronous disposal completes on the engine's events thread; its handle is released
@@ -463,8 +461,9 @@ func refuseTwice(_ b: SBuffer) throws(AudioQueueError) {
     withQueue(inAQ) { q throws(AudioQueueError) in try q.queue.setParameter(rawID: inParamID, inValue) }
 }
 
-/// A property's value as the C API lays it out: the engine's bytes, except CurrentDevice,
-/// which is a CFStringRef here pointing to the device's NUL-terminated UTF-8 identifier.
+/// A property's value as the C API lays it out: the engine's bytes, except CurrentDevice, which
+/// is a new CFString (the caller releases it, as with Apple's queue) holding the device's
+/// identifier.
 func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
     let bytes: [UInt8]
     switch q.kind {
@@ -472,13 +471,37 @@ func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
     case .input(let input): bytes = try input.property(id)
     }
     guard id == UInt32(kAudioQueueProperty_CurrentDevice) else { return bytes }
-    let p: UnsafeMutablePointer<CChar> = q.lock.withLock {
-        if let s = q.deviceString { return s }
-        let s = strdup(String(decoding: bytes, as: UTF8.self))!
-        q.deviceString = s
-        return s
+    return withUnsafeBytes(of: UInt(bitPattern: 0)) { Array($0) }
+}
+
+/// CurrentDevice's value: a +1 CFString of the device identifier (`AudioQueueGetProperty` only,
+/// once the size is known to fit: a size query makes none).
+func currentDeviceString(_ q: CQueue) throws(AudioQueueError) -> UnsafeRawPointer {
+    let bytes: [UInt8]
+    switch q.kind {
+    case .output(let queue): bytes = try queue.property(UInt32(kAudioQueueProperty_CurrentDevice))
+    case .input(let input): bytes = try input.property(UInt32(kAudioQueueProperty_CurrentDevice))
     }
-    return withUnsafeBytes(of: UInt(bitPattern: p)) { Array($0) }
+    return UnsafeRawPointer(Unmanaged<CFString>.passRetained(CFStrings.make(String(decoding: bytes, as: UTF8.self))).toOpaque())
+}
+
+/// The queue property a converter property ID stands for (issue 23): Apple's queue forwards
+/// its converter's properties, and recorders read a recording queue's encoded format and cookie
+/// as kAudioConverterCurrentOutputStreamDescription and kAudioConverterCompressionMagicCookie
+/// (a playback queue's: …CurrentInputStreamDescription, …DecompressionMagicCookie). Others as given.
+func converterAlias(_ q: CQueue, _ id: UInt32) -> UInt32 {
+    let recording: Bool
+    if case .input = q.kind { recording = true } else { recording = false }
+    switch id {
+    case UInt32(kAudioConverterCurrentOutputStreamDescription) where recording,
+         UInt32(kAudioConverterCurrentInputStreamDescription) where !recording:
+        return UInt32(kAudioQueueProperty_StreamDescription)
+    case UInt32(kAudioConverterCompressionMagicCookie) where recording,
+         UInt32(kAudioConverterDecompressionMagicCookie) where !recording:
+        return UInt32(kAudioQueueProperty_MagicCookie)
+    default:
+        return id
+    }
 }
 
 /// `AudioQueueGetPropertySize`, exported to C: its contract is in `AudioToolbox/AudioQueue.h`; threads and blocking in
@@ -486,7 +509,7 @@ func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
 @c public func AudioQueueGetPropertySize(_ inAQ: AudioQueueRef?, _ inID: UInt32, _ outDataSize: UnsafeMutablePointer<UInt32>?) -> OSStatus {
     guard let outDataSize else { return paramError }
     return withQueue(inAQ) { q throws(AudioQueueError) in
-        outDataSize.pointee = UInt32(try cProperty(q, inID).count)
+        outDataSize.pointee = UInt32(try cProperty(q, converterAlias(q, inID)).count)
     }
 }
 
@@ -495,6 +518,7 @@ func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
 @c public func AudioQueueGetProperty(_ inAQ: AudioQueueRef?, _ inID: UInt32, _ outData: UnsafeMutableRawPointer?, _ ioDataSize: UnsafeMutablePointer<UInt32>?) -> OSStatus {
     guard let outData, let ioDataSize else { return paramError }
     return withQueue(inAQ) { q throws(AudioQueueError) in
+        let inID = converterAlias(q, inID)
         let bytes = try cProperty(q, inID)
         var n = bytes.count
         if Int(ioDataSize.pointee) < n {
@@ -505,7 +529,11 @@ func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
             }
             n = Int(ioDataSize.pointee) / 8 * 8
         }
-        bytes.withUnsafeBytes { outData.copyMemory(from: $0.baseAddress!, byteCount: n) }
+        if inID == UInt32(kAudioQueueProperty_CurrentDevice) {
+            outData.storeBytes(of: try currentDeviceString(q), as: UnsafeRawPointer.self)
+        } else {
+            bytes.withUnsafeBytes { outData.copyMemory(from: $0.baseAddress!, byteCount: n) }
+        }
         ioDataSize.pointee = UInt32(n)
     }
 }
@@ -519,12 +547,17 @@ func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
             guard inDataSize == UInt32(MemoryLayout<UnsafeRawPointer>.size) else {
                 throw AudioQueueError(.invalidPropertySize, "CurrentDevice is a CFStringRef")
             }
-            guard let s = inData!.load(as: UnsafePointer<CChar>?.self) else {
+            guard let raw = inData!.load(as: UnsafeRawPointer?.self) else {
                 throw AudioQueueError(.invalidDevice, "no device identifier")
             }
+            let cf = Unmanaged<CFString>.fromOpaque(raw).takeUnretainedValue()
+            guard CFGetTypeID(cf) == CFStringGetTypeID() else {
+                throw AudioQueueError(.invalidPropertyValue, "CurrentDevice takes a CFStringRef")
+            }
+            let name = CFStrings.string(cf)
             switch q.kind {
-            case .output(let queue): try queue.setCurrentDevice(String(cString: s))
-            case .input(let input): try input.setProperty(inID, Array(String(cString: s).utf8))
+            case .output(let queue): try queue.setCurrentDevice(name)
+            case .input(let input): try input.setProperty(inID, Array(name.utf8))
             }
             return
         }

@@ -2,7 +2,7 @@
 // Stream Services, exported from Swift with `@c` and calling AQEngine and AQFileStream. No
 // logic of the engine or the parser lives here: only marshalling between the C structures of
 // the headers (Sources/CAudioToolbox/include) and the Swift types, handle bookkeeping, and the
-// run loops of CFRunLoop.h. docs/c-api.md says how programs use it.
+// run-loop sources on Core Foundation's CFRunLoop (the toolchain's). docs/c-api.md says how programs use it.
 import AQEngine
 import AQJack
 import AQJackServer

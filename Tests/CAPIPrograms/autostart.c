@@ -80,7 +80,12 @@ int main(void) {
     CFStringRef device = NULL;
     UInt32 size = sizeof device;
     AudioQueueGetProperty(q, kAudioQueueProperty_CurrentDevice, &device, &size);
-    printf("device %s\n", device ? (const char *)device : "(none)");
+    char name[256] = "(none)";
+    if (device) {
+        CFStringGetCString(device, name, sizeof name, kCFStringEncodingUTF8);
+        CFRelease(device);
+    }
+    printf("device %s\n", name);
     AudioTimeStamp t;
     memset(&t, 0, sizeof t);
     AudioQueueGetCurrentTime(q, NULL, &t, NULL);

@@ -148,8 +148,11 @@ int main(void) {
     CFStringRef device = NULL;
     size = sizeof device;
     EXPECT_STATUS(AudioQueueGetProperty(aq, kAudioQueueProperty_CurrentDevice, &device, &size), noErr);
-    EXPECT(device != NULL && strcmp((const char *)device, "offline") == 0, "current device");
+    char deviceName[64] = "";
+    EXPECT(device != NULL && CFStringGetCString(device, deviceName, sizeof deviceName, kCFStringEncodingUTF8)
+           && strcmp(deviceName, "offline") == 0, "current device (a CFString, issue 23): '%s'", deviceName);
     EXPECT_STATUS(AudioQueueSetProperty(aq, kAudioQueueProperty_CurrentDevice, &device, sizeof device), noErr);
+    if (device) CFRelease(device);
     AudioChannelLayout layout;
     memset(&layout, 0, sizeof layout);
     layout.mChannelLayoutTag = kAudioChannelLayoutTag_Stereo;

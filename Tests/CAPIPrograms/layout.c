@@ -34,6 +34,11 @@ int main(void) {
     OFF(AudioStreamPacketDescription, mStartOffset, 0); OFF(AudioStreamPacketDescription, mVariableFramesInPacket, 8);
     OFF(AudioStreamPacketDescription, mDataByteSize, 12);
 
+    SIZE(AudioBuffer, 16); OFF(AudioBuffer, mDataByteSize, 4); OFF(AudioBuffer, mData, 8);
+    SIZE(AudioBufferList, 24); OFF(AudioBufferList, mBuffers, 8);
+    SIZE(AudioObjectPropertyAddress, 12); OFF(AudioObjectPropertyAddress, mElement, 8);
+    SIZE(AudioFileTypeAndFormatID, 8);
+
     SIZE(SMPTETime, 24);
     OFF(SMPTETime, mSubframes, 0); OFF(SMPTETime, mSubframeDivisor, 2); OFF(SMPTETime, mCounter, 4);
     OFF(SMPTETime, mType, 8); OFF(SMPTETime, mFlags, 12); OFF(SMPTETime, mHours, 16); OFF(SMPTETime, mMinutes, 18);

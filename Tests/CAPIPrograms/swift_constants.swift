@@ -32,7 +32,7 @@ let _: AudioChannelLayoutTag = kAudioChannelLayoutTag_Stereo
 let _: AudioChannelLabel = kAudioChannelLabel_Left
 let _: AudioChannelBitmap = kAudioChannelBit_Left
 let _: AudioChannelFlags = kAudioChannelFlags_Meters
-let _: CFRunLoopRunResult = kCFRunLoopRunTimedOut
+let _: CFRunLoopRunResult = .timedOut  // Core Foundation's own enum (issue 23), as in Apple's Swift
 
 func check(_ status: OSStatus, _ what: String) {
     if status != noErr { print("\(what): \(status)"); exit(1) }
@@ -57,7 +57,7 @@ check(AudioQueueGetProperty(q!, kAudioQueueProperty_StreamDescription, &format, 
 let unknown = AudioQueueGetProperty(q!, 0x7a7a7a7a, &v, &size)
 var time = AudioTimeStamp()
 time.mFlags = kAudioTimeStampSampleTimeValid | kAudioTimeStampHostTimeValid
-check(AudioQueueDispose(q!, 1), "AudioQueueDispose")  // Boolean is UInt8 here (docs/c-api.md)
+check(AudioQueueDispose(q!, true), "AudioQueueDispose")  // Boolean is Bool, as in Apple's Swift (issue 23)
 let ok = v == 0 && volume == 0.5 && format.mFormatID == kAudioFormatLinearPCM
     && format.mFormatFlags & kLinearPCMFormatFlagIsSignedInteger != 0 && unknown == kAudioQueueErr_InvalidProperty
 print(ok ? "swift constants ok" : "wrong: running \(v) volume \(volume) format \(format) unknown \(unknown)")

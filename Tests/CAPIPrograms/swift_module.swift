@@ -29,5 +29,5 @@ time.mFlags = AudioTimeStampFlags(kAudioTimeStampSampleTimeValid)
 check(AudioQueueOfflineRender(queue!, &time, render!, 512), "AudioQueueOfflineRender")
 let out = render!.pointee.mAudioData.bindMemory(to: Float.self, capacity: 1024)
 let hits = (0..<1024).filter { out[$0] != 0 }
-check(AudioQueueDispose(queue!, 1), "AudioQueueDispose")
+check(AudioQueueDispose(queue!, true), "AudioQueueDispose")  // Boolean is Bool, as in Apple's Swift (issue 23)
 print(hits == [200, 201] && MemoryLayout<AudioTimeStamp>.size == 64 ? "swift module ok" : "wrong: \(hits)")

@@ -31,6 +31,37 @@ import Testing
         #expect(r.seconds >= 2.9, "\(program) played for its 3 s (exited after \(r.seconds) s)")
     }
 
+    /// An output queue on the main run loop, stopped by a CFRunLoopTimer after 1.5 s (issue 23):
+    /// the program checks its callbacks and the timer ran on the main thread inside CFRunLoopRun
+    /// and that the loop returned on time; the recording holds the tone for 1.5 s (±0.1 s) and
+    /// then silence. Built with clang -fblocks (the toolchain's CF headers) and with gcc.
+    @Test(arguments: ["clang -fblocks", "gcc"])
+    func runLoopTimerStopsTheQueueOnTime(compiler: String) throws {
+        let exe = try CAPI.build(
+            "Tests/CAPIPrograms/runloop_timer.c", compiler: compiler,
+            name: "runloop_timer-" + compiler.map { $0.isLetter || $0.isNumber ? String($0) : "-" }.joined())
+        let server = try PrivateJackServer(sampleRate: 48000, period: 256, realtime: true)
+        defer { server.stop() }
+        let rec = try JackRecorder(server: server.name, channels: 2)
+        defer { rec.removeFiles() }
+        let r = try CAPI.run(exe, ["1.5"], environment: [
+            "JACK_DEFAULT_SERVER": server.name, "AQSYNC_CONNECT": rec.inputPortNames.joined(separator: ","),
+            "AQSYNC_CLIENT_NAME": "capi-timer",
+        ], timeout: 30)
+        rec.stop()
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains(" 0 failed"), "\(r.output)")
+        let wav = try rec.read()
+        let loud = wav.channels[0].indices.filter { abs(wav.channels[0][$0]) > 0.05 }
+        guard let first = loud.first, let last = loud.last else {
+            Issue.record("no tone recorded")
+            return
+        }
+        let played = Double(last - first) / 48000
+        #expect(abs(played - 1.5) < 0.1, "the tone played \(played) s")
+        #expect(abs(risingZeroCrossingFrequency(Array(wav.channels[0][first...last]), rate: 48000) - 1000) < 2)
+    }
+
     /// Timing through a recording: start times, trims, parameter events, two queues' starts;
     /// the program checks listeners, translate round trips, nearest start times, starvation.
     @Test func timingConformanceInARecording() throws {

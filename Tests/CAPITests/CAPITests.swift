@@ -29,27 +29,66 @@ import Testing
     @Test func everyDeclaredFunctionIsExported() throws {
         let prefix = try CAPI.prefix()
         var declared: Set<String> = []
-        for header in ["AudioToolbox/AudioQueue.h", "AudioToolbox/AudioFileStream.h", "CoreFoundation/CFRunLoop.h"] {
+        for header in ["AudioToolbox/AudioQueue.h", "AudioToolbox/AudioFileStream.h", "AudioToolbox/AudioFile.h", "AudioToolbox/ExtendedAudioFile.h", "AudioToolbox/AudioConverter.h",
+                       "AudioToolbox/AudioFormat.h", "AudioToolbox/AudioServices.h", "CoreAudio/AudioHardware.h"] {
             let text = try String(contentsOf: prefix.appendingPathComponent("include/\(header)"), encoding: .utf8)
             let regex = try NSRegularExpression(pattern: #"^extern [A-Za-z_ ]+?\**\s*([A-Za-z_][A-Za-z0-9_]*)\("#, options: .anchorsMatchLines)
             for m in regex.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
                 declared.insert(String(text[Range(m.range(at: 1), in: text)!]))
             }
         }
-        #expect(declared.count == 29 + 7 + 6, "declared: \(declared.sorted())")
+        #expect(declared.count == 29 + 7 + 16 + 12 + 7 + 2 + 3 + 3, "declared: \(declared.sorted())")
         let nm = try CAPI.shell("nm -D --defined-only '\(prefix.path)/lib/libAudioToolbox.so'")
         let exported = Set(nm.output.split(separator: "\n").compactMap { line -> String? in
             let f = line.split(separator: " ")
             return f.count == 3 && f[1] == "T" ? String(f[2]) : nil
         })
         #expect(declared.subtracting(exported).isEmpty, "not exported: \(declared.subtracting(exported).sorted())")
-        #expect(nm.output.contains(" kCFRunLoopDefaultMode") && nm.output.contains(" kCFRunLoopCommonModes"))
+    }
+
+    /// Core Foundation is the toolchain's (issue 23): the library defines no CF symbol (function
+    /// or data: the run-loop modes are libFoundation's too), and needs libFoundation.so.
+    @Test func exportsNoCoreFoundationSymbol() throws {
+        let prefix = try CAPI.prefix()
+        let nm = try CAPI.shell("nm -D --defined-only '\(prefix.path)/lib/libAudioToolbox.so'")
+        try #require(nm.status == 0, "\(nm.output)")
+        let cf = nm.output.split(separator: "\n").filter { line in
+            let f = line.split(separator: " ")
+            return f.count == 3 && (f[2].hasPrefix("CF") || f[2].hasPrefix("kCF") || f[2].hasPrefix("__CF"))
+        }
+        #expect(cf.isEmpty, "exported: \(cf)")
+        #expect(nm.output.contains(" AudioQueueNewOutput"), "the check reads the right library")
+        let needed = try CAPI.shell("readelf -d '\(prefix.path)/lib/libAudioToolbox.so'")
+        #expect(needed.output.contains("[libFoundation.so]"), "\(needed.output)")
+    }
+
+    /// The CF a program sees is the toolchain's, through either kind of header (issue 23):
+    /// clang -fblocks reads the toolchain's own, gcc, clang without blocks and C++ the subset.
+    @Test(arguments: ["clang -fblocks", "clang", "gcc", "g++ -x c++"])
+    func coreFoundationIsTheToolchains(compiler: String) throws {
+        let exe = try CAPI.build(
+            "Tests/CAPIPrograms/cf_types.c", compiler: compiler,
+            name: "cf_types-" + compiler.map { $0.isLetter || $0.isNumber ? String($0) : "-" }.joined())
+        let r = try CAPI.run(exe)
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains(" 0 failed"), "\(r.output)")
     }
 
     /// Every function called, the result codes provoked, samples at exact frames (offline).
     @Test func offlineConformance() throws {
         let exe = try CAPI.build("Tests/CAPIPrograms/conformance_offline.c")
         let r = try CAPI.run(exe, environment: ["AQSYNC_DEVICE": "offline"])
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains(" 0 failed"), "\(r.output)")
+    }
+
+    /// What a recorder asks before recording (issue 23; `format_device.c`, offline at 44.1 kHz):
+    /// FormatInfo completing linear PCM, AAC and ALAC formats; the default input and output
+    /// device, its nominal rate, buffer size and name; a queue's converter properties; the
+    /// result codes of each.
+    @Test func formatInfoDevicesAndConverterProperties() throws {
+        let exe = try CAPI.build("Tests/CAPIPrograms/format_device.c")
+        let r = try CAPI.run(exe, environment: ["AQSYNC_DEVICE": "offline", "AQSYNC_SAMPLE_RATE": "44100"])
         #expect(r.status == 0, "\(r.output)")
         #expect(r.output.contains(" 0 failed"), "\(r.output)")
     }
@@ -102,6 +141,23 @@ import Testing
         let r = try CAPI.run(exe, environment: ["AQSYNC_DEVICE": "offline"])
         #expect(r.status == 0, "\(r.output)")
         #expect(r.output.contains("swift module ok"), "\(r.output)")
+    }
+
+    /// Audio File Services, FormatInfo and the device's rate from Swift as Apple's Swift writes
+    /// them (issue 23: `.eraseFile`, `.readPermission`, CFURL), linked by the module maps alone
+    /// (`link "AudioToolbox"`, `link "Foundation"` for Core Foundation); run offline.
+    @Test func audioFileFromSwift() throws {
+        let prefix = try CAPI.prefix()
+        let exe = prefix.appendingPathComponent("bin/swift_audiofile")
+        try FileManager.default.createDirectory(at: exe.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let source = CAPI.root.appendingPathComponent("Tests/CAPIPrograms/swift_audiofile.swift").path
+        let build = try CAPI.shell(
+            "swiftc -warnings-as-errors -module-cache-path '\(prefix.path)/module-cache-audiofile' -I '\(prefix.path)/include' -L '\(prefix.path)/lib' "
+                + "-Xlinker -rpath -Xlinker '\(prefix.path)/lib' '\(source)' -o '\(exe.path)'", timeout: 300)
+        try #require(build.status == 0, "\(build.output)")
+        let r = try CAPI.run(exe, [prefix.appendingPathComponent("swift-audiofile.caf").path], environment: ["AQSYNC_DEVICE": "offline", "AQSYNC_SAMPLE_RATE": "44100"])
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains("swift audiofile ok"), "\(r.output)")
     }
 
     /// Constants import with their Apple types (issue 22): Swift written for Apple's platforms

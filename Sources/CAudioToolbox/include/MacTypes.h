@@ -6,27 +6,17 @@
 #ifndef AQSYNC_MACTYPES_H
 #define AQSYNC_MACTYPES_H
 
-#include <stdint.h>
-#include <stdbool.h>
-#include <stddef.h>
+/* The scalar types (Boolean, UInt8…UInt64, SInt…, Float32/64, OSStatus, OSErr, FourCharCode,
+ * OSType, UniChar, …) are Core Foundation's own: the toolchain's CFBase.h defines them, and
+ * AQSyncCFSubset.h defines them the same way for compilers that cannot read it (issue 23).
+ * Boolean is therefore `bool` (one byte, as Apple's `unsigned char`; Swift imports it as Bool).
+ * CoreFoundation.h also brings the C headers Apple's umbrella brings (stdio.h, stdlib.h, …);
+ * TargetConditionals.h the TARGET_ macros. */
+#include <TargetConditionals.h>
+#include <CoreFoundation/CoreFoundation.h>
 
-typedef uint8_t  UInt8;
-typedef int8_t   SInt8;
-typedef uint16_t UInt16;
-typedef int16_t  SInt16;
-typedef uint32_t UInt32;
-typedef int32_t  SInt32;
-typedef uint64_t UInt64;
-typedef int64_t  SInt64;
-typedef float    Float32;
-typedef double   Float64;
-typedef unsigned char Boolean;   /* 0 or 1, one byte, as on Apple's systems */
-typedef SInt32   OSStatus;       /* a result code: noErr (0) or an error */
-typedef SInt16   OSErr;
-typedef UInt32   FourCharCode;
-typedef FourCharCode OSType;
-typedef UInt8   *Ptr;
 /* Counts are longs, as in Apple's MacTypes.h: 64 bits on LP64 (issue 22; they were UInt32). */
+typedef UInt8   *Ptr;
 typedef unsigned long ByteCount;
 typedef unsigned long ByteOffset;
 typedef unsigned long ItemCount;
@@ -37,31 +27,53 @@ typedef unsigned long ItemCount;
 #ifndef FALSE
 #define FALSE 0
 #endif
+#ifndef nil
+#define nil NULL
+#endif
 
-/* Typed constants (issue 22). Apple's headers declare their constants with CF_ENUM(Type) {...},
- * an anonymous enum with a fixed underlying type where the compiler has them, so that Swift
- * imports each constant with that type (AudioQueuePropertyID, AudioFormatFlags, OSStatus...)
- * rather than as Int. AQSYNC_ENUM(Type) is that: `enum : Type` with clang (in every C mode, as an
- * extension; Swift reads the headers through clang), in C++11 and in C23; a plain `enum`
- * elsewhere (gcc before C23, which has no fixed underlying types), where the constants are int
- * as before. Define AQSYNC_FIXED_ENUM to 0 or 1 before including to choose. */
-#ifndef AQSYNC_FIXED_ENUM
-#if defined(__clang__) || (defined(__cplusplus) && __cplusplus >= 201103L) || \
-    (!defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 202311L)
-#define AQSYNC_FIXED_ENUM 1
-#else
-#define AQSYNC_FIXED_ENUM 0
+/* Typed constants: AQSYNC_ENUM (AQSyncEnum.h, which says how). */
+#include <AQSyncEnum.h>
+
+/* The version macros Apple's SDK headers define, which Core Audio utility code tests
+ * (`#if !defined(COREAUDIOTYPES_VERSION) || COREAUDIOTYPES_VERSION < …` redeclares constants). */
+#ifndef MAC_OS_X_VERSION_10_5
+#define MAC_OS_X_VERSION_10_4 1040
+#define MAC_OS_X_VERSION_10_5 1050
+#define MAC_OS_X_VERSION_10_6 1060
+#define MAC_OS_X_VERSION_10_7 1070
+#define MAC_OS_X_VERSION_10_8 1080
+#define MAC_OS_X_VERSION_10_9 1090
+#define MAC_OS_X_VERSION_10_10 101000
+#define MAC_OS_X_VERSION_10_11 101100
+#define MAC_OS_X_VERSION_10_12 101200
+#define MAC_OS_X_VERSION_10_13 101300
+#define MAC_OS_X_VERSION_10_14 101400
+#define MAC_OS_X_VERSION_10_15 101500
 #endif
+#ifndef MAC_OS_X_VERSION_MIN_REQUIRED
+#define MAC_OS_X_VERSION_MIN_REQUIRED MAC_OS_X_VERSION_10_15
 #endif
-#if AQSYNC_FIXED_ENUM
-#define AQSYNC_ENUM(_type) enum : _type
-#else
-#define AQSYNC_ENUM(_type) enum
+#ifndef MAC_OS_X_VERSION_MAX_ALLOWED
+#define MAC_OS_X_VERSION_MAX_ALLOWED MAC_OS_X_VERSION_10_15
+#endif
+#ifndef COREAUDIOTYPES_VERSION
+#define COREAUDIOTYPES_VERSION 20150414
 #endif
 
 AQSYNC_ENUM(OSStatus) { noErr = 0 };
 
-/* kAudio_ParamError: what a call answers for a NULL or unknown object or a bad argument. */
-AQSYNC_ENUM(OSStatus) { kAudio_ParamError = -50 };
+/* kAudio_ParamError: what a call answers for a NULL or unknown object or a bad argument. The
+ * other general audio result codes of Apple's CoreAudioBaseTypes.h (issue 23), which programs
+ * compare results with; kAudio_FileNotFoundError is what AudioFileOpenURL answers for a missing
+ * file (as kAudioFileFileNotFoundError, the same value). */
+AQSYNC_ENUM(OSStatus) {
+    kAudio_UnimplementedError = -4,
+    kAudio_FileNotFoundError = -43,
+    kAudio_FilePermissionError = -54,
+    kAudio_TooManyFilesOpenError = -42,
+    kAudio_BadFilePathError = 0x21707468, /* '!pth' */
+    kAudio_ParamError = -50,
+    kAudio_MemFullError = -108
+};
 
 #endif

@@ -1,10 +1,11 @@
 /* record.c — recording with an audio queue, in the shape of the Audio Queue Services
  * Programming Guide's "Recording Audio" (seed 003): a recorder state, an input callback that
- * writes each filled buffer to the file and enqueues it again, a buffer size derived from the
- * format, three buffers, start, stop. Records N seconds of the default input (the JACK client's
- * in_1 and in_2, connected to the physical capture ports unless AQSYNC_INPUT_CONNECT says
- * otherwise) into a 16-bit stereo WAV file. There is no AudioFile API here, so the file is
- * written with stdio. Usage: record FILE.wav [--seconds N]   (issues 11, 12; docs/c-api.md) */
+ * writes each filled buffer to the file with AudioFileWritePackets and enqueues it again, a
+ * buffer size derived from the format, three buffers, start, stop, AudioFileClose. Records N
+ * seconds of the default input (the JACK client's in_1 and in_2, connected to the physical
+ * capture ports unless AQSYNC_INPUT_CONNECT says otherwise) into a 16-bit stereo WAV or CAF file
+ * (by its extension) made with AudioFileCreateWithURL.
+ * Usage: record FILE.wav|FILE.caf [--seconds N]   (issues 11, 12, 23; docs/c-api.md) */
 #include <AudioToolbox/AudioToolbox.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -18,7 +19,7 @@ typedef struct {
     AudioStreamBasicDescription mDataFormat;
     AudioQueueRef mQueue;
     AudioQueueBufferRef mBuffers[kNumberBuffers];
-    FILE *mFile;
+    AudioFileID mAudioFile;
     UInt32 bufferByteSize;
     SInt64 mCurrentPacket;
     SInt64 mPacketsWanted;
@@ -27,35 +28,25 @@ typedef struct {
     pthread_cond_t mDone;
 } AQRecorderState;
 
-/* A little-endian WAV header for `frames` frames of the recorder's format. */
-static void WriteWAVHeader(AQRecorderState *s, UInt32 frames) {
-    UInt32 dataBytes = frames * s->mDataFormat.mBytesPerFrame;
-    UInt32 u32[] = {36 + dataBytes, 16, (UInt32)s->mDataFormat.mSampleRate,
-                    (UInt32)s->mDataFormat.mSampleRate * s->mDataFormat.mBytesPerFrame, dataBytes};
-    UInt16 fmt[] = {1, (UInt16)s->mDataFormat.mChannelsPerFrame};
-    UInt16 align[] = {(UInt16)s->mDataFormat.mBytesPerFrame, (UInt16)s->mDataFormat.mBitsPerChannel};
-    fseek(s->mFile, 0, SEEK_SET);
-    fwrite("RIFF", 1, 4, s->mFile); fwrite(&u32[0], 4, 1, s->mFile); fwrite("WAVEfmt ", 1, 8, s->mFile);
-    fwrite(&u32[1], 4, 1, s->mFile); fwrite(fmt, 2, 2, s->mFile); fwrite(&u32[2], 4, 2, s->mFile);
-    fwrite(align, 2, 2, s->mFile); fwrite("data", 1, 4, s->mFile); fwrite(&u32[4], 4, 1, s->mFile);
-    fseek(s->mFile, 0, SEEK_END);
-}
-
-/* The recording callback: write what the buffer holds (up to the packets wanted), then give the
- * buffer back to the queue. For linear PCM the packet count is the buffer's frames. */
+/* The recording callback: write what the buffer holds (up to the packets wanted) to the file at
+ * the next packet, then give the buffer back to the queue. For linear PCM the packet count is
+ * the buffer's frames and there are no packet descriptions. */
 static void HandleInputBuffer(void *aqData, AudioQueueRef inAQ, AudioQueueBufferRef inBuffer,
                               const AudioTimeStamp *inStartTime, UInt32 inNumPackets,
                               const AudioStreamPacketDescription *inPacketDesc) {
     AQRecorderState *pAqData = aqData;
-    (void)inStartTime; (void)inPacketDesc;
+    (void)inStartTime;
     if (inNumPackets == 0 && pAqData->mDataFormat.mBytesPerPacket != 0)
         inNumPackets = inBuffer->mAudioDataByteSize / pAqData->mDataFormat.mBytesPerPacket;
     pthread_mutex_lock(&pAqData->mLock);
     SInt64 left = pAqData->mPacketsWanted - pAqData->mCurrentPacket;
     if (inNumPackets > left) inNumPackets = (UInt32)left;
     if (inNumPackets > 0) {
-        fwrite(inBuffer->mAudioData, pAqData->mDataFormat.mBytesPerPacket, inNumPackets, pAqData->mFile);
-        pAqData->mCurrentPacket += inNumPackets;
+        if (AudioFileWritePackets(pAqData->mAudioFile, false, inNumPackets * pAqData->mDataFormat.mBytesPerPacket, inPacketDesc,
+                                  pAqData->mCurrentPacket, &inNumPackets, inBuffer->mAudioData) == noErr)
+            pAqData->mCurrentPacket += inNumPackets;
+        else
+            pAqData->mCurrentPacket = pAqData->mPacketsWanted;  /* the disk failed: stop */
     }
     if (pAqData->mCurrentPacket == pAqData->mPacketsWanted) pthread_cond_signal(&pAqData->mDone);
     bool running = pAqData->mIsRunning;
@@ -74,7 +65,7 @@ static void DeriveBufferSize(AudioStreamBasicDescription *format, Float64 second
 int main(int argc, char **argv) {
     OSStatus status;
     double seconds = 5;
-    if (argc < 2) { fprintf(stderr, "usage: record FILE.wav [--seconds N]\n"); return 2; }
+    if (argc < 2) { fprintf(stderr, "usage: record FILE.wav|FILE.caf [--seconds N]\n"); return 2; }
     if (argc > 3 && strcmp(argv[2], "--seconds") == 0) seconds = atof(argv[3]);
 
     AQRecorderState aqData = {0};
@@ -90,9 +81,12 @@ int main(int argc, char **argv) {
     aqData.mDataFormat.mFormatFlags = kLinearPCMFormatFlagIsSignedInteger | kLinearPCMFormatFlagIsPacked;
     aqData.mPacketsWanted = (SInt64)(seconds * aqData.mDataFormat.mSampleRate);
 
-    aqData.mFile = fopen(argv[1], "wb");
-    if (!aqData.mFile) { perror(argv[1]); return 1; }
-    WriteWAVHeader(&aqData, 0);
+    /* The file: CAF for a name ending in .caf, WAVE otherwise (little-endian PCM suits both). */
+    size_t length = strlen(argv[1]);
+    AudioFileTypeID fileType = length > 4 && strcmp(argv[1] + length - 4, ".caf") == 0 ? kAudioFileCAFType : kAudioFileWAVEType;
+    CFURLRef audioFileURL = CFURLCreateFromFileSystemRepresentation(NULL, (const UInt8 *)argv[1], (CFIndex)length, false);
+    FAIL_ON_ERR(AudioFileCreateWithURL(audioFileURL, fileType, &aqData.mDataFormat, kAudioFileFlags_EraseFile, &aqData.mAudioFile));
+    CFRelease(audioFileURL);
 
     FAIL_ON_ERR(AudioQueueNewInput(&aqData.mDataFormat, HandleInputBuffer, &aqData, NULL, kCFRunLoopCommonModes, 0, &aqData.mQueue));
     DeriveBufferSize(&aqData.mDataFormat, 0.5, &aqData.bufferByteSize);
@@ -112,8 +106,7 @@ int main(int argc, char **argv) {
     FAIL_ON_ERR(AudioQueueStop(aqData.mQueue, true));
 
     AudioQueueDispose(aqData.mQueue, true);
-    WriteWAVHeader(&aqData, (UInt32)aqData.mCurrentPacket);
-    fclose(aqData.mFile);
+    FAIL_ON_ERR(AudioFileClose(aqData.mAudioFile));
     printf("record: %lld frames written to %s\n", (long long)aqData.mCurrentPacket, argv[1]);
     return 0;
 }

@@ -15,5 +15,10 @@
 #include <CoreFoundation/CFRunLoop.h>
 #include <AudioToolbox/AudioQueue.h>
 #include <AudioToolbox/AudioFileStream.h>
+#include <AudioToolbox/AudioFile.h>
+#include <AudioToolbox/ExtendedAudioFile.h>
+#include <AudioToolbox/AudioFormat.h>
+#include <AudioToolbox/AudioConverter.h>
+#include <AudioToolbox/AudioServices.h>
 
 #endif

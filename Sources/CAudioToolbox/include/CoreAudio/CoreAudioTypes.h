@@ -39,6 +39,21 @@ typedef struct AudioStreamPacketDescription {
     UInt32 mDataByteSize;
 } AudioStreamPacketDescription;
 
+/* 16 bytes: one buffer of audio (issue 23: ExtAudioFileRead and ExtAudioFileWrite take them). For
+ * interleaved data mNumberChannels is the format's channels; non-interleaved, 1 a buffer. */
+typedef struct AudioBuffer {
+    UInt32 mNumberChannels;
+    UInt32 mDataByteSize;
+    void  *mData;
+} AudioBuffer;
+
+/* 24 bytes with its one declared buffer; allocate room for mNumberBuffers of them
+ * (offsetof(AudioBufferList, mBuffers) + n * sizeof(AudioBuffer)). */
+typedef struct AudioBufferList {
+    UInt32      mNumberBuffers;
+    AudioBuffer mBuffers[1];
+} AudioBufferList;
+
 /* Format IDs. */
 CF_ENUM(AudioFormatID) {
     kAudioFormatLinearPCM           = 0x6C70636D, /* 'lpcm' */

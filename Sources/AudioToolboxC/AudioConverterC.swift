@@ -1,0 +1,247 @@
+// Audio Converter Services' C functions (AudioToolbox/AudioConverter.h), issue 23: decoding
+// (AQConvert's PacketDecoder) or converting linear PCM (PCMDeinterleaver) to the destination's
+// linear PCM (PlanarPCM) at the same rate and channel count, pulled through the caller's input
+// procedure. A converter is used from one thread at a time; the procedure runs on that thread.
+import AQConvert
+import AQTypes
+import CAudioToolbox
+import Foundation
+
+/// What an `AudioConverterRef` points to. Used from one thread at a time.
+final class CConverter {
+    let input: CFormat
+    let output: CFormat
+    let channels: Int
+    private var decoder: PacketDecoder?
+    private let deinterleaver: PCMDeinterleaver?
+    private var cookie: [UInt8] = []
+    private let planes: [UnsafeMutablePointer<Float>]
+    private let capacity: Int
+    /// Decoded frames held: `held` frames, of which `given` were given out.
+    private var held = 0
+    private var given = 0
+    private static let pcmChunk = 4096
+
+    init(input: CFormat, output: CFormat) throws(AudioFileFailure) {
+        self.input = input
+        self.output = output
+        channels = Int(input.mChannelsPerFrame)
+        let i = SFormat(c: input)
+        guard output.mSampleRate == input.mSampleRate, output.mChannelsPerFrame == input.mChannelsPerFrame else {
+            throw AudioFileFailure(status: kAudioConverterErr_FormatNotSupported, "rate and channel conversion are not there yet")
+        }
+        if let problem = ExtAudioFileReader.clientFormatProblem(output, file: i) {
+            throw AudioFileFailure(status: kAudioConverterErr_FormatNotSupported, "destination: \(problem)")
+        }
+        if i.formatID == AudioFormatID.linearPCM || i.formatID == AudioFormatID.uLaw || i.formatID == AudioFormatID.aLaw {
+            do { deinterleaver = try PCMDeinterleaver(format: i) } catch {
+                throw AudioFileFailure(status: kAudioConverterErr_FormatNotSupported, "source: \(error)")
+            }
+            capacity = Self.pcmChunk
+        } else {
+            guard PacketDecoder.canDecode(i) else {
+                throw AudioFileFailure(status: kAudioConverterErr_FormatNotSupported, "source '\(i.formatID)' is not decoded here")
+            }
+            deinterleaver = nil
+            capacity = max(PacketDecoder.maximumFramesPerPacket(i), 1)
+        }
+        let frames = capacity
+        planes = (0..<max(1, channels)).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: frames) }
+    }
+
+    deinit { for p in planes { p.deallocate() } }
+
+    var ref: OpaquePointer { OpaquePointer(Unmanaged.passUnretained(self).toOpaque()) }
+
+    func setCookie(_ bytes: [UInt8]) {
+        cookie = bytes
+        decoder = nil  // made with it at the next fill
+    }
+
+    func reset() {
+        decoder = nil
+        held = 0
+        given = 0
+    }
+
+    /// The decoder, made on first use (after the cookie had its chance to be set).
+    private func makeDecoder() throws(AudioFileFailure) -> PacketDecoder {
+        if let decoder { return decoder }
+        do {
+            let d = try PacketDecoder(format: SFormat(c: input), magicCookie: cookie)
+            decoder = d
+            return d
+        } catch {
+            throw AudioFileFailure(status: kAudioConverterErr_FormatNotSupported, "decoder: \(error)")
+        }
+    }
+
+    /// AudioConverterFillComplexBuffer: returns the frames made and the status to answer.
+    func fill(_ proc: AudioConverterComplexInputDataProc, _ user: UnsafeMutableRawPointer?, frames wanted: Int,
+              into list: UnsafeMutablePointer<CAudioToolbox.AudioBufferList>) throws(AudioFileFailure) -> (Int, OSStatus) {
+        let nonInterleaved = output.mFormatFlags & UInt32(kAudioFormatFlagIsNonInterleaved) != 0
+        let buffers = UnsafeMutableRawPointer(list).advanced(by: 8).assumingMemoryBound(to: CAudioToolbox.AudioBuffer.self)
+        let bufferCount = nonInterleaved ? channels : 1
+        guard Int(list.pointee.mNumberBuffers) >= bufferCount else { throw AudioFileFailure(status: paramError, "\(bufferCount) buffers needed") }
+        var room = wanted
+        for b in 0..<bufferCount {
+            guard buffers[b].mData != nil else { throw AudioFileFailure(status: paramError, "buffer \(b) has no data") }
+            room = min(room, Int(buffers[b].mDataByteSize) / Int(output.mBytesPerFrame))
+        }
+        guard room > 0 || wanted == 0 else { throw AudioFileFailure(status: kAudioConverterErr_InvalidOutputSize, "no room for a frame") }
+        var made = 0
+        var status: OSStatus = 0
+        while made < room {
+            if given < held {
+                let k = min(held - given, room - made)
+                PlanarPCM.store(planes, from: given, count: k, at: made, format: output, channels: channels, buffers: buffers)
+                given += k
+                made += k
+                continue
+            }
+            // Ask for input: one packet of a compressed format, up to a chunk of PCM.
+            var count: UInt32 = deinterleaver != nil ? UInt32(min(room - made, Self.pcmChunk)) : 1
+            var inList = CAudioToolbox.AudioBufferList(mNumberBuffers: 1, mBuffers: CAudioToolbox.AudioBuffer(mNumberChannels: UInt32(channels), mDataByteSize: 0, mData: nil))
+            var descriptions: UnsafeMutablePointer<CPacketDescription>? = nil
+            status = proc(ref, &count, &inList, &descriptions, user)
+            if status != 0 || count == 0 { break }
+            guard let data = inList.mBuffers.mData else { throw AudioFileFailure(status: kAudioConverterErr_InvalidInputSize, "input without data") }
+            try take(data, bytes: Int(inList.mBuffers.mDataByteSize), packets: Int(count), descriptions: descriptions)
+        }
+        for b in 0..<bufferCount { buffers[b].mDataByteSize = UInt32(made * Int(output.mBytesPerFrame)) }
+        return (made, status)
+    }
+
+    /// Decodes or converts the input given into the planes (replacing what was given out).
+    private func take(_ data: UnsafeMutableRawPointer, bytes: Int, packets: Int, descriptions: UnsafeMutablePointer<CPacketDescription>?) throws(AudioFileFailure) {
+        held = 0
+        given = 0
+        let planePointers = planes
+        if let deinterleaver {
+            let frames = min(packets, bytes / max(1, Int(input.mBytesPerFrame)), capacity)
+            planePointers.withUnsafeBufferPointer { deinterleaver.convert(data, frames: frames, into: $0.baseAddress!, offset: 0) }
+            held = frames
+            return
+        }
+        let decoder = try makeDecoder()
+        guard packets == 1 else { throw AudioFileFailure(status: kAudioConverterErr_InvalidInputSize, "one packet was asked for") }
+        let offset: Int, size: Int, frames: Int
+        if let d = descriptions?.pointee {
+            (offset, size) = (Int(d.mStartOffset), Int(d.mDataByteSize))
+            frames = Int(d.mVariableFramesInPacket > 0 ? d.mVariableFramesInPacket : input.mFramesPerPacket)
+        } else if input.mBytesPerPacket > 0 {
+            (offset, size, frames) = (0, Int(input.mBytesPerPacket), Int(input.mFramesPerPacket))
+        } else {
+            throw AudioFileFailure(status: kAudioConverterErr_RequiresPacketDescriptionsError, "compressed input needs its packet descriptions")
+        }
+        guard offset >= 0, size >= 0, offset + size <= bytes else {
+            throw AudioFileFailure(status: kAudioConverterErr_InvalidInputSize, "a packet description outside the input")
+        }
+        held = planePointers.withUnsafeBufferPointer {
+            decoder.decode(UnsafeRawBufferPointer(start: data + offset, count: size), framesIfCorrupt: frames, into: $0.baseAddress!, offset: 0, capacity: capacity)
+        }
+    }
+}
+
+/// Live converters: one not in the table (never made, or disposed of) is kAudio_ParamError.
+enum Converters {
+    static let lock = NSLock()
+    nonisolated(unsafe) static var live: [UnsafeMutableRawPointer: CConverter] = [:]
+    static func get(_ id: OpaquePointer?) -> CConverter? {
+        guard let id else { return nil }
+        return lock.withLock { live[UnsafeMutableRawPointer(id)] }
+    }
+}
+
+func withConverter(_ id: OpaquePointer?, _ body: (CConverter) throws(AudioFileFailure) -> Void) -> OSStatus {
+    guard let c = Converters.get(id) else { return paramError }
+    return fileStatus { () throws(AudioFileFailure) in try body(c) }
+}
+
+/// `AudioConverterNew`, exported to C: its contract is in `AudioToolbox/AudioConverter.h`.
+@c public func AudioConverterNew(_ inSourceFormat: UnsafePointer<CFormat>?, _ inDestinationFormat: UnsafePointer<CFormat>?,
+                                 _ outAudioConverter: UnsafeMutablePointer<OpaquePointer?>?) -> OSStatus {
+    guard let inSourceFormat, let inDestinationFormat, let outAudioConverter else { return paramError }
+    return fileStatus { () throws(AudioFileFailure) in
+        let c = try CConverter(input: inSourceFormat.pointee, output: inDestinationFormat.pointee)
+        Converters.lock.withLock { Converters.live[UnsafeMutableRawPointer(c.ref)] = c }
+        outAudioConverter.pointee = c.ref
+    }
+}
+
+/// `AudioConverterDispose`, exported to C: its contract is in `AudioToolbox/AudioConverter.h`.
+@c public func AudioConverterDispose(_ inAudioConverter: OpaquePointer?) -> OSStatus {
+    guard let inAudioConverter else { return paramError }
+    let removed = Converters.lock.withLock { Converters.live.removeValue(forKey: UnsafeMutableRawPointer(inAudioConverter)) }
+    return removed == nil ? paramError : 0
+}
+
+/// `AudioConverterReset`, exported to C: its contract is in `AudioToolbox/AudioConverter.h`.
+@c public func AudioConverterReset(_ inAudioConverter: OpaquePointer?) -> OSStatus {
+    withConverter(inAudioConverter) { c throws(AudioFileFailure) in c.reset() }
+}
+
+/// A converter property's value in its C layout.
+func converterProperty(_ c: CConverter, _ id: UInt32) throws(AudioFileFailure) -> [UInt8] {
+    func of<T>(_ v: T) -> [UInt8] { withUnsafeBytes(of: v) { Array($0) } }
+    switch Int(id) {
+    case Int(kAudioConverterCurrentInputStreamDescription): return of(c.input)
+    case Int(kAudioConverterCurrentOutputStreamDescription): return of(c.output)
+    case Int(kAudioConverterPropertyMaximumOutputPacketSize): return of(c.output.mBytesPerPacket)
+    default: throw AudioFileFailure(status: kAudioConverterErr_PropertyNotSupported, "property '\(FourCharCode(rawValue: id))' not supported")
+    }
+}
+
+/// `AudioConverterGetPropertyInfo`, exported to C: its contract is in `AudioToolbox/AudioConverter.h`.
+@c public func AudioConverterGetPropertyInfo(_ inAudioConverter: OpaquePointer?, _ inPropertyID: UInt32, _ outSize: UnsafeMutablePointer<UInt32>?,
+                                             _ outWritable: UnsafeMutablePointer<Bool>?) -> OSStatus {
+    withConverter(inAudioConverter) { c throws(AudioFileFailure) in
+        if inPropertyID == UInt32(kAudioConverterDecompressionMagicCookie) {
+            outWritable?.pointee = true
+            outSize?.pointee = 0
+            return
+        }
+        outSize?.pointee = UInt32(try converterProperty(c, inPropertyID).count)
+        outWritable?.pointee = false
+    }
+}
+
+/// `AudioConverterGetProperty`, exported to C: its contract is in `AudioToolbox/AudioConverter.h`.
+@c public func AudioConverterGetProperty(_ inAudioConverter: OpaquePointer?, _ inPropertyID: UInt32, _ ioPropertyDataSize: UnsafeMutablePointer<UInt32>?,
+                                         _ outPropertyData: UnsafeMutableRawPointer?) -> OSStatus {
+    guard let ioPropertyDataSize, let outPropertyData else { return paramError }
+    return withConverter(inAudioConverter) { c throws(AudioFileFailure) in
+        let bytes = try converterProperty(c, inPropertyID)
+        guard Int(ioPropertyDataSize.pointee) >= bytes.count else {
+            throw AudioFileFailure(status: kAudioConverterErr_BadPropertySizeError, "the property takes \(bytes.count) bytes")
+        }
+        bytes.withUnsafeBytes { outPropertyData.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+        ioPropertyDataSize.pointee = UInt32(bytes.count)
+    }
+}
+
+/// `AudioConverterSetProperty`, exported to C: its contract is in `AudioToolbox/AudioConverter.h`.
+@c public func AudioConverterSetProperty(_ inAudioConverter: OpaquePointer?, _ inPropertyID: UInt32, _ inPropertyDataSize: UInt32,
+                                         _ inPropertyData: UnsafeRawPointer?) -> OSStatus {
+    withConverter(inAudioConverter) { c throws(AudioFileFailure) in
+        guard inPropertyID == UInt32(kAudioConverterDecompressionMagicCookie) else {
+            throw AudioFileFailure(status: kAudioConverterErr_PropertyNotSupported, "only the decompression cookie is settable")
+        }
+        c.setCookie(inPropertyDataSize == 0 ? [] : Array(UnsafeRawBufferPointer(start: inPropertyData, count: Int(inPropertyDataSize))))
+    }
+}
+
+/// `AudioConverterFillComplexBuffer`, exported to C: its contract is in `AudioToolbox/AudioConverter.h`.
+@c public func AudioConverterFillComplexBuffer(_ inAudioConverter: OpaquePointer?, _ inInputDataProc: AudioConverterComplexInputDataProc?,
+                                               _ inInputDataProcUserData: UnsafeMutableRawPointer?, _ ioOutputDataPacketSize: UnsafeMutablePointer<UInt32>?,
+                                               _ outOutputData: UnsafeMutablePointer<CAudioToolbox.AudioBufferList>?,
+                                               _ outPacketDescription: UnsafeMutablePointer<CPacketDescription>?) -> OSStatus {
+    guard let inInputDataProc, let ioOutputDataPacketSize, let outOutputData else { return paramError }
+    var answer: OSStatus = 0
+    let result = withConverter(inAudioConverter) { c throws(AudioFileFailure) in
+        let (made, status) = try c.fill(inInputDataProc, inInputDataProcUserData, frames: Int(ioOutputDataPacketSize.pointee), into: outOutputData)
+        ioOutputDataPacketSize.pointee = UInt32(made)
+        answer = status
+    }
+    return result != 0 ? result : answer
+}

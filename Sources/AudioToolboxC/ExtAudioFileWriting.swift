@@ -1,0 +1,168 @@
+// Extended Audio File Services, writing (issue 23): frames in the client's linear PCM, converted
+// to planar floats (PCMDeinterleaver), then written in the file's format: linear PCM by
+// PCMInterleaver's rule (or as floats), or AAC and ALAC packets from AQConvert's PacketEncoder
+// into a CAF with the encoder's cookie and, at the end, its priming and remainder in the packet
+// table. Same rate and channel count as the file only.
+import AQConvert
+import AQTypes
+import CAudioToolbox
+import Foundation
+
+/// An ExtAudioFileRef's writing. Used from one thread at a time.
+final class ExtAudioFileWriter {
+    let file: AudioFileWriteState
+    let channels: Int
+    private(set) var client: CFormat?
+    private let encoder: PacketEncoder?
+    private var planes: [UnsafeMutablePointer<Float>] = []
+    private var capacity = 0
+    private var scratch: UnsafeMutableRawPointer?
+    private var scratchBytes = 0
+    private var packetsWritten: Int64 = 0
+    private(set) var framesWritten: Int64 = 0
+    private var finished = false
+
+    /// Writes into `file`; compressed formats get an encoder (whose cookie goes into the file).
+    init(file: AudioFileWriteState) throws(AudioFileFailure) {
+        self.file = file
+        let f = file.format
+        channels = Int(f.channelsPerFrame)
+        if f.formatID == AudioFormatID.linearPCM {
+            encoder = nil
+            guard [16, 24, 32].contains(f.bitsPerChannel) || (f.formatFlags.contains(.isFloat) && f.bitsPerChannel == 64) else {
+                throw AudioFileFailure(status: kExtAudioFileError_InvalidDataFormat, "8-bit files are not written through ExtAudioFile yet")
+            }
+            if ExtAudioFileReader.clientFormatProblem(f.c, file: f) == nil { client = f.c }
+        } else {
+            do { encoder = try PacketEncoder(format: f) } catch {
+                throw AudioFileFailure(status: kExtAudioFileError_InvalidDataFormat, "no encoder for the file: \(error)")
+            }
+            try file.setCookie(encoder!.magicCookie)
+        }
+    }
+
+    deinit {
+        for p in planes { p.deallocate() }
+        scratch?.deallocate()
+    }
+
+    func setClient(_ c: CFormat) throws(AudioFileFailure) {
+        if let problem = ExtAudioFileReader.clientFormatProblem(c, file: file.format) {
+            throw AudioFileFailure(status: kExtAudioFileError_InvalidDataFormat, "client format: \(problem)")
+        }
+        client = c
+    }
+
+    /// Writes `frames` frames from `list`'s buffers (the client's format).
+    func write(_ frames: Int, from list: UnsafePointer<CAudioToolbox.AudioBufferList>) throws(AudioFileFailure) {
+        guard let client else {
+            throw AudioFileFailure(status: kExtAudioFileError_NonPCMClientFormat, "set kExtAudioFileProperty_ClientDataFormat to linear PCM first")
+        }
+        guard frames > 0 else { return }
+        let nonInterleaved = client.mFormatFlags & UInt32(kAudioFormatFlagIsNonInterleaved) != 0
+        let buffers = UnsafeRawPointer(list).advanced(by: 8).assumingMemoryBound(to: CAudioToolbox.AudioBuffer.self)
+        let bufferCount = nonInterleaved ? channels : 1
+        guard Int(list.pointee.mNumberBuffers) >= bufferCount else {
+            throw AudioFileFailure(status: paramError, "\(bufferCount) buffers needed, \(list.pointee.mNumberBuffers) given")
+        }
+        for b in 0..<bufferCount {
+            guard let data = buffers[b].mData, Int(buffers[b].mDataByteSize) >= frames * Int(client.mBytesPerFrame) else {
+                throw AudioFileFailure(status: paramError, "buffer \(b) holds fewer than \(frames) frames")
+            }
+            _ = data
+        }
+        ensure(frames)
+        // The client's samples as planar floats.
+        var one = client
+        if nonInterleaved {
+            // Each buffer is one channel: read as an interleaved one-channel format.
+            one.mChannelsPerFrame = 1
+            one.mFormatFlags &= ~UInt32(kAudioFormatFlagIsNonInterleaved)
+        }
+        let deinterleaver: PCMDeinterleaver
+        do { deinterleaver = try PCMDeinterleaver(format: SFormat(c: one)) } catch {
+            throw AudioFileFailure(status: kExtAudioFileError_InvalidDataFormat, "client format: \(error)")
+        }
+        for b in 0..<bufferCount {
+            let target = nonInterleaved ? [planes[b]] : planes
+            target.withUnsafeBufferPointer { deinterleaver.convert(buffers[b].mData!, frames: frames, into: $0.baseAddress!, offset: 0) }
+        }
+        if let encoder {
+            var packets: [[UInt8]] = []
+            planes.map { UnsafePointer($0) }.withUnsafeBufferPointer { encoder.encode($0.baseAddress!, frames: frames, into: &packets) }
+            try writePackets(packets)
+        } else {
+            let bytes = storePCM(frames)
+            try file.writeBytes(start: file.dataBytes, count: bytes, from: scratch!)
+        }
+        framesWritten += Int64(frames)
+    }
+
+    /// Ends the file: the encoder's last packets and its packet table. Then the caller closes it.
+    func finish() throws(AudioFileFailure) {
+        guard !finished else { return }
+        finished = true
+        guard let encoder else { return }
+        var packets: [[UInt8]] = []
+        encoder.finish(into: &packets)
+        try writePackets(packets)
+        let t = encoder.packetTableInfo
+        file.packets?.priming = t.primingFrames
+        file.packets?.remainder = t.remainderFrames
+    }
+
+    private func writePackets(_ packets: [[UInt8]]) throws(AudioFileFailure) {
+        for p in packets where !p.isEmpty {
+            var d = CPacketDescription(mStartOffset: 0, mVariableFramesInPacket: 0, mDataByteSize: UInt32(p.count))
+            let result = p.withUnsafeBytes { raw in
+                Result { () throws(AudioFileFailure) in
+                    try file.writePackets(start: packetsWritten, count: 1, descriptions: &d, byteCount: p.count, from: raw.baseAddress!)
+                }
+            }
+            _ = try result.get()
+            packetsWritten += 1
+        }
+    }
+
+    /// The planes' `frames` frames in the file's PCM, into `scratch`; returns the bytes.
+    private func storePCM(_ frames: Int) -> Int {
+        let f = file.format
+        let big = f.formatFlags.contains(.isBigEndian)
+        let bytes = frames * Int(f.bytesPerFrame)
+        if f.formatFlags.contains(.isFloat) {
+            var p = scratch!
+            for i in 0..<frames {
+                for c in 0..<channels {
+                    if f.bitsPerChannel == 64 {
+                        let v = Double(planes[c][i]).bitPattern
+                        p.storeBytes(of: big ? v.bigEndian : v.littleEndian, as: UInt64.self)
+                        p += 8
+                    } else {
+                        let v = planes[c][i].bitPattern
+                        p.storeBytes(of: big ? v.bigEndian : v.littleEndian, as: UInt32.self)
+                        p += 4
+                    }
+                }
+            }
+        } else {
+            let planes = self.planes
+            PCMInterleaver(bits: Int(f.bitsPerChannel), bigEndian: big).interleave(frames: frames, channels: channels, into: scratch!) { c, i in planes[c][i] }
+        }
+        return bytes
+    }
+
+    /// Room for `frames` frames in the planes and the scratch bytes.
+    private func ensure(_ frames: Int) {
+        if frames > capacity {
+            for p in planes { p.deallocate() }
+            capacity = frames
+            planes = (0..<channels).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: frames) }
+        }
+        let need = frames * max(Int(file.format.bytesPerFrame), 8 * channels)
+        if need > scratchBytes {
+            scratch?.deallocate()
+            scratchBytes = need
+            scratch = .allocate(byteCount: need, alignment: 16)
+        }
+    }
+}

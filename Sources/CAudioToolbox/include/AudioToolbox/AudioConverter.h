@@ -1,0 +1,87 @@
+/*
+ * AudioToolbox/AudioConverter.h — aqsync's C API (issue 23): Audio Converter Services, the part
+ * file converters use: a converter from a compressed format (AAC, MP3, ALAC, FLAC, Opus, Vorbis:
+ * libavcodec) or linear PCM to linear PCM at the same rate and channel count, pulled with
+ * AudioConverterFillComplexBuffer. Also the converter property IDs programs pass to an audio
+ * queue (Apple's queue forwards them to its converter): AudioQueueGetProperty answers
+ * kAudioConverterCurrentOutputStreamDescription and kAudioConverterCurrentInputStreamDescription
+ * with the queue's stream description and kAudioConverterCompressionMagicCookie and
+ * kAudioConverterDecompressionMagicCookie with its magic cookie;
+ * kAudioConverterPropertyMaximumOutputPacketSize is the queue's own
+ * kAudioQueueProperty_MaximumOutputPacketSize (the same ID). docs/c-api.md, "Audio Converter
+ * Services", says what is not there yet (encoding, rate and channel conversion).
+ *
+ * Threads: a converter is used from one thread at a time, any thread; AudioConverterFillComplexBuffer
+ * calls the input procedure on that thread, before it returns, and decodes there. Not for a
+ * realtime thread.
+ */
+#ifndef AQSYNC_AUDIOCONVERTER_H
+#define AQSYNC_AUDIOCONVERTER_H
+
+#include <CoreAudio/CoreAudioTypes.h>
+
+CF_EXTERN_C_BEGIN
+
+typedef UInt32 AudioConverterPropertyID;
+CF_ENUM(AudioConverterPropertyID) {
+    kAudioConverterCurrentOutputStreamDescription = 0x61636F64, /* 'acod' */
+    kAudioConverterCurrentInputStreamDescription  = 0x61636964, /* 'acid' */
+    kAudioConverterCompressionMagicCookie         = 0x636D6763, /* 'cmgc' */
+    kAudioConverterDecompressionMagicCookie       = 0x646D6763, /* 'dmgc' */
+    kAudioConverterPropertyMaximumOutputPacketSize = 0x786F7073  /* 'xops': kAudioQueueProperty_MaximumOutputPacketSize's ID */
+};
+
+typedef struct OpaqueAudioConverter *AudioConverterRef;
+
+CF_ENUM(OSStatus) {
+    kAudioConverterErr_FormatNotSupported        = 0x666D743F, /* 'fmt?' a conversion this does not make */
+    kAudioConverterErr_OperationNotSupported     = 0x6F703F3F, /* 'op??' */
+    kAudioConverterErr_PropertyNotSupported      = 0x70726F70, /* 'prop' */
+    kAudioConverterErr_InvalidInputSize          = 0x696E737A, /* 'insz' */
+    kAudioConverterErr_InvalidOutputSize         = 0x6F74737A, /* 'otsz' an output buffer too small for one frame */
+    kAudioConverterErr_UnspecifiedError          = 0x77686174, /* 'what' */
+    kAudioConverterErr_BadPropertySizeError      = 0x2173697A, /* '!siz' */
+    kAudioConverterErr_RequiresPacketDescriptionsError = 0x21706B64, /* '!pkd' compressed input without its descriptions */
+    kAudioConverterErr_InputSampleRateOutOfRange = 0x21697372, /* '!isr' */
+    kAudioConverterErr_OutputSampleRateOutOfRange = 0x216F7372 /* '!osr' */
+};
+
+/* Asked for input by AudioConverterFillComplexBuffer: set *ioNumberDataPackets to the packets
+ * given (0: the input has ended), ioData's first buffer to them, and, for compressed input,
+ * *outDataPacketDescription to their descriptions. A result other than noErr ends the fill,
+ * which returns it with the frames made so far (the "no data yet" convention). */
+typedef OSStatus (*AudioConverterComplexInputDataProc)(AudioConverterRef inAudioConverter, UInt32 *ioNumberDataPackets,
+                                                       AudioBufferList *ioData,
+                                                       AudioStreamPacketDescription **outDataPacketDescription,
+                                                       void *inUserData);
+
+/* A converter from inSourceFormat (a format PacketDecoder decodes, or linear PCM) to
+ * inDestinationFormat (linear PCM: 16/24/32-bit signed integers or 32-bit floats, interleaved or
+ * not, either byte order) at the same rate and channel count; otherwise
+ * kAudioConverterErr_FormatNotSupported. A decoder that needs a magic cookie (AAC, ALAC, Opus,
+ * Vorbis) gets it with kAudioConverterDecompressionMagicCookie before the first fill. */
+extern OSStatus AudioConverterNew(const AudioStreamBasicDescription *inSourceFormat,
+                                  const AudioStreamBasicDescription *inDestinationFormat, AudioConverterRef *outAudioConverter);
+extern OSStatus AudioConverterDispose(AudioConverterRef inAudioConverter);
+/* Drops what the converter holds (decoded frames not given yet, the decoder's state). */
+extern OSStatus AudioConverterReset(AudioConverterRef inAudioConverter);
+/* Properties: kAudioConverterCurrentInputStreamDescription, …CurrentOutputStreamDescription,
+ * kAudioConverterPropertyMaximumOutputPacketSize (the output's bytes a frame), and
+ * kAudioConverterDecompressionMagicCookie (settable). Others: kAudioConverterErr_PropertyNotSupported. */
+extern OSStatus AudioConverterGetPropertyInfo(AudioConverterRef inAudioConverter, AudioConverterPropertyID inPropertyID,
+                                              UInt32 *outSize, Boolean *outWritable);
+extern OSStatus AudioConverterGetProperty(AudioConverterRef inAudioConverter, AudioConverterPropertyID inPropertyID,
+                                          UInt32 *ioPropertyDataSize, void *outPropertyData);
+extern OSStatus AudioConverterSetProperty(AudioConverterRef inAudioConverter, AudioConverterPropertyID inPropertyID,
+                                          UInt32 inPropertyDataSize, const void *inPropertyData);
+/* Fills outOutputData with up to *ioOutputDataPacketSize frames (output packets), asking
+ * inInputDataProc for input as needed; on return *ioOutputDataPacketSize is the frames made (0:
+ * the input has ended) and each buffer's mDataByteSize their bytes. outPacketDescription is not
+ * used (the output is linear PCM). Blocks and decodes on the calling thread. */
+extern OSStatus AudioConverterFillComplexBuffer(AudioConverterRef inAudioConverter, AudioConverterComplexInputDataProc inInputDataProc,
+                                                void *inInputDataProcUserData, UInt32 *ioOutputDataPacketSize,
+                                                AudioBufferList *outOutputData, AudioStreamPacketDescription *outPacketDescription);
+
+CF_EXTERN_C_END
+
+#endif

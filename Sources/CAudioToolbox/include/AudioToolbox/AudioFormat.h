@@ -1,0 +1,48 @@
+/*
+ * AudioToolbox/AudioFormat.h — aqsync's C API (issue 23): the part of Audio Format Services
+ * recorders use to complete a stream description: kAudioFormatProperty_FormatInfo. Written from
+ * Apple's Audio Format Services reference. Any thread; never blocks.
+ */
+#ifndef AQSYNC_AUDIOFORMAT_H
+#define AQSYNC_AUDIOFORMAT_H
+
+#include <CoreAudio/CoreAudioTypes.h>
+
+CF_EXTERN_C_BEGIN
+
+typedef UInt32 AudioFormatPropertyID;
+
+CF_ENUM(AudioFormatPropertyID) {
+    /* In and out: an AudioStreamBasicDescription with at least mFormatID (and, for linear PCM,
+     * mBitsPerChannel and mChannelsPerFrame) set; the rest is filled: linear PCM's packed sizes
+     * (1 frame a packet), the frames per packet of AAC (1024), HE-AAC (2048), ALAC (4096),
+     * MP3 (1152), Opus (960, at 48 kHz), FLAC (0: it varies). The specifier (a magic cookie) is
+     * accepted and not read. */
+    kAudioFormatProperty_FormatInfo = 0x666D7469 /* 'fmti' */
+};
+
+CF_ENUM(OSStatus) {
+    kAudioFormatUnspecifiedError        = 0x77686174, /* 'what' */
+    kAudioFormatUnsupportedPropertyError = 0x70726F70, /* 'prop' */
+    kAudioFormatBadPropertySizeError    = 0x2173697A, /* '!siz' */
+    kAudioFormatBadSpecifierSizeError   = 0x21737063, /* '!spc' */
+    kAudioFormatUnknownFormatError      = 0x21666D74  /* '!fmt' */
+};
+#ifndef AQSYNC_HAVE_kAudioFormatUnsupportedDataFormatError
+#define AQSYNC_HAVE_kAudioFormatUnsupportedDataFormatError 1
+CF_ENUM(OSStatus) { kAudioFormatUnsupportedDataFormatError = 0x666D743F /* 'fmt?' */ };
+#endif
+
+/* The size of the property's value (FormatInfo: sizeof(AudioStreamBasicDescription)). */
+extern OSStatus AudioFormatGetPropertyInfo(AudioFormatPropertyID inPropertyID, UInt32 inSpecifierSize, const void *inSpecifier,
+                                           UInt32 *outPropertyDataSize);
+/* The property's value. FormatInfo: *ioPropertyDataSize must be at least 40 (else
+ * kAudioFormatBadPropertySizeError); a format this does not know:
+ * kAudioFormatUnsupportedDataFormatError; linear PCM without bits or channels:
+ * kAudioFormatUnsupportedDataFormatError; another property: kAudioFormatUnsupportedPropertyError. */
+extern OSStatus AudioFormatGetProperty(AudioFormatPropertyID inPropertyID, UInt32 inSpecifierSize, const void *inSpecifier,
+                                       UInt32 *ioPropertyDataSize, void *outPropertyData);
+
+CF_EXTERN_C_END
+
+#endif

@@ -1,0 +1,71 @@
+import AQTesting
+import Foundation
+import Testing
+
+/// Extended Audio File Services through C (issue 23): a file read through as 32-bit floats gives
+/// exactly the samples `ffmpeg -f f32le` decodes, and every read after a seek gives exactly the
+/// frames read through (`extaudiofile_read.c`, which also checks a 16-bit non-interleaved client
+/// format, a wrapped AudioFileID and the result codes). No server.
+@Suite struct CAPIExtAudioFileTests {
+    /// The files: name and encoder. ffmpeg's and this library's lengths differ where their
+    /// trimming does (an M4A's remainder, which ffmpeg keeps; an Ogg file's end, which the parser
+    /// does not read): the samples both give are compared.
+    static let fixtures: [(String, String)] = [
+        ("s16.wav", "-c:a pcm_s16le"), ("s24.aiff", "-c:a pcm_s24be"), ("adts.aac", "-c:a aac -b:a 128k -f adts"),
+        ("aac.m4a", "-c:a aac -b:a 128k"), ("t.mp3", "-c:a libmp3lame -b:a 128k"), ("alac.caf", "-c:a alac -f caf"),
+        ("alac.m4a", "-c:a alac"), ("t.flac", "-c:a flac"), ("t.opus", "-c:a libopus -ar 48000"),
+    ]
+
+    @Test(arguments: fixtures)
+    func readsWhatFFmpegDecodesAndSeeksExactly(name: String, encoder: String) throws {
+        let prefix = try CAPI.prefix()
+        let dir = prefix.appendingPathComponent("extaudiofile")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let file = dir.appendingPathComponent(name).path
+        let ff = try CAPI.shell("ffmpeg -loglevel error -y -f lavfi -i sine=frequency=1000:sample_rate=44100:duration=3 -ac 2 \(encoder) '\(file)'")
+        try #require(ff.status == 0, "\(ff.output)")
+        let exe = try CAPI.build("Tests/CAPIPrograms/extaudiofile_read.c", name: "extaudiofile_read-\(name)")
+        let ours = file + ".ours.f32", theirs = file + ".ffmpeg.f32"
+        let r = try CAPI.run(exe, [file, ours])
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains(" 0 failed"), "\(r.output)")
+        let d = try CAPI.shell("ffmpeg -loglevel error -y -i '\(file)' -f f32le '\(theirs)'")
+        try #require(d.status == 0, "\(d.output)")
+        let a = try Data(contentsOf: URL(fileURLWithPath: ours)), b = try Data(contentsOf: URL(fileURLWithPath: theirs))
+        let n = min(a.count, b.count)
+        #expect(n > 0 && Double(n) >= 0.97 * Double(max(a.count, b.count)), "\(name): \(a.count / 8) frames read, ffmpeg \(b.count / 8)")
+        #expect(a.prefix(n) == b.prefix(n), "\(name): the samples differ from ffmpeg's at byte \(zip(a, b).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? -1)")
+    }
+
+    /// Writing (`extaudiofile_write.c`): a second of a tone from a float client into a 16-bit
+    /// WAVE, ALAC and AAC in CAF, and a 16-bit non-interleaved client's ramps into a 24-bit AIFF,
+    /// each read back by the program. Here ffmpeg decodes them: the WAVE and the ALAC to the
+    /// same 44,100 frames (both the tone at 16 bits by one rule), the AIFF to the ramps exactly,
+    /// the AAC to 44,100 frames and the encoder's priming and remainder (ffmpeg does not apply
+    /// a CAF's packet table).
+    @Test func writesWhatFFmpegDecodes() throws {
+        let prefix = try CAPI.prefix()
+        let dir = prefix.appendingPathComponent("extaudiofile-written")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let exe = try CAPI.build("Tests/CAPIPrograms/extaudiofile_write.c")
+        let r = try CAPI.run(exe, [dir.path])
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains(" 0 failed"), "\(r.output)")
+        func decoded(_ name: String) throws -> Data {
+            let file = dir.appendingPathComponent(name).path
+            let d = try CAPI.shell("ffmpeg -loglevel error -y -i '\(file)' -f f32le '\(file).f32'")
+            try #require(d.status == 0, "\(d.output)")
+            return try Data(contentsOf: URL(fileURLWithPath: file + ".f32"))
+        }
+        let wav = try decoded("tone.wav"), alac = try decoded("tone-alac.caf"), aac = try decoded("tone-aac.caf"), aiff = try decoded("tone.aiff")
+        #expect(wav.count == 44100 * 8 && alac == wav, "WAVE \(wav.count / 8) frames, ALAC \(alac.count / 8), equal: \(alac == wav)")
+        #expect(aac.count >= 44100 * 8 && aac.count <= (44100 + 3072) * 8, "AAC: \(aac.count / 8) frames")
+        var ramps = Data()
+        for i in 0..<44100 {
+            for v in [Int16(truncatingIfNeeded: i * 7), Int16(truncatingIfNeeded: -i * 5)] {
+                withUnsafeBytes(of: (Float(v) / 32768).bitPattern.littleEndian) { ramps.append(contentsOf: $0) }
+            }
+        }
+        #expect(aiff == ramps, "the AIFF decodes to the ramps written (\(aiff.count / 8) frames)")
+    }
+}
