@@ -27,6 +27,20 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "Live: alternate the engine with a plain C JACK client doing the same mix on the same server, and report both callback distributions and their ratio.")
     var versusC = false
 
+    @Flag(help: "Time to the first frame: start `aqsync play` of sessions of --tracks 16-bit WAV tracks, --runs times each, and time the first session frame at a plain C client's input.")
+    var firstFrame = false
+
+    @Option(help: "With --first-frame: session sizes in tracks.", transform: { s in
+        try s.split(separator: ",").map { guard let n = Int($0), n > 0, n <= 4096 else { throw ValidationError("--tracks: 1…4096, comma-separated") }; return n }
+    })
+    var tracks: [Int] = [1, 64, 512]
+
+    @Option(help: "With --first-frame: runs per session size.")
+    var runs = 5
+
+    @Option(help: "With --first-frame: the --lead given to aqsync play (seconds).")
+    var lead = 0.0
+
     @Option(help: "Output queues, stereo float, three 4096-frame buffers each.")
     var queues = 64
 
@@ -53,9 +67,28 @@ struct BenchCommand: AsyncParsableCommand {
         if let frames, frames < 1 || frames > 8192 { throw ValidationError("--frames must be 1…8192") }
         if let seconds, !(seconds >= 0) { throw ValidationError("--seconds must not be negative") }
         if versusC && offline { throw ValidationError("--versus-c is a live mode (no --offline)") }
+        if firstFrame && (offline || versusC || grid) { throw ValidationError("--first-frame is a mode of its own (no --offline, --versus-c or --grid)") }
+        guard runs > 0 && runs <= 100 else { throw ValidationError("--runs must be 1…100") }
+        guard lead >= 0 && lead <= 10 else { throw ValidationError("--lead must be 0 to 10 seconds") }
     }
 
     func run() async throws {
+        if firstFrame {
+            let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+            let o = FirstFrameOptions(aqsync: me, tracks: tracks, runs: runs, lead: lead, server: server, sampleRate: rate, frames: frames)
+            let results: [FirstFrameResult]
+            do {
+                results = try runFirstFrameBench(o, log: { if !json { FileHandle.standardError.write(Data("\($0)\n".utf8)) } })
+            } catch {
+                throw ValidationError("\(error)")
+            }
+            if json {
+                print("[" + results.map { "{\"tracks\":\($0.tracks),\"median_ms\":\($0.median),\"runs_ms\":\($0.milliseconds)}" }.joined(separator: ",") + "]")
+            } else {
+                print(describeFirstFrame(results, lead: lead))
+            }
+            return
+        }
         if grid {
             guard offline else { throw ValidationError("--grid goes with --offline") }
             let results = runOfflineGrid(seconds: seconds ?? 1.5, sampleRate: Double(rate), allocations: allocationCounter) { r in
