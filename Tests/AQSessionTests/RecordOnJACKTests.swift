@@ -281,7 +281,10 @@ struct RecordOnJACKTests {
         }
         #expect(p.wait(timeout: .seconds(30)))
         let out = Self.text(log)
-        if Self.xrunned(out) { return .witnessCouldNotTell(reason: "aqsync saw an xrun; no witness beside the take", aqsyncFigures: aqsyncPlayFigures(out)) }
+        // After an xrun the clicks' spacing is judged up to aqsync's first discontinuity;
+        // what the stop does to the file does not depend on it.
+        let cut = Self.untouchedFrames(out)
+        if cut < 3 * Self.interval { return .witnessCouldNotTell(reason: "aqsync saw an xrun within the first clicks: \(Self.xrunLines(out))", aqsyncFigures: aqsyncPlayFigures(out)) }
         if let signal {
             #expect(p.terminationStatus == 128 + signal && out.contains("stopped by"), "\(out)")
         } else {
@@ -304,8 +307,8 @@ struct RecordOnJACKTests {
         let headerBytes = 8 + 12 + 32 + 12 + 4
         let size = data[(headerBytes - 12)..<(headerBytes - 4)].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         #expect(Int(size) - 4 == line.frames * 2 && data.count == headerBytes + line.frames * 2, "data chunk \(size), file \(data.count) bytes")
-        let clicks = ImpulseFinder.find(samples, threshold: 0.5)
-        #expect(ReferenceClicker.isFaithful(clicks, interval: Self.interval) && clicks.count >= line.frames / Self.interval - 1,
+        let clicks = ImpulseFinder.find(samples, threshold: 0.5).filter { $0 < cut }
+        #expect(ReferenceClicker.isFaithful(clicks, interval: Self.interval) && clicks.count >= min(line.frames, cut) / Self.interval - 1,
                 "clicks not \(Self.interval) apart: \(zip(clicks.dropFirst(), clicks).map { $0 - $1 }.filter { $0 != Self.interval })")
         return .judged
     }

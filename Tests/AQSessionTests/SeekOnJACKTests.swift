@@ -44,11 +44,16 @@ struct SeekOnJACKTests {
         let player = try SessionPlayer(session: session, engine: engine, from: from)
         defer { player.close() }
         #expect(player.position == 15000 && player.lengthFrames == Int64(offline[0].count))
-        let (rec, witness) = try FrameCountWitness.recording(device.outputPortNames, server: server.name, directory: fx.dir.url, seconds: 2.0)
+        // Recorded until the player has finished (not for a fixed time: on a loaded machine the
+        // start can come late enough for a fixed window to miss what was played).
+        let (rec, witness) = try FrameCountWitness.recording(device.outputPortNames, server: server.name, directory: fx.dir.url)
         defer { rec.removeFiles(); witness.stop() }
         let start = try player.start(at: AudioTimeStamp(sampleTime: engine.deviceCurrentTime().sampleTime + 14_400))
         #expect(player.waitUntilFinished(timeout: 10))
-        try rec.wait()
+        // A tenth of a second more: the last cycles reach the recorder after the player ends.
+        let end = engine.deviceCurrentTime().sampleTime + 4_800
+        while engine.deviceCurrentTime().sampleTime < end { usleep(5_000) }
+        rec.stop()
         let recorded = try rec.read().channels
         let live = Array(recorded.prefix(5))
         let report = player.report()
