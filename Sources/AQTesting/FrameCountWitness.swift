@@ -201,6 +201,10 @@ public struct WitnessedClicks: Sendable, CustomStringConvertible {
     /// the witness alike), and only in recorded frames (the server skipped aqsync and its
     /// downstream while the witness went on): printed, never failures.
     public let exactOnlyInWitnessFrames: Int, exactOnlyInRecordedFrames: Int
+    /// Windows judged (each click against the one before it, and each later track's click
+    /// against the first track's), and of those, the ones where the recording broke or the
+    /// witness slipped (exact or not).
+    public let windows: Int, windowsWitnessCouldNotTell: Int
     /// Recorder breaks in the recording (frames lost or repeated by the recorder or server).
     public let recorderBreaks: Int
     /// Cycles the witness marked as slipped in the recording.
@@ -213,10 +217,12 @@ public struct WitnessedClicks: Sendable, CustomStringConvertible {
         recorded = positions
         self.frames = frames
         var off: [Off] = [], vouchedOff: [Off] = []
-        var unvouched = false, onlyWitness = 0, onlyRecorded = 0
+        var unvouched = false, onlyWitness = 0, onlyRecorded = 0, windows = 0, unsureWindows = 0
         let unsure = { (r: ClosedRange<Int>) in witness.slipped(in: r) || witness.breaks.contains { r.contains($0) } }
         // One window: `rec` and `wit` are how far off it is in each measure.
         let judge = { (track: Int, from: Int, to: Int, rec: Int, wit: Int) in
+            windows += 1
+            if unsure(min(from, to)...max(from, to)) { unsureWindows += 1 }
             if rec == 0 && wit == 0 { return }
             if wit == 0 { onlyWitness += 1; return }
             if rec == 0 { onlyRecorded += 1; return }
@@ -246,6 +252,8 @@ public struct WitnessedClicks: Sendable, CustomStringConvertible {
             }
         }
         self.off = off
+        self.windows = windows
+        windowsWitnessCouldNotTell = unsureWindows
         offWhereVouched = vouchedOff
         witnessCouldNotTell = unvouched
         exactOnlyInWitnessFrames = onlyWitness
