@@ -14,7 +14,8 @@ public enum OfflineRenderer {
     ///
     /// Thread safety: a plain value; any thread.
     public struct Result: Sendable {
-        /// Frames written (the session's length at `sampleRate`, less the `from` position).
+        /// Frames written (the session's length at `sampleRate`, less the `from` position, plus
+        /// the loop's repeated passes).
         public var frames: Int64
         /// The rate rendered at.
         public var sampleRate: Double
@@ -49,6 +50,10 @@ public enum OfflineRenderer {
         from: SessionTime = .frames(0), progress: ((Int64, Int64) -> Void)? = nil
     ) throws(SessionError) -> Result {
         let began = Date()
+        if let loop = session.loop, loop.count == nil {
+            throw SessionError(.invalidValue, file: session.url.path,
+                "the loop has no count, so it never ends: a render needs one ([session] loop = { …, count = N })")
+        }
         let rate = sampleRate ?? defaultSampleRate(session)
         let channels = session.output.channels
         let device = ManualDevice(sampleRate: rate, channels: channels, framesPerCycle: cycleFrames, uid: "offline")

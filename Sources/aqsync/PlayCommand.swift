@@ -67,11 +67,11 @@ struct PlayCommand: ParsableCommand {
     @Option(help: "Seconds to wait for a JACK server that went away to come back before giving up.")
     var reconnectTimeout: Double = 60
 
-    @Option(help: ArgumentHelp("Start at this session position: seconds (90), m:ss.sss (1:30) or frames:N (at the session rate).", valueName: "POSITION"))
+    @Option(help: ArgumentHelp("Start at this session position: seconds (90), m:ss.sss (1:30), frames:N (at the session rate) or a marker's name.", valueName: "POSITION"))
     var from: String?
 
     func validate() throws {
-        if let from { _ = try parseFromOption(from) }
+        if let from { try checkFromOption(from) }
         if noConnect && connect != nil { throw ValidationError("--connect and --no-connect exclude each other") }
         if followWallClock && keepEveryFrame { throw ValidationError("--follow-wall-clock and --keep-every-frame exclude each other") }
         if let clientName, clientName.isEmpty { throw ValidationError("--client-name must not be empty") }
@@ -81,7 +81,8 @@ struct PlayCommand: ParsableCommand {
 
     func run() throws {
         let s = try loadSession(session)
-        let code = Player(command: self, session: s).run()
+        let from = try parseFromOption(self.from ?? "0", session: s)
+        let code = Player(command: self, session: s, from: from).run()
         if code != 0 { throw ExitCode(code) }
     }
 }
@@ -100,9 +101,13 @@ final class Player: @unchecked Sendable {
     /// Lines from the engine's events thread, printed by the monitor loop.
     let notices = Mutex<[String]>([])
 
-    init(command: PlayCommand, session: Session) {
+    /// The session position playback starts at (`--from`).
+    let from: SessionTime
+
+    init(command: PlayCommand, session: Session, from: SessionTime) {
         self.command = command
         self.session = session
+        self.from = from
     }
 
     /// Plays; returns the exit status.
@@ -204,7 +209,7 @@ final class Player: @unchecked Sendable {
         let player: SessionPlayer
         do {
             player = try SessionPlayer(session: session, engine: engine, options: SessionPlayer.Options(metering: tty, recordTakes: true),
-                from: (try? parseFromOption(command.from ?? "0")) ?? .frames(0))
+                from: from)
         } catch {
             printError(error.description)
             return 1
@@ -258,7 +263,7 @@ final class Player: @unchecked Sendable {
             _ = try? capture?.file.finish()
             return 1
         }
-        log("playing '\(session.name)': \(session.tracks.count) track(s), \(formatSeconds(Double(player.lengthFrames) / rate)) at \(Int(rate)) Hz on \(device.uid), session start at device frame \(sessionStart)\(player.position > 0 ? " (from session frame \(player.position), \(formatSeconds(Double(player.position) / rate)))" : ""); \(JackImplementation.current), lost time: \(device.lostTimePolicy == .followWallClock ? "skipped (--keep-every-frame keeps it)" : "kept (--follow-wall-clock skips it)")")
+        log("playing '\(session.name)': \(session.tracks.count) track(s), \(player.lengthFrames == .max ? "looping until stopped" : formatSeconds(Double(player.lengthFrames) / rate)) at \(Int(rate)) Hz on \(device.uid), session start at device frame \(sessionStart)\(player.position > 0 ? " (from session frame \(player.position), \(formatSeconds(Double(player.position) / rate)))" : ""); \(JackImplementation.current), lost time: \(device.lostTimePolicy == .followWallClock ? "skipped (--keep-every-frame keeps it)" : "kept (--follow-wall-clock skips it)")")
         for (i, c) in connected.enumerated() {
             log("  \(device.outputPortNames[i]) -> \(c.isEmpty ? "(not connected)" : c.joined(separator: ", "))")
         }
@@ -387,7 +392,7 @@ final class Player: @unchecked Sendable {
             let d = engine.discontinuity
             if d.epoch != epoch {
                 epoch = d.epoch
-                let pos = formatSeconds((now - Double(sessionStart) + Double(player.position)) / rate)
+                let pos = player.positionText(atPlayerFrame: Int64(now) - sessionStart)
                 // Several may have happened since the last look: one line per cause.
                 var causes: [String] = []
                 for r in reasons {
@@ -410,11 +415,9 @@ final class Player: @unchecked Sendable {
                 if tty { clear(&drawn) }
                 log(line)
             }
-            // The session position (from the --from position on) and the session's length.
-            let from = Double(player.position) / rate
-            let position = from + min(max(0, (now - Double(sessionStart)) / rate), Double(player.lengthFrames) / rate)
+            // The session position (loops unrolled), the session's end, the loop pass, the marker.
             let late = player.lateFrames
-            let head = "\(formatSeconds(position)) / \(formatSeconds(from + Double(player.lengthFrames) / rate))  discontinuities \(discontinuities)  late frames \(late)"
+            let head = "\(player.positionText(atPlayerFrame: Int64(now) - sessionStart))  discontinuities \(discontinuities)  late frames \(late)"
             if tty {
                 let size = terminalSize()
                 let finished = player.report().map { $0.completed || $0.error != nil }

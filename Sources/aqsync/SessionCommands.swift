@@ -53,11 +53,11 @@ struct RenderCommand: ParsableCommand {
     @Flag(help: "Print nothing but errors.")
     var quiet = false
 
-    @Option(help: ArgumentHelp("Start at this session position: seconds (90), m:ss.sss (1:30) or frames:N (at the session rate).", valueName: "POSITION"))
+    @Option(help: ArgumentHelp("Start at this session position: seconds (90), m:ss.sss (1:30), frames:N (at the session rate) or a marker's name.", valueName: "POSITION"))
     var from: String?
 
     func validate() throws {
-        if let from { _ = try parseFromOption(from) }
+        if let from { try checkFromOption(from) }
         guard WAVSampleFormat(rawValue: format) != nil else {
             throw ValidationError("--format must be f32, s16 or s24, not '\(format)'")
         }
@@ -69,7 +69,7 @@ struct RenderCommand: ParsableCommand {
         let s = try loadSession(session)
         let fmt = WAVSampleFormat(rawValue: format)!
         let tty = isatty(STDERR_FILENO) != 0
-        let position = try parseFromOption(from ?? "0")
+        let position = try parseFromOption(from ?? "0", session: s)
         do {
             let r = try OfflineRenderer.render(
                 session: s, to: URL(fileURLWithPath: output), format: fmt, sampleRate: rate, cycleFrames: cycle,
@@ -92,14 +92,21 @@ struct RenderCommand: ParsableCommand {
     }
 }
 
-/// `--from POSITION`: seconds, `m:ss.sss`, or `frames:N`; negative or unparsable positions are refused.
-func parseFromOption(_ text: String) throws -> SessionTime {
+/// `--from POSITION`, checked before the session is read: a negative position is refused.
+func checkFromOption(_ text: String) throws {
     let t = text.trimmingCharacters(in: .whitespaces)
     if t.hasPrefix("-") || t.hasPrefix("frames:-") {
         throw ValidationError("--from '\(text)' is negative: a position is at or after the session start")
     }
-    guard let p = SessionTime.parsePosition(t) else {
-        throw ValidationError("--from '\(text)' is not a position: write seconds (90), m:ss.sss (1:30) or frames:N")
+}
+
+/// `--from POSITION`: a marker of `session` (by name), seconds, `m:ss.sss`, or `frames:N`;
+/// negative or unparsable positions are refused (a `ValidationError`: status 64).
+func parseFromOption(_ text: String, session: Session) throws -> SessionTime {
+    try checkFromOption(text)
+    guard let p = session.position(text.trimmingCharacters(in: .whitespaces)) ?? session.position(text) else {
+        let markers = session.markers.isEmpty ? "the session has no markers" : "markers: " + session.markers.map(\.name).joined(separator: ", ")
+        throw ValidationError("--from '\(text)' is not a position nor a marker of the session: write seconds (90), m:ss.sss (1:30), frames:N or a marker's name (\(markers))")
     }
     return p
 }
