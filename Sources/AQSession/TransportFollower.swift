@@ -35,6 +35,9 @@ public final class TransportFollower: @unchecked Sendable {
         /// Sync calls answered "ready" and "not yet".
         public var readyAnswers: UInt64
         public var waitAnswers: UInt64
+        /// Frames the transport moved past while the follower was not called (an xrun):
+        /// dropped, so that it plays on where the transport is.
+        public var skippedFrames: UInt64
         /// Primings done by the feeder (the first, and one per locate).
         public var primings: Int
     }
@@ -110,7 +113,7 @@ public final class TransportFollower: @unchecked Sendable {
             tracks: tracks, trackCount: specs.count, offset: offset, lead: lead ?? Int64(deviceRate / 2),
             head: Self.atomic(TransportRenderState.feederOwns), requested: Self.atomic(TransportRenderState.none),
             cycles: Self.atomic(UInt64(0)), playedCycles: Self.atomic(UInt64(0)), missedCycles: Self.atomic(UInt64(0)),
-            readyAnswers: Self.atomic(UInt64(0)), waitAnswers: Self.atomic(UInt64(0)),
+            readyAnswers: Self.atomic(UInt64(0)), waitAnswers: Self.atomic(UInt64(0)), skippedFrames: Self.atomic(UInt64(0)),
             lastFrame: Self.atomic(Int64(0)), lastRolling: Self.atomic(Int32(0))))
         feeds = Array(repeating: nil, count: specs.count)
         silence = Array(repeating: 0, count: specs.count)
@@ -139,7 +142,7 @@ public final class TransportFollower: @unchecked Sendable {
         }
         st.tracks.deallocate()
         for p in [st.head, st.requested, st.lastFrame] { p.deinitialize(count: 1); p.deallocate() }
-        for p in [st.cycles, st.playedCycles, st.missedCycles, st.readyAnswers, st.waitAnswers] { p.deinitialize(count: 1); p.deallocate() }
+        for p in [st.cycles, st.playedCycles, st.missedCycles, st.readyAnswers, st.waitAnswers, st.skippedFrames] { p.deinitialize(count: 1); p.deallocate() }
         st.lastRolling.deinitialize(count: 1)
         st.lastRolling.deallocate()
         state.deinitialize(count: 1)
@@ -186,7 +189,8 @@ public final class TransportFollower: @unchecked Sendable {
         return Counters(
             cycles: st.cycles.pointee.load(ordering: .relaxed), playedCycles: st.playedCycles.pointee.load(ordering: .relaxed),
             missedCycles: st.missedCycles.pointee.load(ordering: .relaxed), readyAnswers: st.readyAnswers.pointee.load(ordering: .relaxed),
-            waitAnswers: st.waitAnswers.pointee.load(ordering: .relaxed), primings: p)
+            waitAnswers: st.waitAnswers.pointee.load(ordering: .relaxed), skippedFrames: st.skippedFrames.pointee.load(ordering: .relaxed),
+            primings: p)
     }
 
     /// Why the feeder stopped (a file that could no longer be read), or nil.

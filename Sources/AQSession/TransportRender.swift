@@ -53,6 +53,9 @@ struct TransportRenderState {
     let missedCycles: UnsafeMutablePointer<Atomic<UInt64>>
     let readyAnswers: UnsafeMutablePointer<Atomic<UInt64>>
     let waitAnswers: UnsafeMutablePointer<Atomic<UInt64>>
+    /// Frames the transport moved past while this client was not called (dropped from the
+    /// rings so that it plays on where the transport is).
+    let skippedFrames: UnsafeMutablePointer<Atomic<UInt64>>
     /// The transport frame of the latest cycle and whether it rolled (1) or not (0).
     let lastFrame: UnsafeMutablePointer<Atomic<Int64>>
     let lastRolling: UnsafeMutablePointer<Atomic<Int32>>
@@ -61,7 +64,8 @@ struct TransportRenderState {
 /// The follower's per-cycle function (``TransportCallbacks/Process``). Render thread:
 /// realtime-safe. Session frame S = transport frame − offset, read this cycle. Rolling with
 /// every ring primed at S: each track's next `frames` frames are added to its outputs and the
-/// head moves on. Otherwise silence (nothing added); where the rings are not at S a priming is
+/// head moves on. Rolling ahead of the rings by less than they hold (cycles this client missed):
+/// the frames in between are dropped and it plays S. Otherwise silence (nothing added); where the rings are not at S a priming is
 /// requested — at S while the transport is stopped or starting (a locate), at S + lead (rounded
 /// up to whole cycles) while it rolls (it rolled without waiting for this follower).
 @_noLocks
@@ -82,12 +86,16 @@ func transportFollowerProcess(
         if h != s && requested != s { st.pointee.requested.pointee.store(s, ordering: .relaxed) }
         return
     }
-    var ready = h == s
+    // The transport ahead of the rings by less than they hold (cycles this client was not
+    // called for: an xrun, a late cycle): the frames in between are dropped, and it plays on
+    // where the transport is.
+    let skip = h != TransportRenderState.feederOwns && s > h ? s - h : 0
+    var ready = h == s || skip > 0
     if ready {
         for t in 0..<st.pointee.trackCount {
             let ring = st.pointee.tracks[t]
             let avail = ring.written.pointee.load(ordering: .acquiring) - ring.read.pointee.load(ordering: .relaxed)
-            if avail < Int64(n) { ready = false }
+            if avail < skip + Int64(n) { ready = false }
         }
     }
     guard ready else {
@@ -102,7 +110,7 @@ func transportFollowerProcess(
     }
     for t in 0..<st.pointee.trackCount {
         let ring = st.pointee.tracks[t]
-        let r = ring.read.pointee.load(ordering: .relaxed)
+        let r = ring.read.pointee.load(ordering: .relaxed) + skip
         let ch = ring.channels
         for k in 0..<ring.routeCount {
             let src = Int(ring.routes[2 * k])
@@ -121,8 +129,9 @@ func transportFollowerProcess(
         }
         ring.read.pointee.store(r + Int64(n), ordering: .releasing)
     }
-    _ = st.pointee.head.pointee.compareExchange(expected: h, desired: h + Int64(n), ordering: .acquiringAndReleasing)
+    _ = st.pointee.head.pointee.compareExchange(expected: h, desired: s + Int64(n), ordering: .acquiringAndReleasing)
     st.pointee.playedCycles.pointee.wrappingAdd(1, ordering: .relaxed)
+    if skip > 0 { st.pointee.skippedFrames.pointee.wrappingAdd(UInt64(skip), ordering: .relaxed) }
 }
 
 /// The follower's readiness (``TransportCallbacks/Sync``): ready when every ring is primed at

@@ -70,8 +70,23 @@ struct PlayCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Start at this session position: seconds (90), m:ss.sss (1:30), frames:N (at the session rate) or a marker's name.", valueName: "POSITION"))
     var from: String?
 
+    @Option(help: ArgumentHelp("Follow JACK's transport: the session plays where the transport is (slow-sync: it rolls once every track is primed), silent while it is stopped (docs/transport.md).", valueName: "follow"))
+    var transport: String?
+
+    @Option(help: ArgumentHelp("With --transport follow: session frame 0 is this transport frame (default 0).", valueName: "FRAMES"))
+    var transportOffset: Int64 = 0
+
     func validate() throws {
         if let from { try checkFromOption(from) }
+        if let transport {
+            guard transport == "follow" else {
+                throw ValidationError(transport == "lead" ? "--transport lead is not there yet: only --transport follow" : "--transport must be 'follow', not '\(transport)'")
+            }
+            if from != nil { throw ValidationError("--from and --transport follow exclude each other: the transport says where the session plays") }
+        } else if transportOffset != 0 {
+            throw ValidationError("--transport-offset needs --transport follow")
+        }
+        if transportOffset < 0 { throw ValidationError("--transport-offset must be 0 or more frames") }
         if noConnect && connect != nil { throw ValidationError("--connect and --no-connect exclude each other") }
         if followWallClock && keepEveryFrame { throw ValidationError("--follow-wall-clock and --keep-every-frame exclude each other") }
         if let clientName, clientName.isEmpty { throw ValidationError("--client-name must not be empty") }
@@ -206,6 +221,13 @@ final class Player: @unchecked Sendable {
         }
         defer { engine.close() }
         let rate = device.sampleRate
+        if command.transport == "follow" {
+            if !session.takes.isEmpty {
+                printError("--transport follow and [[record]] takes cannot be used together yet")
+                return 1
+            }
+            return followTransport(device: device, engine: engine, rate: rate)
+        }
         let player: SessionPlayer
         do {
             player = try SessionPlayer(session: session, engine: engine, options: SessionPlayer.Options(metering: tty, recordTakes: true),

@@ -67,6 +67,11 @@ struct TransportFollowerTests {
         // Rolls from 0: silence for 1000 frames, then the session, exact, for 40 cycles.
         var r = Self.roll(cb, full, from: 0, cycles: 40)
         #expect(r.diff == nil && r.heard, "\(r.diff ?? "nothing heard")")
+        // A cycle this client was not called for (an xrun): it plays on where the transport
+        // is, the frames in between dropped.
+        r = Self.roll(cb, full, from: Int64(41 * Self.period), cycles: 10)
+        #expect(r.diff == nil, "after a skipped cycle: \(r.diff ?? "")")
+        #expect(follower.counters.skippedFrames == UInt64(Self.period) && follower.counters.missedCycles == 0, "\(follower.counters)")
 
         // A locate while rolling to an odd frame inside every track: "not yet" until primed,
         // silent while starting, then exact from the first rolling cycle.
