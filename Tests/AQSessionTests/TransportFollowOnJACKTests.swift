@@ -59,34 +59,8 @@ struct TransportFollowOnJACKTests {
         let recorded = try rec.read().channels
         let counters = follower.counters
 
-        var rollingFrames = 0, heard = 0, wrongRolling = 0, wrongStopped = 0
-        var firstWrong: String?
-        var segments: [Int64] = []  // transport frame at the start of each rolling run
-        var previous: Int64?
-        for j in 0..<recorded[4].count {
-            let w = recorded[4][j]
-            if w > 0 {
-                let f = Int64(w) - 1
-                if previous != f - 1 { segments.append(f) }
-                previous = f
-                rollingFrames += 1
-                let s = f - Self.offset
-                for c in 0..<4 {
-                    let want: Float = s >= 0 && s < Int64(full[c].count) ? full[c][Int(s)] : 0
-                    if recorded[c][j] != 0 { heard += 1 }
-                    if recorded[c][j] != want {
-                        wrongRolling += 1
-                        if firstWrong == nil { firstWrong = "recorded frame \(j), transport frame \(f), output \(c + 1): \(recorded[c][j]) vs \(want)" }
-                    }
-                }
-            } else {
-                previous = nil
-                for c in 0..<4 where recorded[c][j] != 0 {
-                    wrongStopped += 1
-                    if firstWrong == nil { firstWrong = "recorded frame \(j) (transport not rolling), output \(c + 1): \(recorded[c][j])" }
-                }
-            }
-        }
+        let j = Self.judge(recorded: recorded, full: full)
+        let (segments, rollingFrames, heard, wrongRolling, wrongStopped, firstWrong) = (j.segments, j.rollingFrames, j.heard, j.wrongRolling, j.wrongStopped, j.firstWrong)
         print("followsTheTransportExactly: rolling runs start at transport frames \(segments); \(rollingFrames) rolling frames recorded, \(heard) samples heard; \(counters)")
         // Three rolling runs began at a located frame (the first start, the locate while
         // rolling, the start after the stopped locate; the second locate while rolling makes a
@@ -99,5 +73,46 @@ struct TransportFollowOnJACKTests {
         #expect(counters.missedCycles == 0 && counters.waitAnswers > 0 && counters.primings >= 5, "\(counters)")
         #expect(follower.error == nil)
         return .judged
+    }
+
+    /// The judgement of a recording: channels 0–3 aqsync's outputs, channel 4 the
+    /// ``TransportMaster``'s witness. Per recorded frame: rolling at F → the render's frame
+    /// F − offset (silence outside the session); not rolling → silence.
+    struct Judgement {
+        /// Transport frames at which a rolling run starts in the recording (a locate, a start,
+        /// or a place the recorder lost frames).
+        var segments: [Int64] = []
+        var rollingFrames = 0, heard = 0, wrongRolling = 0, wrongStopped = 0
+        var firstWrong: String?
+    }
+
+    static func judge(recorded: [[Float]], full: [[Float]]) -> Judgement {
+        var j = Judgement()
+        var previous: Int64?
+        for k in 0..<recorded[4].count {
+            let w = recorded[4][k]
+            if w > 0 {
+                let f = Int64(w) - 1
+                if previous != f - 1 { j.segments.append(f) }
+                previous = f
+                j.rollingFrames += 1
+                let s = f - offset
+                for c in 0..<4 {
+                    let want: Float = s >= 0 && s < Int64(full[c].count) ? full[c][Int(s)] : 0
+                    if recorded[c][k] != 0 { j.heard += 1 }
+                    if recorded[c][k] != want {
+                        j.wrongRolling += 1
+                        if j.firstWrong == nil { j.firstWrong = "recorded frame \(k), transport frame \(f), output \(c + 1): \(recorded[c][k]) vs \(want)" }
+                    }
+                }
+            } else {
+                previous = nil
+                for c in 0..<4 where recorded[c][k] != 0 {
+                    j.wrongStopped += 1
+                    if j.firstWrong == nil { j.firstWrong = "recorded frame \(k) (transport not rolling), output \(c + 1): \(recorded[c][k])" }
+                }
+            }
+        }
+        return j
     }
 }

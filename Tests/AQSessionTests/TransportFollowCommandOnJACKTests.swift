@@ -1,0 +1,82 @@
+import AQEngine
+import AQSession
+import AQTesting
+import Foundation
+import Testing
+
+/// Issue 24: `aqsync play SESSION --transport follow --transport-offset N`, the command line,
+/// on a private jackd with the C transport master (``TransportMaster``) and its witness
+/// recorded beside aqsync's ports; and its usage errors.
+@Suite("aqsync play --transport follow", .serialized)
+struct TransportFollowCommandOnJACKTests {
+    @Test func usageErrors() throws {
+        let dir = try TempDir()
+        let s = try dir.write("s.toml", "[[track]]\nfile = \"none.wav\"\n")
+        let lead = try runTool(aqsyncURL().path, ["play", s.path, "--transport", "lead"])
+        #expect(lead.status == 64 && lead.output.contains("--transport lead is not there yet"), "\(lead.output)")
+        let bad = try runTool(aqsyncURL().path, ["play", s.path, "--transport", "chase"])
+        #expect(bad.status == 64 && bad.output.contains("--transport must be 'follow', not 'chase'"), "\(bad.output)")
+        let offset = try runTool(aqsyncURL().path, ["play", s.path, "--transport-offset", "10"])
+        #expect(offset.status == 64 && offset.output.contains("--transport-offset needs --transport follow"), "\(offset.output)")
+        let from = try runTool(aqsyncURL().path, ["play", s.path, "--transport", "follow", "--from", "1"])
+        #expect(from.status == 64 && from.output.contains("--from and --transport follow exclude each other"), "\(from.output)")
+    }
+
+    /// The master's script (locates stopped and rolling, starts, stops) with aqsync following
+    /// from the command line: every recorded frame of its ports equals the offline render at
+    /// transport frame − 4800 where the transport rolled, silence where it did not; SIGINT
+    /// ends it (status 130) with the follower's summary.
+    @Test(.timeLimit(.minutes(3)))
+    func commandFollowsTheTransport() throws {
+        let fx = try LoopRenderTests.make(loop: "")
+        let session = try SessionLoader.load(fx.url)
+        let refURL = fx.dir.file("ref.wav")
+        try OfflineRenderer.render(session: session, to: refURL)
+        let full = try WAVReader.read(refURL).channels
+        try liveRun("commandFollowsTheTransport") { _, _ in
+            let server = try PrivateJackServer(sampleRate: 48000, period: 256)
+            defer { server.stop() }
+            let log = fx.dir.file("follow.log")
+            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+            let fh = try FileHandle(forWritingTo: log)
+            let p = Process()
+            p.executableURL = aqsyncURL()
+            p.arguments = ["play", fx.url.path, "--transport", "follow", "--transport-offset", "4800", "--server", server.name,
+                           "--no-connect", "--no-start-server", "--client-name", "aqfollow"]
+            p.standardOutput = fh
+            p.standardError = fh
+            p.standardInput = FileHandle.nullDevice
+            try p.run()
+            defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) }; p.waitUntilExit() }
+            // Its log says when the follower is installed (the sync callback registered).
+            let deadline = Date().addingTimeInterval(20)
+            var out = ""
+            while Date() < deadline && p.isRunning {
+                out = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+                if out.contains("following the JACK transport") { break }
+                usleep(20_000)
+            }
+            try #require(out.contains("following the JACK transport"), "\(out)")
+            let targets: [UInt32] = [4800 + 10_007, 4800 + 60_001, 3, 4800 + 95_000]
+            let master = try TransportMaster(server: server.name, targets: targets, directory: fx.dir.url)
+            defer { master.stop() }
+            let rec = try JackRecorder(server: server.name, ports: (1...4).map { "aqfollow:out_\($0)" } + [master.port])
+            defer { rec.removeFiles() }
+            master.go()
+            let finished = master.waitUntilDone(timeout: .seconds(60))
+            rec.stop()
+            #expect(finished, "the master's script did not end")
+            kill(p.processIdentifier, SIGINT)
+            p.waitUntilExit()
+            out = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            #expect(p.terminationStatus == 130, "\(out)")
+            #expect(out.contains("session frame 0 = transport frame 4800") && out.contains("0 rolling cycle(s) silent"), "\(out)")
+            let j = TransportFollowOnJACKTests.judge(recorded: try rec.read().channels, full: full)
+            for t in targets { #expect(j.segments.contains(Int64(t)), "no rolling run starts at \(t): \(j.segments)") }
+            #expect(j.rollingFrames > 48000 && j.heard > 10000, "\(j.rollingFrames) rolling frames, \(j.heard) samples heard")
+            #expect(j.wrongRolling == 0 && j.wrongStopped == 0,
+                "\(j.wrongRolling) samples wrong while rolling, \(j.wrongStopped) not silent while stopped; first: \(j.firstWrong ?? "-")")
+            return .judged
+        }
+    }
+}
