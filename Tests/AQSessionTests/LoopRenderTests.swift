@@ -152,6 +152,25 @@ struct LoopRenderTests {
         #expect(got.channels == full.channels)
     }
 
+    /// The display's position: the session frame (loops unrolled), the loop pass, the marker.
+    @Test func positionText() throws {
+        let fx = try Self.make(loop: "loop = { from = \"a\", to = \"b\", count = 3 }")
+        let session = try SessionLoader.load(fx.url)
+        let engine = try AudioQueueEngine(device: ManualDevice(sampleRate: 48000, channels: 4, framesPerCycle: 1000, uid: "text"))
+        defer { engine.close() }
+        let player = try SessionPlayer(session: session, engine: engine)
+        defer { player.close() }
+        #expect(player.positionText(atPlayerFrame: 0) == "0:00.000 / 0:02.021")
+        #expect(player.positionText(atPlayerFrame: 24000) == "0:00.500 / 0:02.021  loop 1/3  [a]")
+        #expect(player.positionText(atPlayerFrame: 60000) == "0:01.250 / 0:02.021  loop 1/3  [chorus]")
+        // Second pass: render frame 72000 is session frame 24000 again.
+        #expect(player.positionText(atPlayerFrame: 72000) == "0:00.500 / 0:02.021  loop 2/3  [a]")
+        #expect(player.sessionFrame(atPlayerFrame: 72000 + 2 * 48000)! == (72000, 0))
+        #expect(player.positionText(atPlayerFrame: 72000 + 2 * 48000) == "0:01.500 / 0:02.021  [b]")
+        #expect(player.positionText(atPlayerFrame: 10_000_000) == "0:02.021 / 0:02.021  [b]")
+        #expect(player.lengthFrames == 193_000 && player.loopPasses == 3 && player.hasLoop)
+    }
+
     /// A loop without a count plays until released: on a manual device, release after some
     /// passes; every track leaves the loop at the same wrap, and the render is the unlooped
     /// one with as many passes as the release says.
