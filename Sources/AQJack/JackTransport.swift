@@ -51,3 +51,57 @@ extension JackDevice {
         if st.pointee.transport.load(ordering: .acquiring) != nil { _ = jack_set_sync_callback(client, jackSync, UnsafeMutableRawPointer(st)) }
     }
 }
+
+/// What JACK's transport is doing (`jack_transport_state_t`).
+///
+/// Thread safety: a plain value; any thread.
+public enum JackTransportState: Sendable, Equatable {
+    case stopped, rolling, starting, looping, other
+}
+
+extension JackDevice {
+    /// The transport's state and frame now (`jack_transport_query`), or nil while the client is
+    /// closed. Control thread; blocks briefly (the device's control lock).
+    public func transportPosition() -> (state: JackTransportState, frame: Int64)? {
+        withClient { client -> (state: JackTransportState, frame: Int64)? in
+            guard let client else { return nil }
+            var pos = jack_position_t()
+            let s = jack_transport_query(client, &pos)
+            let state: JackTransportState
+            switch s {
+            case JackTransportStopped: state = .stopped
+            case JackTransportRolling: state = .rolling
+            case JackTransportStarting: state = .starting
+            case JackTransportLooping: state = .looping
+            default: state = .other
+            }
+            return (state, Int64(pos.frame))
+        }
+    }
+
+    /// Asks JACK's transport to move to transport frame `frame` (`jack_transport_locate`): it
+    /// moves at the start of a later cycle, once every slow-sync client is ready. Control
+    /// thread; blocks briefly.
+    ///
+    /// - Throws: ``DeviceError`` while the client is closed, for a frame outside 0…2^32 − 1, or
+    ///   when JACK refuses.
+    public func locateTransport(to frame: Int64) throws(DeviceError) {
+        guard frame >= 0 && frame <= Int64(UInt32.max) else { throw DeviceError("JACK device \(uid): transport frame \(frame) is outside 0…\(UInt32.max)") }
+        let ok = withClient { client -> Bool in
+            guard let client else { return false }
+            return jack_transport_locate(client, jack_nframes_t(frame)) == 0
+        }
+        if !ok { throw DeviceError("JACK device \(uid): the transport cannot be located to frame \(frame)") }
+    }
+
+    /// Starts (`rolling` true) or stops JACK's transport (`jack_transport_start`/`_stop`).
+    /// Control thread; blocks briefly. Throws while the client is closed.
+    public func setTransportRolling(_ rolling: Bool) throws(DeviceError) {
+        let ok = withClient { client -> Bool in
+            guard let client else { return false }
+            if rolling { jack_transport_start(client) } else { jack_transport_stop(client) }
+            return true
+        }
+        if !ok { throw DeviceError("JACK device \(uid): no client to \(rolling ? "start" : "stop") the transport") }
+    }
+}

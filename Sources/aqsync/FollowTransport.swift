@@ -2,6 +2,7 @@ import AQEngine
 import AQJack
 import AQSession
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -36,7 +37,29 @@ extension Player {
             var lastRolling: Bool?
             var primings = 0
             var drawn = 0
-            while caughtSignal.load(ordering: .relaxed) == 0 && !device.serverHasShutDown {
+            // Keys (a terminal only): queued by the reader thread, acted on here.
+            let pending = Mutex<[ControlKey]>([])
+            let keys = tty ? TerminalKeys { key in pending.withLock { $0.append(key) } } : nil
+            defer { keys?.stop() }
+            var quitByKey = false
+            // Everything goes through one unbuffered write each (print() is buffered: its
+            // escape codes would land after a log line and erase it).
+            func note(_ line: String) {
+                FileHandle.standardOutput.write(Data(((drawn > 0 ? "\u{1B}[1A\u{1B}[2K" : "") + line + "\n").utf8))
+                drawn = 0
+            }
+            let markers = session.markers.map { (name: $0.name, frame: $0.at.deviceFrames(sessionRate: session.sampleRate ?? rate, deviceRate: rate)) }
+                .sorted { $0.frame < $1.frame }
+            func locate(_ frame: Int64, _ why: String) {
+                let f = max(0, frame)
+                do throws(DeviceError) {
+                    try device.locateTransport(to: f)
+                    note("\(why): locate to transport frame \(f) (session \(formatSeconds(Double(f - offset) / rate)))")
+                } catch {
+                    note("\(why): \(error.message)")
+                }
+            }
+            while caughtSignal.load(ordering: .relaxed) == 0 && !device.serverHasShutDown && !quitByKey {
                 let t = follower.lastTransport
                 let c = follower.counters
                 let s = t.frame - offset
@@ -44,12 +67,36 @@ extension Player {
                     printError("the transport follower stopped: \(e)")
                     return 1
                 }
+                for key in pending.withLock({ k -> [ControlKey] in let a = k; k = []; return a }) {
+                    switch key {
+                    case .playPause:
+                        let rolling = device.transportPosition().map { $0.state != .stopped } ?? false
+                        do throws(DeviceError) {
+                            try device.setTransportRolling(!rolling)
+                            note("key space: transport \(rolling ? "stopped" : "started")")
+                        } catch { note("key space: \(error.message)") }
+                    case .back: locate((device.transportPosition()?.frame ?? t.frame) - Int64(5 * rate), "key ←")
+                    case .forward: locate((device.transportPosition()?.frame ?? t.frame) + Int64(5 * rate), "key →")
+                    case .home: locate(offset, "key Home")
+                    case .previousMarker:
+                        let s = (device.transportPosition()?.frame ?? t.frame) - offset
+                        if let m = markers.last(where: { $0.frame < s }) { locate(m.frame + offset, "key [: marker '\(m.name)'") }
+                        else { note("key [: no marker before the position") }
+                    case .nextMarker:
+                        let s = (device.transportPosition()?.frame ?? t.frame) - offset
+                        if let m = markers.first(where: { $0.frame > s }) { locate(m.frame + offset, "key ]: marker '\(m.name)'") }
+                        else { note("key ]: no marker after the position") }
+                    case .loop: note("key l: loops are not applied while following the transport")
+                    case .quit: quitByKey = true
+                    }
+                }
                 var where_ = "\(formatSeconds(Double(max(0, s)) / rate)) / \(formatSeconds(Double(end) / rate))"
                 if s < 0 { where_ = "-" + formatSeconds(Double(-s) / rate) + " (before the session)" }
                 if let m = session.marker(at: s, deviceRate: rate) { where_ += "  [\(m.name)]" }
                 if tty {
-                    if drawn > 0 { print("\u{1B}[1A\u{1B}[2K", terminator: "") }
-                    print("\(t.rolling ? "▶" : "■") transport frame \(t.frame)  session \(where_)  \(follower.primedFrame == s ? "primed" : "priming")  silent rolling cycles \(c.missedCycles)")
+                    let state = t.rolling ? "" : follower.primedFrame == s ? "  primed" : "  priming"
+                    let line = "\(t.rolling ? "▶" : "■") transport frame \(t.frame)  session \(where_)\(state)  silent rolling cycles \(c.missedCycles)"
+                    FileHandle.standardOutput.write(Data(((drawn > 0 ? "\u{1B}[1A\u{1B}[2K" : "") + line + "\n").utf8))
                     drawn = 1
                 } else {
                     if c.primings != primings {
@@ -61,13 +108,17 @@ extension Player {
                         log("transport \(t.rolling ? "rolling" : "stopped") at transport frame \(t.frame) (session \(where_))")
                     }
                 }
-                usleep(100_000)
+                if !quitByKey { usleep(100_000) }
             }
             let c = follower.counters
-            log("transport: \(c.playedCycles) cycle(s) played, \(c.missedCycles) rolling cycle(s) silent (not primed at the transport's frame), \(c.primings) priming(s), sync answered ready \(c.readyAnswers) / not yet \(c.waitAnswers) time(s)")
+            note("transport: \(c.playedCycles) cycle(s) played, \(c.missedCycles) rolling cycle(s) silent (not primed at the transport's frame), \(c.primings) priming(s), sync answered ready \(c.readyAnswers) / not yet \(c.waitAnswers) time(s)")
+            if quitByKey {
+                note("stopped by the q key")
+                return 0
+            }
             let sig = caughtSignal.load(ordering: .relaxed)
             if sig != 0 {
-                log("stopped by \(sig == SIGINT ? "Ctrl-C (SIGINT)" : sig == SIGTERM ? "SIGTERM" : "SIGHUP")")
+                note("stopped by \(sig == SIGINT ? "Ctrl-C (SIGINT)" : sig == SIGTERM ? "SIGTERM" : "SIGHUP")")
                 return 128 + sig
             }
             printError("the JACK server went away")

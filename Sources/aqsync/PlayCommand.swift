@@ -321,6 +321,19 @@ final class Player: @unchecked Sendable {
                 player.stop()
             }
         }
+        // Keys on a terminal: `l` ends the loop; the others act only when following the
+        // transport (docs/control.md).
+        let keys = tty ? TerminalKeys { [self] key in
+            let line: String
+            switch key {
+            case .loop:
+                if let n = player.releaseLoop() { line = "key l: the loop ends after pass \(n)" } else { line = "key l: no loop is playing" }
+            case .quit: line = "key q: Ctrl-C stops playback (q quits with --transport follow)"
+            default: line = "key: seeking while playing is not there yet (with --transport follow the keys locate the transport)"
+            }
+            notices.withLock { $0.append(line) }
+        } : nil
+        defer { keys?.stop() }
         let status = monitor(player: player, engine: engine, device: device, sessionStart: sessionStart, epoch0: epoch0, rate: rate)
         if let capture {
             capture.tap.stop()
