@@ -106,7 +106,7 @@ public final class TransportFollower: @unchecked Sendable {
             samples.initialize(repeating: 0, count: ringFrames * ch)
             (tracks + i).initialize(to: TransportTrackRing(
                 samples: samples, capacity: ringFrames, channels: ch, routes: r, routeCount: routes.count / 2,
-                gain: t.linearGain, read: Self.atomic(Int64(0)), written: Self.atomic(Int64(0))))
+                gain: Self.atomic(t.linearGain.bitPattern), read: Self.atomic(Int64(0)), written: Self.atomic(Int64(0))))
         }
         state = .allocate(capacity: 1)
         state.initialize(to: TransportRenderState(
@@ -135,6 +135,8 @@ public final class TransportFollower: @unchecked Sendable {
             let r = st.tracks[i]
             r.samples.deallocate()
             r.routes.deallocate()
+            r.gain.deinitialize(count: 1)
+            r.gain.deallocate()
             r.read.deinitialize(count: 1)
             r.read.deallocate()
             r.written.deinitialize(count: 1)
@@ -198,6 +200,17 @@ public final class TransportFollower: @unchecked Sendable {
         cond.lock()
         defer { cond.unlock() }
         return failure
+    }
+
+    /// Sets track `track`'s gain (0-based, session order) to `decibels` (at most +24): the
+    /// render thread reads it at the start of each cycle, so it applies from the first cycle
+    /// that starts after this returns, without a ramp. Returns false for a track or a value
+    /// out of range. Any control thread; does not block.
+    @discardableResult
+    public func setGain(track: Int, decibels: Double) -> Bool {
+        guard track >= 0 && track < specs.count, decibels.isFinite, decibels <= 24 else { return false }
+        state.pointee.tracks[track].gain.pointee.store(Float(pow(10, decibels / 20)).bitPattern, ordering: .relaxed)
+        return true
     }
 
     /// Asks for the rings to be primed at session frame `frame` (as a locate would), from a

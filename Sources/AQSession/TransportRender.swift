@@ -18,8 +18,9 @@ struct TransportTrackRing {
     /// Pairs (source channel, device output), `routeCount` of them.
     let routes: UnsafeMutablePointer<Int32>
     let routeCount: Int
-    /// The track's linear gain (`gain_db`).
-    let gain: Float
+    /// The track's linear gain (`gain_db`, or ``TransportFollower/setGain(track:decibels:)``),
+    /// as the bits of a Float: read once per cycle.
+    let gain: UnsafeMutablePointer<Atomic<UInt32>>
     /// Frames read since the last reset (render thread).
     let read: UnsafeMutablePointer<Atomic<Int64>>
     /// Frames written since the last reset (feeder thread).
@@ -112,6 +113,7 @@ func transportFollowerProcess(
         let ring = st.pointee.tracks[t]
         let r = ring.read.pointee.load(ordering: .relaxed) + skip
         let ch = ring.channels
+        let gain = Float(bitPattern: ring.gain.pointee.load(ordering: .relaxed))
         for k in 0..<ring.routeCount {
             let src = Int(ring.routes[2 * k])
             let out = Int(ring.routes[2 * k + 1])
@@ -122,7 +124,7 @@ func transportFollowerProcess(
             while i < n {
                 let run = min(n - i, ring.capacity - slot)
                 let base = ring.samples + slot * ch + src
-                for j in 0..<run { dst[i + j] += base[j * ch] * ring.gain }
+                for j in 0..<run { dst[i + j] += base[j * ch] * gain }
                 i += run
                 slot = 0
             }

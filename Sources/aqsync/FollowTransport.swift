@@ -41,6 +41,9 @@ extension Player {
             let pending = Mutex<[ControlKey]>([])
             let keys = tty ? TerminalKeys { key in pending.withLock { $0.append(key) } } : nil
             defer { keys?.stop() }
+            let oscInbox = Mutex<[OSCMessage]>([])
+            oscTarget.withLock { $0 = { m in oscInbox.withLock { $0.append(m) } } }
+            defer { oscTarget.withLock { $0 = nil } }
             var quitByKey = false
             // Everything goes through one unbuffered write each (print() is buffered: its
             // escape codes would land after a log line and erase it).
@@ -88,6 +91,41 @@ extension Player {
                         else { note("key ]: no marker after the position") }
                     case .loop: note("key l: loops are not applied while following the transport")
                     case .quit: quitByKey = true
+                    }
+                }
+                for m in oscInbox.withLock({ k -> [OSCMessage] in let a = k; k = []; return a }) {
+                    let args = m.arguments
+                    switch m.address {
+                    case "/aqsync/play", "/aqsync/stop":
+                        do throws(DeviceError) {
+                            try device.setTransportRolling(m.address == "/aqsync/play")
+                            note("osc \(m.address): transport \(m.address == "/aqsync/play" ? "started" : "stopped")")
+                        } catch { note("osc \(m.address): \(error.message)") }
+                    case "/aqsync/locate":
+                        // Seconds (f, d) or frames at the device's rate (i, h): a session position.
+                        switch args.first {
+                        case .float, .double: locate(offset + Int64((args[0].number! * rate).rounded()), "osc /aqsync/locate \(args[0].number!) s")
+                        case .int(let v): locate(offset + Int64(v), "osc /aqsync/locate \(v) frames")
+                        case .int64(let v): locate(offset + v, "osc /aqsync/locate \(v) frames")
+                        default: note("osc /aqsync/locate: give seconds (a float) or frames (an int)")
+                        }
+                    case "/aqsync/marker":
+                        if case .string(let name)? = args.first, let m = markers.first(where: { $0.name == name }) {
+                            locate(m.frame + offset, "osc /aqsync/marker '\(name)'")
+                        } else {
+                            note("osc /aqsync/marker: no such marker (markers: \(markers.map(\.name).joined(separator: ", ")))")
+                        }
+                    case "/aqsync/gain":
+                        var index: Int?
+                        if case .string(let name)? = args.first { index = session.tracks.firstIndex { $0.name == name } }
+                        if case .int(let i)? = args.first { index = Int(i) - 1 }
+                        if args.count == 2, let i = index, let db = args[1].number, follower.setGain(track: i, decibels: db) {
+                            note("osc /aqsync/gain: track '\(session.tracks[i].name)' at \(db) dB from the next cycle")
+                        } else {
+                            note("osc /aqsync/gain: give a track (name, or number from 1) and decibels (at most +24)")
+                        }
+                    case "/aqsync/loop": note("osc /aqsync/loop: loops are not applied while following the transport")
+                    default: note("osc \(m.address): unknown (docs/control.md)")
                     }
                 }
                 var where_ = "\(formatSeconds(Double(max(0, s)) / rate)) / \(formatSeconds(Double(end) / rate))"

@@ -76,8 +76,15 @@ struct PlayCommand: ParsableCommand {
     @Option(help: ArgumentHelp("With --transport follow: session frame 0 is this transport frame (default 0).", valueName: "FRAMES"))
     var transportOffset: Int64 = 0
 
+    @Option(help: ArgumentHelp("Take OSC commands on this UDP port (docs/control.md).", valueName: "PORT"))
+    var osc: Int?
+
+    @Option(help: ArgumentHelp("With --osc: the IPv4 address to listen on (default 127.0.0.1: this machine only).", valueName: "ADDRESS"))
+    var oscHost: String = "127.0.0.1"
+
     func validate() throws {
         if let from { try checkFromOption(from) }
+        if let osc, !(1...65535).contains(osc) { throw ValidationError("--osc must be a UDP port from 1 to 65535") }
         if let transport {
             guard transport == "follow" else {
                 throw ValidationError(transport == "lead" ? "--transport lead is not there yet: only --transport follow" : "--transport must be 'follow', not '\(transport)'")
@@ -118,6 +125,8 @@ final class Player: @unchecked Sendable {
 
     /// The session position playback starts at (`--from`).
     let from: SessionTime
+    /// Where OSC messages go (set by the mode that plays; nil: dropped).
+    let oscTarget = Mutex<(@Sendable (OSCMessage) -> Void)?>(nil)
 
     init(command: PlayCommand, session: Session, from: SessionTime) {
         self.command = command
@@ -162,6 +171,18 @@ final class Player: @unchecked Sendable {
             printError("--capture and [[record]] takes cannot be used together yet (both use the client's capture ports)")
             return 1
         }
+        // OSC (--osc): the port is bound before anything plays, so one in use is refused first.
+        var oscServer: OSCServer?
+        if let port = command.osc {
+            do throws(OSCServerError) {
+                oscServer = try OSCServer(host: command.oscHost, port: port) { [self] m in oscTarget.withLock { $0 }?(m) }
+                log("OSC: listening on \(command.oscHost):\(port) (UDP)")
+            } catch {
+                printError(error.message)
+                return 1
+            }
+        }
+        defer { oscServer?.stop() }
         // The server: the one asked for (or the default) when reachable, else a private one.
         var privateServer: JackServer?
         let serverName = JackDevice.resolveServerName(command.server)
@@ -334,6 +355,18 @@ final class Player: @unchecked Sendable {
             notices.withLock { $0.append(line) }
         } : nil
         defer { keys?.stop() }
+        oscTarget.withLock {
+            $0 = { [self] m in
+                let line: String
+                switch m.address {
+                case "/aqsync/loop":
+                    if let n = player.releaseLoop() { line = "osc /aqsync/loop: the loop ends after pass \(n)" } else { line = "osc /aqsync/loop: no loop is playing" }
+                default: line = "osc \(m.address): not there yet without --transport follow (only /aqsync/loop)"
+                }
+                notices.withLock { $0.append(line) }
+            }
+        }
+        defer { oscTarget.withLock { $0 = nil } }
         let status = monitor(player: player, engine: engine, device: device, sessionStart: sessionStart, epoch0: epoch0, rate: rate)
         if let capture {
             capture.tap.stop()
