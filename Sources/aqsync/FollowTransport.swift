@@ -45,6 +45,7 @@ extension Player {
             oscTarget.withLock { $0 = { m in oscInbox.withLock { $0.append(m) } } }
             defer { oscTarget.withLock { $0 = nil } }
             var quitByKey = false
+            var passedEnd = false
             // Everything goes through one unbuffered write each (print() is buffered: its
             // escape codes would land after a log line and erase it).
             func note(_ line: String) {
@@ -62,7 +63,7 @@ extension Player {
                     note("\(why): \(error.message)")
                 }
             }
-            while caughtSignal.load(ordering: .relaxed) == 0 && !device.serverHasShutDown && !quitByKey {
+            while caughtSignal.load(ordering: .relaxed) == 0 && !device.serverHasShutDown && !quitByKey && !passedEnd {
                 let t = follower.lastTransport
                 let c = follower.counters
                 let s = t.frame - offset
@@ -146,10 +147,15 @@ extension Player {
                         log("transport \(t.rolling ? "rolling" : "stopped") at transport frame \(t.frame) (session \(where_))")
                     }
                 }
-                if !quitByKey { usleep(100_000) }
+                if command.exitAtEnd && t.rolling && s >= end {
+                    passedEnd = true
+                    note("the transport rolled past the session's end (transport frame \(t.frame), session frame \(s) ≥ \(end))")
+                }
+                if !quitByKey && !passedEnd { usleep(100_000) }
             }
             let c = follower.counters
             note("transport: \(c.playedCycles) cycle(s) played, \(c.missedCycles) rolling cycle(s) silent (not primed at the transport's frame), \(c.primings) priming(s), sync answered ready \(c.readyAnswers) / not yet \(c.waitAnswers) time(s)")
+            if passedEnd { return 0 }
             if quitByKey {
                 note("stopped by the q key")
                 return 0

@@ -76,6 +76,9 @@ struct PlayCommand: ParsableCommand {
     @Option(help: ArgumentHelp("With --transport follow: session frame 0 is this transport frame (default 0).", valueName: "FRAMES"))
     var transportOffset: Int64 = 0
 
+    @Flag(help: "With --transport follow: exit (status 0) once the transport rolls past the session's end.")
+    var exitAtEnd = false
+
     @Option(help: ArgumentHelp("Take OSC commands on this UDP port (docs/control.md).", valueName: "PORT"))
     var osc: Int?
 
@@ -92,6 +95,8 @@ struct PlayCommand: ParsableCommand {
             if from != nil { throw ValidationError("--from and --transport follow exclude each other: the transport says where the session plays") }
         } else if transportOffset != 0 {
             throw ValidationError("--transport-offset needs --transport follow")
+        } else if exitAtEnd {
+            throw ValidationError("--exit-at-end needs --transport follow (plain play always ends at the session's end)")
         }
         if transportOffset < 0 { throw ValidationError("--transport-offset must be 0 or more frames") }
         if noConnect && connect != nil { throw ValidationError("--connect and --no-connect exclude each other") }
@@ -342,31 +347,8 @@ final class Player: @unchecked Sendable {
                 player.stop()
             }
         }
-        // Keys on a terminal: `l` ends the loop; the others act only when following the
-        // transport (docs/control.md).
-        let keys = tty ? TerminalKeys { [self] key in
-            let line: String
-            switch key {
-            case .loop:
-                if let n = player.releaseLoop() { line = "key l: the loop ends after pass \(n)" } else { line = "key l: no loop is playing" }
-            case .quit: line = "key q: Ctrl-C stops playback (q quits with --transport follow)"
-            default: line = "key: seeking while playing is not there yet (with --transport follow the keys locate the transport)"
-            }
-            notices.withLock { $0.append(line) }
-        } : nil
-        defer { keys?.stop() }
-        oscTarget.withLock {
-            $0 = { [self] m in
-                let line: String
-                switch m.address {
-                case "/aqsync/loop":
-                    if let n = player.releaseLoop() { line = "osc /aqsync/loop: the loop ends after pass \(n)" } else { line = "osc /aqsync/loop: no loop is playing" }
-                default: line = "osc \(m.address): not there yet without --transport follow (only /aqsync/loop)"
-                }
-                notices.withLock { $0.append(line) }
-            }
-        }
-        defer { oscTarget.withLock { $0 = nil } }
+        let stopControls = plainControls(player: player)
+        defer { stopControls() }
         let status = monitor(player: player, engine: engine, device: device, sessionStart: sessionStart, epoch0: epoch0, rate: rate)
         if let capture {
             capture.tap.stop()

@@ -66,4 +66,45 @@ struct OSCOnJACKTests {
         p.waitUntilExit()
         #expect(p.terminationStatus == 130)
     }
+
+    /// `--exit-at-end`: located near the end and started over OSC, aqsync exits 0 by itself
+    /// once the transport rolls past the session's end.
+    @Test(.timeLimit(.minutes(2)))
+    func exitAtEnd() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/oscsend"), "oscsend (Debian's liblo-tools) is missing")
+        let fx = try LoopRenderTests.make(loop: "")
+        let server = try PrivateJackServer(sampleRate: 48000, period: 256)
+        defer { server.stop() }
+        let port = Int.random(in: 20000...60000)
+        let log = fx.dir.file("end.log")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        let fh = try FileHandle(forWritingTo: log)
+        let p = Process()
+        p.executableURL = aqsyncURL()
+        p.arguments = ["play", fx.url.path, "--transport", "follow", "--exit-at-end", "--server", server.name,
+                       "--no-connect", "--no-start-server", "--osc", "\(port)"]
+        p.standardOutput = fh
+        p.standardError = fh
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) }; p.waitUntilExit() }
+        func text() -> String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+        var deadline = Date().addingTimeInterval(20)
+        while !text().contains("OSC: listening") || !text().contains("following the JACK transport") {
+            try #require(Date() < deadline && p.isRunning, "\(text())")
+            usleep(20_000)
+        }
+        _ = try runTool("/usr/bin/oscsend", ["127.0.0.1", "\(port)", "/aqsync/locate", "f", "1.9"])
+        deadline = Date().addingTimeInterval(20)
+        while !text().contains("primed at session frame 91200") {
+            try #require(Date() < deadline && p.isRunning, "\(text())")
+            usleep(20_000)
+        }
+        _ = try runTool("/usr/bin/oscsend", ["127.0.0.1", "\(port)", "/aqsync/play"])
+        deadline = Date().addingTimeInterval(20)
+        while p.isRunning && Date() < deadline { usleep(20_000) }
+        #expect(!p.isRunning, "aqsync did not exit at the end: \(text())")
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0 && text().contains("the transport rolled past the session's end"), "\(text())")
+    }
 }

@@ -18,6 +18,8 @@ struct TransportFollowCommandOnJACKTests {
         #expect(bad.status == 64 && bad.output.contains("--transport must be 'follow', not 'chase'"), "\(bad.output)")
         let offset = try runTool(aqsyncURL().path, ["play", s.path, "--transport-offset", "10"])
         #expect(offset.status == 64 && offset.output.contains("--transport-offset needs --transport follow"), "\(offset.output)")
+        let end = try runTool(aqsyncURL().path, ["play", s.path, "--exit-at-end"])
+        #expect(end.status == 64 && end.output.contains("--exit-at-end needs --transport follow"), "\(end.output)")
         let from = try runTool(aqsyncURL().path, ["play", s.path, "--transport", "follow", "--from", "1"])
         #expect(from.status == 64 && from.output.contains("--from and --transport follow exclude each other"), "\(from.output)")
     }
