@@ -46,6 +46,7 @@ extension Player {
             defer { oscTarget.withLock { $0 = nil } }
             var quitByKey = false
             var passedEnd = false
+            var missedSeen: UInt64 = 0
             // Everything goes through one unbuffered write each (print() is buffered: its
             // escape codes would land after a log line and erase it).
             func note(_ line: String) {
@@ -146,6 +147,12 @@ extension Player {
                         lastRolling = t.rolling
                         log("transport \(t.rolling ? "rolling" : "stopped") at transport frame \(t.frame) (session \(where_))")
                     }
+                }
+                if c.missedCycles > missedSeen {
+                    // The transport rolled where the tracks were not primed: it did not wait
+                    // (the server's sync timeout ran out, or it rolled before aqsync was there).
+                    note("the transport rolled at a frame aqsync was not primed at: \(c.missedCycles - missedSeen) cycle(s) silent (did the server's sync timeout run out?); aqsync joins on the exact frame half a second on")
+                    missedSeen = c.missedCycles
                 }
                 if command.exitAtEnd && t.rolling && s >= end {
                     passedEnd = true

@@ -152,6 +152,36 @@ struct LoopRenderTests {
         #expect(got.channels == full.channels)
     }
 
+    /// A 44.1 kHz track across the loop's ends: at each wrap its rate converter starts anew
+    /// (8192 input frames early, as for `--from`), so it matches the unlooped render cut and
+    /// repeated within 1e-5 (the converter's warm-up differs, not its timing); the other
+    /// tracks stay exact.
+    @Test func rateConvertedTrackWraps() throws {
+        let fx = try Self.make(loop: "loop = { from = \"a\", to = \"b\", count = 4 }")
+        let r = try runTool("/usr/bin/sox", ["-n", "-r", "44100", "-c", "1", "-b", "16", fx.dir.file("t441.wav").path, "synth", "1.9", "sine", "100-3000", "gain", "-6"])
+        try #require(r.status == 0, "\(r.output)")
+        var looped = try SessionLoader.load(fx.url)
+        let extra = try SessionLoader.parse("[output]\nchannels = 4\n[[track]]\nfile = \"t441.wav\"\nstart = 777\noutputs = [4]\n", url: fx.url)
+        looped.tracks.append(extra.tracks[0])
+        var plain = looped
+        plain.loop = nil
+        let (full, _) = try Self.render(plain, fx.dir)
+        let (got, res) = try Self.render(looped, fx.dir, cycle: 512)
+        #expect(got.frameCount == full.frameCount + 3 * 48000)
+        var worst: Float = 0
+        for t in 0..<got.frameCount {
+            let s = Self.sessionFrame(t, p: 0, from: 24000, to: 72000, passes: 4)
+            for c in 0..<3 where got.channels[c][t] != full.channels[c][s] {
+                Issue.record("output \(c + 1) frame \(t): \(got.channels[c][t]) vs \(full.channels[c][s])")
+                return
+            }
+            worst = max(worst, abs(got.channels[3][t] - full.channels[3][s]))
+        }
+        #expect(worst <= 1e-5, "output 4 (the inner track and the 44.1 kHz one): max difference \(worst)")
+        #expect(full.channels[3].contains { abs($0) > 0.1 }, "the 44.1 kHz track plays")
+        #expect(res.tracks.allSatisfy { $0.completed && $0.lateFrames == 0 }, "\(res.tracks)")
+    }
+
     /// The display's position: the session frame (loops unrolled), the loop pass, the marker.
     @Test func positionText() throws {
         let fx = try Self.make(loop: "loop = { from = \"a\", to = \"b\", count = 3 }")
