@@ -75,19 +75,26 @@ public final class TransportMaster: @unchecked Sendable {
 
     /// Compiles the client (into `directory`) and starts it on jackd `server` with the
     /// script's four locate targets (transport frames), then waits for its port (at most 5 s).
-    public init(server: String, targets: [UInt32], directory: URL) throws(TestingError) {
-        guard targets.count == 4 else { throw TestingError("TransportMaster needs 4 locate targets") }
+    public convenience init(server: String, targets: [UInt32], directory: URL) throws(TestingError) {
         var env = ProcessInfo.processInfo.environment
         env["JACK_DEFAULT_SERVER"] = server
-        program = try JackClientProgram(source: Self.source, name: "tmaster", arguments: targets.map(String.init), environment: env, directory: directory)
+        try self.init(environment: env, targets: targets, directory: directory) { (try? JackTools.ports(server: server)) ?? [] }
+    }
+
+    /// Compiles the client and starts it with `environment` (a PipeWire's
+    /// ``PipeWireServer/childEnvironment``, or a jackd's), then waits for its port to be among
+    /// `ports()` (polled every 20 ms, at most 5 s: a port's appearance has no notification a
+    /// test can wait on).
+    public init(environment: [String: String], targets: [UInt32], directory: URL, ports: () -> [String]) throws(TestingError) {
+        guard targets.count == 4 else { throw TestingError("TransportMaster needs 4 locate targets") }
+        program = try JackClientProgram(source: Self.source, name: "tmaster", arguments: targets.map(String.init), environment: environment, directory: directory)
         port = "tmaster-\(program.process.processIdentifier):frame"
-        // A port's appearance has no notification a test can wait on: its list is polled.
         for _ in 0..<250 {
-            if ((try? JackTools.ports(server: server)) ?? []).contains(port) { return }
+            if ports().contains(port) { return }
             usleep(20_000)
         }
         program.stop()
-        throw TestingError("the transport master's port \(port) did not appear on “\(server)”")
+        throw TestingError("the transport master's port \(port) did not appear")
     }
 
     /// Starts the script.
