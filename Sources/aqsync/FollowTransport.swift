@@ -9,8 +9,9 @@ import Glibc
 #endif
 
 extension Player {
-    /// `aqsync play --transport follow`: plays the session where JACK's transport says, until a
-    /// stop signal (docs/transport.md). Returns the exit status.
+    /// `aqsync play --transport follow|lead`: plays the session where JACK's transport says,
+    /// until a stop signal (follow), or locates it to the session's start, starts it and stops
+    /// it at the session's end (lead) (docs/transport.md). Returns the exit status.
     func followTransport(device: JackDevice, engine: AudioQueueEngine, rate: Double) -> Int32 {
         let offset = command.transportOffset
         let follower: TransportFollower
@@ -34,6 +35,19 @@ extension Player {
             }
             let end = session.deviceLength(deviceRate: rate)
             log("following the JACK transport with '\(session.name)': \(session.tracks.count) track(s), \(formatSeconds(Double(end) / rate)) at \(Int(rate)) Hz on \(device.uid); session frame 0 = transport frame \(offset); slow-sync: the transport rolls once every track is primed (Ctrl-C stops)")
+            // Leading: to the session's start, then rolling (it rolls once every track is primed
+            // there: this client is a slow-sync client like any other).
+            let leading = command.transport == "lead"
+            if leading {
+                do throws(DeviceError) {
+                    try device.locateTransport(to: offset)
+                    try device.setTransportRolling(true)
+                    log("leading: transport located to frame \(offset) (the session's start) and started")
+                } catch {
+                    printError(error.message)
+                    return 1
+                }
+            }
             var lastRolling: Bool?
             var primings = 0
             var drawn = 0
@@ -154,9 +168,10 @@ extension Player {
                     note("the transport rolled at a frame aqsync was not primed at: \(c.missedCycles - missedSeen) cycle(s) silent (did the server's sync timeout run out?); aqsync joins on the exact frame half a second on")
                     missedSeen = c.missedCycles
                 }
-                if command.exitAtEnd && t.rolling && s >= end {
+                if (command.exitAtEnd || leading) && t.rolling && s >= end {
                     passedEnd = true
-                    note("the transport rolled past the session's end (transport frame \(t.frame), session frame \(s) ≥ \(end))")
+                    if leading { try? device.setTransportRolling(false) }
+                    note("the transport rolled past the session's end (transport frame \(t.frame), session frame \(s) ≥ \(end))\(leading ? ": stopped it" : "")")
                 }
                 if !quitByKey && !passedEnd { usleep(100_000) }
             }

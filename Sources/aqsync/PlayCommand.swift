@@ -70,7 +70,7 @@ struct PlayCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Start at this session position: seconds (90), m:ss.sss (1:30), frames:N (at the session rate) or a marker's name.", valueName: "POSITION"))
     var from: String?
 
-    @Option(help: ArgumentHelp("Follow JACK's transport: the session plays where the transport is (slow-sync: it rolls once every track is primed), silent while it is stopped (docs/transport.md).", valueName: "follow"))
+    @Option(help: ArgumentHelp("follow: the session plays where JACK's transport is (slow-sync: it rolls once every track is primed), silent while it is stopped; lead: the same, after locating the transport to the session's start and starting it, stopping it at the session's end (docs/transport.md).", valueName: "follow|lead"))
     var transport: String?
 
     @Option(help: ArgumentHelp("With --transport follow: session frame 0 is this transport frame (default 0).", valueName: "FRAMES"))
@@ -89,14 +89,14 @@ struct PlayCommand: ParsableCommand {
         if let from { try checkFromOption(from) }
         if let osc, !(1...65535).contains(osc) { throw ValidationError("--osc must be a UDP port from 1 to 65535") }
         if let transport {
-            guard transport == "follow" else {
-                throw ValidationError(transport == "lead" ? "--transport lead is not there yet: only --transport follow" : "--transport must be 'follow', not '\(transport)'")
+            guard transport == "follow" || transport == "lead" else {
+                throw ValidationError("--transport must be 'follow' or 'lead', not '\(transport)'")
             }
-            if from != nil { throw ValidationError("--from and --transport follow exclude each other: the transport says where the session plays") }
+            if from != nil { throw ValidationError("--from and --transport \(transport) exclude each other: the transport says where the session plays") }
         } else if transportOffset != 0 {
-            throw ValidationError("--transport-offset needs --transport follow")
+            throw ValidationError("--transport-offset needs --transport follow or lead")
         } else if exitAtEnd {
-            throw ValidationError("--exit-at-end needs --transport follow (plain play always ends at the session's end)")
+            throw ValidationError("--exit-at-end needs --transport follow (plain play and --transport lead always end at the session's end)")
         }
         if transportOffset < 0 { throw ValidationError("--transport-offset must be 0 or more frames") }
         if noConnect && connect != nil { throw ValidationError("--connect and --no-connect exclude each other") }
@@ -247,9 +247,9 @@ final class Player: @unchecked Sendable {
         }
         defer { engine.close() }
         let rate = device.sampleRate
-        if command.transport == "follow" {
+        if let mode = command.transport {
             if !session.takes.isEmpty {
-                printError("--transport follow and [[record]] takes cannot be used together yet")
+                printError("--transport \(mode) and [[record]] takes cannot be used together yet")
                 return 1
             }
             return followTransport(device: device, engine: engine, rate: rate)

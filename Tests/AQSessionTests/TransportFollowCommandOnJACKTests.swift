@@ -12,12 +12,10 @@ struct TransportFollowCommandOnJACKTests {
     @Test func usageErrors() throws {
         let dir = try TempDir()
         let s = try dir.write("s.toml", "[[track]]\nfile = \"none.wav\"\n")
-        let lead = try runTool(aqsyncURL().path, ["play", s.path, "--transport", "lead"])
-        #expect(lead.status == 64 && lead.output.contains("--transport lead is not there yet"), "\(lead.output)")
         let bad = try runTool(aqsyncURL().path, ["play", s.path, "--transport", "chase"])
-        #expect(bad.status == 64 && bad.output.contains("--transport must be 'follow', not 'chase'"), "\(bad.output)")
+        #expect(bad.status == 64 && bad.output.contains("--transport must be 'follow' or 'lead', not 'chase'"), "\(bad.output)")
         let offset = try runTool(aqsyncURL().path, ["play", s.path, "--transport-offset", "10"])
-        #expect(offset.status == 64 && offset.output.contains("--transport-offset needs --transport follow"), "\(offset.output)")
+        #expect(offset.status == 64 && offset.output.contains("--transport-offset needs --transport follow or lead"), "\(offset.output)")
         let end = try runTool(aqsyncURL().path, ["play", s.path, "--exit-at-end"])
         #expect(end.status == 64 && end.output.contains("--exit-at-end needs --transport follow"), "\(end.output)")
         let from = try runTool(aqsyncURL().path, ["play", s.path, "--transport", "follow", "--from", "1"])
@@ -76,6 +74,38 @@ struct TransportFollowCommandOnJACKTests {
             let j = TransportFollowOnJACKTests.judge(recorded: try rec.read().channels, full: full)
             for t in targets { #expect(j.segments.contains(Int64(t)), "no rolling run starts at \(t): \(j.segments)") }
             #expect(j.rollingFrames > 48000 && j.heard > 10000, "\(j.rollingFrames) rolling frames, \(j.heard) samples heard")
+            #expect(j.wrongRolling == 0 && j.wrongStopped == 0,
+                "\(j.wrongRolling) samples wrong while rolling, \(j.wrongStopped) not silent while stopped; first: \(j.firstWrong ?? "-")")
+            return .judged
+        }
+    }
+
+    /// `--transport lead`: aqsync locates the transport to the session's start (transport frame
+    /// 4800), starts it, and stops it once past the session's end, then exits 0. Its outputs are
+    /// connected (`--connect`) to a recorder already recording the transport witness, so the
+    /// whole run is in the recording: one rolling run from frame 4800, every frame exact.
+    @Test(.timeLimit(.minutes(2)))
+    func leadPlaysTheSessionOnce() throws {
+        let fx = try LoopRenderTests.make(loop: "")
+        let session = try SessionLoader.load(fx.url)
+        let refURL = fx.dir.file("ref.wav")
+        try OfflineRenderer.render(session: session, to: refURL)
+        let full = try WAVReader.read(refURL).channels
+        try liveRun("leadPlaysTheSessionOnce") { _, _ in
+            let server = try PrivateJackServer(sampleRate: 48000, period: 256)
+            defer { server.stop() }
+            let master = try TransportMaster(server: server.name, targets: [0, 0, 0, 0], directory: fx.dir.url)  // a witness: its script never starts
+            defer { master.stop() }
+            let rec = try JackRecorder(server: server.name, channels: 5)
+            defer { rec.removeFiles() }
+            try JackTools.connect(master.port, rec.inputPortNames[4], server: server.name)
+            let r = try runTool(aqsyncURL().path, ["play", fx.url.path, "--transport", "lead", "--transport-offset", "4800", "--server", server.name,
+                                                   "--no-start-server", "--connect", rec.inputPortNames.prefix(4).joined(separator: ",")])
+            rec.stop()
+            #expect(r.status == 0 && r.output.contains("leading: transport located to frame 4800") && r.output.contains(": stopped it"), "\(r.output)")
+            let j = TransportFollowOnJACKTests.judge(recorded: try rec.read().channels, full: full)
+            #expect(j.segments.first == 4800, "rolling runs start at \(j.segments)")
+            #expect(j.rollingFrames >= 97000 && j.rollingFrames < 97000 + 48000, "\(j.rollingFrames) rolling frames")
             #expect(j.wrongRolling == 0 && j.wrongStopped == 0,
                 "\(j.wrongRolling) samples wrong while rolling, \(j.wrongStopped) not silent while stopped; first: \(j.firstWrong ?? "-")")
             return .judged
