@@ -41,6 +41,8 @@ struct JackCallbackState: ~Copyable {
     let probe = Atomic<UnsafeMutablePointer<JackProbeStorage>?>(nil)
     /// The transport follower, once one is installed (``JackDevice/setTransportFollower(_:)``).
     let transport = Atomic<UnsafeMutablePointer<TransportCallbacks>?>(nil)
+    /// The tempo published as timebase master, once set (``JackDevice/setTimebaseMaster(_:)``).
+    let timebase = Atomic<UnsafeMutablePointer<JackTimebase>?>(nil)
     /// Event thread's signal block, while the client is open.
     var events: UnsafeMutablePointer<JackEventSignal>?
 

@@ -167,6 +167,7 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
     deinit {
         stop()
         if let t = state.pointee.transport.load(ordering: .acquiring) { t.deallocate() }
+        if let t = state.pointee.timebase.load(ordering: .acquiring) { t.deallocate() }
         state.deinitialize(count: 1)
         state.deallocate()
     }

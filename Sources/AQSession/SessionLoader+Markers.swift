@@ -121,4 +121,27 @@ extension SessionLoader {
         }
         return SessionLoop(from: from, to: to, count: count)
     }
+
+    /// `[session] bpm = 120`, `meter = "3/4"` (default "4/4"; a meter needs a bpm).
+    static func parseTempo(_ root: TOMLTable, loc: Locator) throws(SessionError) -> SessionTempo? {
+        guard let t = root["session"]?.table else { return nil }
+        let sec = Locator.Section.table("session")
+        guard let b = t["bpm"] else {
+            if t["meter"] != nil { throw loc.error(.invalidValue, key: "meter", section: sec, "[session] meter needs a bpm: add bpm = 120") }
+            return nil
+        }
+        guard let bpm = b.double ?? b.int.map(Double.init), bpm.isFinite, bpm >= 1, bpm <= 999 else {
+            throw loc.error(.invalidValue, key: "bpm", section: sec, "[session] bpm must be a number of beats per minute from 1 to 999")
+        }
+        var tempo = SessionTempo(bpm: bpm)
+        if let m = t["meter"] {
+            let parts = m.string?.split(separator: "/").map { Int($0.trimmingCharacters(in: .whitespaces)) } ?? []
+            guard parts.count == 2, let n = parts[0], let d = parts[1], (1...32).contains(n), [1, 2, 4, 8, 16, 32].contains(d) else {
+                throw loc.error(.invalidValue, key: "meter", section: sec, "[session] meter must be a string \"N/D\" (N from 1 to 32 beats, D 1, 2, 4, 8, 16 or 32), e.g. \"3/4\"")
+            }
+            tempo.beatsPerBar = n
+            tempo.beatType = d
+        }
+        return tempo
+    }
 }

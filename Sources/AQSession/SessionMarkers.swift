@@ -45,6 +45,26 @@ public struct SessionLoop: Sendable, Equatable {
     }
 }
 
+/// `[session] bpm` and `meter`: the session's tempo, published as bar/beat/tick when aqsync
+/// leads JACK's transport (docs/transport.md).
+///
+/// Thread safety: a plain value; any thread.
+public struct SessionTempo: Sendable, Equatable {
+    /// Beats per minute (`bpm`).
+    public var bpm: Double
+    /// The meter's numerator (`meter = "3/4"`: 3); default 4.
+    public var beatsPerBar: Int
+    /// The meter's denominator (`"3/4"`: 4); default 4.
+    public var beatType: Int
+
+    /// A tempo.
+    public init(bpm: Double, beatsPerBar: Int = 4, beatType: Int = 4) {
+        self.bpm = bpm
+        self.beatsPerBar = beatsPerBar
+        self.beatType = beatType
+    }
+}
+
 extension Session {
     /// The marker named `name` (exact, case-sensitive), or nil.
     ///

@@ -22,6 +22,8 @@ public struct Session: Sendable {
     public var markers: [SessionMarker]
     /// `[session] loop`: the region played more than once; nil: none.
     public var loop: SessionLoop?
+    /// `[session] bpm` and `meter`; nil: none.
+    public var tempo: SessionTempo? = nil
 
     /// Makes a session from its parts (normally ``SessionLoader/load(_:)`` does).
     public init(

@@ -18,6 +18,10 @@ import Foundation
 public final class TransportMaster: @unchecked Sendable {
     /// The witness port's full name.
     public let port: String
+    /// A second port: in every frame of a cycle, the bar/beat/tick the cycle's `jack_position_t`
+    /// holds, as ticks since bar 1 beat 1 (`(bar − 1) × beats_per_bar × ticks_per_beat +
+    /// (beat − 1) × ticks_per_beat + tick`), or −1 when it holds none (no timebase master).
+    public var bbtPort: String { port.replacingOccurrences(of: ":frame", with: ":bbt") }
     private let program: JackClientProgram
 
     private static let source = #"""
@@ -28,7 +32,7 @@ public final class TransportMaster: @unchecked Sendable {
         #include <stdlib.h>
         #include <unistd.h>
         static jack_client_t *client;
-        static jack_port_t *out;
+        static jack_port_t *out, *bbt;
         static volatile sig_atomic_t go, done;
         static long cycle;
         static jack_nframes_t at[4];
@@ -37,9 +41,13 @@ public final class TransportMaster: @unchecked Sendable {
             (void)arg;
             jack_position_t pos;
             jack_transport_state_t st = jack_transport_query(client, &pos);
-            float *a = jack_port_get_buffer(out, n);
+            float *a = jack_port_get_buffer(out, n), *b = jack_port_get_buffer(bbt, n);
             for (jack_nframes_t i = 0; i < n; i++)
                 a[i] = st == JackTransportRolling ? (float)(((pos.frame + i) & 0xFFFFFF) + 1) : 0.0f;
+            float ticks = -1.0f;
+            if (pos.valid & JackPositionBBT)
+                ticks = (float)((double)(pos.bar - 1) * pos.beats_per_bar * pos.ticks_per_beat + (pos.beat - 1) * pos.ticks_per_beat + pos.tick);
+            for (jack_nframes_t i = 0; i < n; i++) b[i] = ticks;
             if (!go) return 0;
             switch (cycle++) {
             case 10: jack_transport_locate(client, at[0]); break;
@@ -64,6 +72,7 @@ public final class TransportMaster: @unchecked Sendable {
             client = jack_client_open(name, JackNoStartServer, &s);
             if (!client) { fprintf(stderr, "tmaster: no server (0x%x)\n", s); return 1; }
             out = jack_port_register(client, "frame", JACK_DEFAULT_AUDIO_TYPE, JackPortIsOutput, 0);
+            bbt = jack_port_register(client, "bbt", JACK_DEFAULT_AUDIO_TYPE, JackPortIsOutput, 0);
             jack_set_process_callback(client, process, NULL);
             if (jack_activate(client)) { fprintf(stderr, "tmaster: cannot activate\n"); return 1; }
             while (!done) usleep(10000);

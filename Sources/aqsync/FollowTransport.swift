@@ -40,6 +40,11 @@ extension Player {
             let leading = command.transport == "lead"
             if leading {
                 do throws(DeviceError) {
+                    if let tempo = session.tempo {
+                        try device.setTimebaseMaster(JackTimebase(
+                            bpm: tempo.bpm, beatsPerBar: Int32(tempo.beatsPerBar), beatType: Int32(tempo.beatType), offset: offset))
+                        log("timebase master: \(tempo.bpm) bpm, \(tempo.beatsPerBar)/\(tempo.beatType), bar 1 at transport frame \(offset)")
+                    }
                     try device.locateTransport(to: offset)
                     try device.setTransportRolling(true)
                     log("leading: transport located to frame \(offset) (the session's start) and started")

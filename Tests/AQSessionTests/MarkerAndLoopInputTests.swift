@@ -86,6 +86,20 @@ struct MarkerAndLoopInputTests {
         #expect(line.contains(":3:1:"), "the loop's line: \(line)")
     }
 
+    @Test func tempo() throws {
+        let dir = try Self.folder()
+        func r(_ lines: String) -> String { Self.refused(dir, session: lines, "") }
+        #expect(r("bpm = 0").contains("[session] bpm must be a number of beats per minute from 1 to 999"))
+        #expect(r("bpm = \"fast\"").contains("[session] bpm must be a number"))
+        #expect(r("meter = \"3/4\"").contains("[session] meter needs a bpm: add bpm = 120"))
+        #expect(r("bpm = 120\nmeter = \"3/5\"").contains("[session] meter must be a string \"N/D\""))
+        #expect(r("bpm = 120\nmeter = 3").contains("[session] meter must be a string"))
+        #expect(r("bpm = 97.5\nmeter = \"7/8\"") == "accepted")
+        let s = try Self.load(dir, "[session]\nbpm = 97.5\nmeter = \"7/8\"\n[[track]]\nfile = \"pcm.wav\"\n").get()
+        #expect(s.tempo == SessionTempo(bpm: 97.5, beatsPerBar: 7, beatType: 8))
+        #expect(try Self.load(dir, "[session]\nbpm = 120\n[[track]]\nfile = \"pcm.wav\"\n").get().tempo == SessionTempo(bpm: 120))
+    }
+
     /// The CLI: `--from` takes a marker's name; an unknown one is a usage error naming the
     /// markers; a render of a loop without a count is refused (status 1, no file).
     @Test func commandLine() throws {

@@ -1,4 +1,5 @@
 import AQEngine
+import AQJack
 import AQSession
 import AQTesting
 import Foundation
@@ -108,6 +109,50 @@ struct TransportFollowCommandOnJACKTests {
             #expect(j.rollingFrames >= 97000 && j.rollingFrames < 97000 + 48000, "\(j.rollingFrames) rolling frames")
             #expect(j.wrongRolling == 0 && j.wrongStopped == 0,
                 "\(j.wrongRolling) samples wrong while rolling, \(j.wrongStopped) not silent while stopped; first: \(j.firstWrong ?? "-")")
+            return .judged
+        }
+    }
+
+    /// `--transport lead` with `[session] bpm = 150`, `meter = "3/4"`: aqsync is timebase
+    /// master, and the bar/beat/tick a C client reads from `jack_position_t` in every rolling
+    /// cycle is the one of the cycle's transport frame: ticks since bar 1 = ⌊(F − 4800) × 150 /
+    /// (60 × 48000)⌋ beats × 1920 + the tick within the beat (truncated).
+    @Test(.timeLimit(.minutes(2)))
+    func leadPublishesBarBeatTick() throws {
+        let fx = try LoopRenderTests.make(loop: "")
+        let text = try String(contentsOf: fx.url, encoding: .utf8).replacingOccurrences(of: "sample_rate = 48000", with: "sample_rate = 48000\nbpm = 150\nmeter = \"3/4\"")
+        try text.write(to: fx.url, atomically: true, encoding: .utf8)
+        #expect(try SessionLoader.load(fx.url).tempo == SessionTempo(bpm: 150, beatsPerBar: 3, beatType: 4))
+        try liveRun("leadPublishesBarBeatTick") { _, _ in
+            let server = try PrivateJackServer(sampleRate: 48000, period: 256)
+            defer { server.stop() }
+            let master = try TransportMaster(server: server.name, targets: [0, 0, 0, 0], directory: fx.dir.url)
+            defer { master.stop() }
+            let rec = try JackRecorder(server: server.name, ports: [master.port, master.bbtPort])
+            defer { rec.removeFiles() }
+            let r = try runTool(aqsyncURL().path, ["play", fx.url.path, "--transport", "lead", "--transport-offset", "4800", "--server", server.name,
+                                                   "--no-start-server", "--no-connect"])
+            rec.stop()
+            #expect(r.status == 0 && r.output.contains("timebase master: 150.0 bpm, 3/4, bar 1 at transport frame 4800"), "\(r.output)")
+            let ch = try rec.read().channels
+            var cycles = 0, wrong = 0
+            var first: String?
+            for j in 0..<ch[0].count where ch[0][j] > 0 {
+                let f = Int64(ch[0][j]) - 1
+                guard (f - 4800) % 256 == 0 else { continue }  // each cycle's first frame
+                cycles += 1
+                let beats = Double(f - 4800) * 150 / (60 * 48000)
+                let whole = Int64(beats)
+                let want = Float(Double(whole) * 1920 + Double(Int32((beats - Double(whole)) * 1920)))
+                if ch[1][j] != want {
+                    wrong += 1
+                    if first == nil { first = "transport frame \(f): \(ch[1][j]) ticks, not \(want)" }
+                }
+            }
+            #expect(cycles > 300 && wrong == 0, "\(cycles) rolling cycles, \(wrong) with a wrong bar/beat/tick; first: \(first ?? "-")")
+            // The bar and beat themselves, as the C client read them: 3 beats a bar.
+            let p = JackTimebase(bpm: 150, beatsPerBar: 3, offset: 4800).position(frame: 4800 + 3 * 19200 + 9600, rate: 48000)
+            #expect(p == (2, 1, 960) as (Int32, Int32, Int32))
             return .judged
         }
     }
