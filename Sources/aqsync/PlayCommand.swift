@@ -311,7 +311,7 @@ final class Player: @unchecked Sendable {
             _ = try? capture?.file.finish()
             return 1
         }
-        log("playing '\(session.name)': \(session.tracks.count) track(s), \(player.lengthFrames == .max ? "looping until stopped" : formatSeconds(Double(player.lengthFrames) / rate)) at \(Int(rate)) Hz on \(device.uid), session start at device frame \(sessionStart)\(player.position > 0 ? " (from session frame \(player.position), \(formatSeconds(Double(player.position) / rate)))" : ""); \(JackImplementation.current), lost time: \(device.lostTimePolicy == .followWallClock ? "skipped (--keep-every-frame keeps it)" : "kept (--follow-wall-clock skips it)")")
+        log("playing '\(session.name)': \(session.tracks.count) track(s), \(player.lengthFrames == .max ? "looping until released (the l key, /aqsync/loop) or stopped" : formatSeconds(Double(player.lengthFrames) / rate)) at \(Int(rate)) Hz on \(device.uid), session start at device frame \(sessionStart)\(player.position > 0 ? " (from session frame \(player.position), \(formatSeconds(Double(player.position) / rate)))" : ""); \(JackImplementation.current), lost time: \(device.lostTimePolicy == .followWallClock ? "skipped (--keep-every-frame keeps it)" : "kept (--follow-wall-clock skips it)")")
         for (i, c) in connected.enumerated() {
             log("  \(device.outputPortNames[i]) -> \(c.isEmpty ? "(not connected)" : c.joined(separator: ", "))")
         }

@@ -61,4 +61,34 @@ struct KeysOnJACKTests {
         // Every redraw replaced the line before it, and the last one made way for the report.
         #expect(!history.contains("■ transport frame") && !history.contains("▶ transport frame"), "display lines left behind:\n\(history)")
     }
+
+    /// Plain play of a loop without a count: the display counts the passes (`loop 2/∞`); `l`
+    /// ends the loop after the pass playing (or the next, when fed already), and aqsync plays
+    /// to the session's end and exits 0.
+    @Test(.timeLimit(.minutes(2)))
+    func loopKeyEndsTheLoop() throws {
+        let fx = try LoopRenderTests.make(loop: "loop = { from = \"a\", to = \"b\" }")
+        let server = try PrivateJackServer(sampleRate: 48000, period: 256)
+        defer { server.stop() }
+        let tmux = TerminalDisplayOnJACKTests.Tmux()
+        defer { tmux.kill() }
+        let command = [aqsyncURL().path, "play", fx.url.path, "--server", server.name, "--no-connect", "--no-start-server"]
+            .map { "'\($0)'" }.joined(separator: " ")
+        _ = try tmux.run(["new-session", "-d", "-s", "t", "-x", "160", "-y", "30", "\(command); echo EXIT=$?; exec sleep 600"])
+        func waitFor(_ text: String, history: Bool = false) throws -> Bool {
+            let deadline = Date().addingTimeInterval(30)
+            while Date() < deadline {
+                if try tmux.capture(history: history).contains(where: { $0.contains(text) }) { return true }
+                usleep(20_000)
+            }
+            Issue.record("timed out waiting for '\(text)'; the pane:\n\(try tmux.capture(history: true).joined(separator: "\n"))")
+            return false
+        }
+        try #require(try waitFor("loop 2/∞"))
+        _ = try tmux.run(["send-keys", "-t", "t", "l"])
+        #expect(try waitFor("EXIT=0"))
+        let history = try tmux.capture(history: true).joined(separator: "\n")
+        #expect(history.contains("key l: the loop ends after pass 2") || history.contains("key l: the loop ends after pass 3"), "\(history)")
+        #expect(history.contains("looping until released"), "\(history)")
+    }
 }
