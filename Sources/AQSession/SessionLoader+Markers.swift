@@ -144,4 +144,16 @@ extension SessionLoader {
         }
         return tempo
     }
+
+    /// `[session] gap`: seconds (a number), or a string as for `start` or `"frames:N"`.
+    static func parseGap(_ root: TOMLTable, loc: Locator) throws(SessionError) -> SessionTime? {
+        guard let g = root["session"]?.table?["gap"] else { return nil }
+        let sec = Locator.Section.table("session")
+        if let n = g.double ?? g.int.map(Double.init) {
+            guard n.isFinite, n >= 0 else { throw loc.error(.invalidValue, key: "gap", section: sec, "[session] gap \(n) is negative") }
+            return .seconds(n)
+        }
+        if let str = g.string, !str.trimmingCharacters(in: .whitespaces).hasPrefix("-"), let p = SessionTime.parsePosition(str) { return p }
+        throw loc.error(.invalidValue, key: "gap", section: sec, "[session] gap must be seconds (a number) or a string such as \"frames:4800\" or \"1.5s\"")
+    }
 }

@@ -9,7 +9,7 @@ import TOMLKit
 /// Thread safety: stateless; any thread.
 public enum SessionLoader {
     static let topKeys: Set<String> = ["session", "output", "track", "record", "marker"]
-    static let sessionKeys: Set<String> = ["name", "sample_rate", "loop", "bpm", "meter"]
+    static let sessionKeys: Set<String> = ["name", "sample_rate", "loop", "bpm", "meter", "gap"]
     static let outputKeys: Set<String> = ["client_name", "channels", "connect"]
     static let trackKeys: Set<String> = ["name", "file", "start", "gain_db", "trim_start", "trim_end", "outputs", "fade_in", "fade_out", "fade_curve"]
     static let recordKeys: Set<String> = ["file", "format", "channels", "connect", "start", "length", "compensate"]
@@ -63,7 +63,7 @@ public enum SessionLoader {
             guard let t = v.table else { throw loc.error(.invalidValue, key: "session", section: nil, "'session' must be a table: [session]") }
             let sec = Locator.Section.table("session")
             for key in t.keys where !sessionKeys.contains(key) {
-                throw loc.error(.unknownKey, key: key, section: sec, "unknown key '\(key)' in [session] (expected: bpm, loop, meter, name, sample_rate)")
+                throw loc.error(.unknownKey, key: key, section: sec, "unknown key '\(key)' in [session] (expected: bpm, gap, loop, meter, name, sample_rate)")
             }
             if let n = t["name"] {
                 guard let s = n.string else { throw loc.error(.invalidValue, key: "name", section: sec, "[session] name must be a string") }
@@ -243,6 +243,7 @@ public enum SessionLoader {
         session.markers = try parseMarkers(root, loc: loc, session: session)
         session.loop = try parseLoop(root, loc: loc, session: session)
         session.tempo = try parseTempo(root, loc: loc)
+        session.gap = try parseGap(root, loc: loc)
         return session
     }
 

@@ -24,6 +24,9 @@ public struct Session: Sendable {
     public var loop: SessionLoop?
     /// `[session] bpm` and `meter`; nil: none.
     public var tempo: SessionTempo? = nil
+    /// `[session] gap`: silence before this session in a set list (not before the first);
+    /// nil: none.
+    public var gap: SessionTime? = nil
 
     /// Makes a session from its parts (normally ``SessionLoader/load(_:)`` does).
     public init(

@@ -35,8 +35,8 @@ struct RenderCommand: ParsableCommand {
         abstract: "Render a session to a WAV file, as fast as possible (no JACK).",
         discussion: "The samples are those live playback sends for the same session at the same rate, frame for frame.")
 
-    @Argument(help: "The session file (TOML, see docs/session-format.md).")
-    var session: String
+    @Argument(help: "The session file (TOML, see docs/session-format.md); several: a set list, rendered one after another (each after its [session] gap).")
+    var sessions: [String]
 
     @Option(name: .shortAndLong, help: "The WAV file to write.")
     var output: String
@@ -57,7 +57,9 @@ struct RenderCommand: ParsableCommand {
     var from: String?
 
     func validate() throws {
+        if sessions.isEmpty { throw ValidationError("give a session file") }
         if let from { try checkFromOption(from) }
+        if sessions.count > 1 && from != nil { throw ValidationError("--from applies to one session, not to a set list") }
         guard WAVSampleFormat(rawValue: format) != nil else {
             throw ValidationError("--format must be f32, s16 or s24, not '\(format)'")
         }
@@ -66,8 +68,27 @@ struct RenderCommand: ParsableCommand {
     }
 
     func run() throws {
-        let s = try loadSession(session)
         let fmt = WAVSampleFormat(rawValue: format)!
+        if sessions.count > 1 {
+            let list = try sessions.map { try loadSession($0) }
+            do {
+                let began = Date()
+                let results = try OfflineRenderer.renderSetList(list, to: URL(fileURLWithPath: output), format: fmt, sampleRate: rate, cycleFrames: cycle)
+                if !quiet {
+                    say("rendered a set list of \(list.count) sessions at \(Int(results[0].sampleRate)) Hz, \(fmt.rawValue) -> \(output) (\(String(format: "%.2f", Date().timeIntervalSince(began))) s)")
+                    for (s, r) in zip(list, results) {
+                        say("'\(s.name)': \(r.frames) frames\(s.gap != nil && s.url != list[0].url ? " (after its gap)" : "")")
+                        printReport(r.tracks)
+                    }
+                    if let c = results.last?.clippedSamples, c > 0 { say("warning: \(c) samples clipped") }
+                }
+            } catch {
+                printError(error.description)
+                throw ExitCode(1)
+            }
+            return
+        }
+        let s = try loadSession(sessions[0])
         let tty = isatty(STDERR_FILENO) != 0
         let position = try parseFromOption(from ?? "0", session: s)
         do {
