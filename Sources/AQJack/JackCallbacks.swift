@@ -40,6 +40,10 @@ struct JackCallbackState: ~Copyable {
     let capture = RenderHandoff()
     /// The benchmark probe's ring, once one is installed (see ``JackCycleProbe``).
     let probe = Atomic<UnsafeMutablePointer<JackProbeStorage>?>(nil)
+    /// The transport follower, once one is installed (``JackDevice/setTransportFollower(_:)``).
+    let transport = Atomic<UnsafeMutablePointer<TransportCallbacks>?>(nil)
+    /// The tempo published as timebase master, once set (``JackDevice/setTimebaseMaster(_:)``).
+    let timebase = Atomic<UnsafeMutablePointer<JackTimebase>?>(nil)
     /// Event thread's signal block, while the client is open.
     var events: UnsafeMutablePointer<JackEventSignal>?
 
@@ -258,6 +262,16 @@ func jackProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> 
     }
     core.pointee.render(
         cycle, outputs: UnsafePointer(outs), channelCount: n, inputs: UnsafePointer(ins), inputCount: inputCount)
+    if let follower = st.pointee.transport.load(ordering: .acquiring) {
+        // jack_transport_query is realtime-safe (jack/transport.h): it reads shared memory.
+        // The follower (TransportCallbacks: realtime-safe by contract) adds to the outputs.
+        _unsafePerformance {
+            var pos = jack_position_t()
+            let ts = jack_transport_query(client, &pos)
+            follower.pointee.process(
+                follower.pointee.context, ts == JackTransportRolling ? 1 : 0, Int64(pos.frame), nframes, UnsafePointer(outs), n)
+        }
+    }
     if let captureRing {
         captureRing.assumingMemoryBound(to: JackCaptureStorage.self).pointee.record(frames: Int(nframes))
     }

@@ -124,6 +124,15 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
     private let state: UnsafeMutablePointer<JackCallbackState>
     private let control = Mutex(Control())
 
+    /// The callbacks' state (for JackTransport.swift).
+    var callbackState: UnsafeMutablePointer<JackCallbackState> { state }
+
+    /// Runs `body` under the control lock with the open client (nil when closed), for
+    /// JackTransport.swift. Control thread.
+    func withClient<T: Sendable>(_ body: (OpaquePointer?) -> T) -> T {
+        control.withLock { c in body(c.open ? state.pointee.client : nil) }
+    }
+
     /// Opens a client named `options.clientName` on the server and registers its ports.
     /// Never starts a server. Control thread.
     ///
@@ -157,6 +166,8 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
 
     deinit {
         stop()
+        if let t = state.pointee.transport.load(ordering: .acquiring) { t.deallocate() }
+        if let t = state.pointee.timebase.load(ordering: .acquiring) { t.deallocate() }
         state.deinitialize(count: 1)
         state.deallocate()
     }
@@ -490,6 +501,7 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
                     state.pointee.core.store(nil, ordering: .releasing)
                     throw DeviceError("JACK device \(uid): cannot set the process callback")
                 }
+                registerTransportSync(client)
                 guard jack_activate(client) == 0 else {
                     state.pointee.core.store(nil, ordering: .releasing)
                     throw DeviceError("JACK device \(uid): cannot activate the client on server “\(serverName)”")
@@ -683,6 +695,7 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
             state.pointee.resumedLostFrames.store(-1, ordering: .relaxed)
             state.pointee.core.store(core, ordering: .releasing)
             state.pointee.note(.serverReturned)
+            registerTransportSync(client)
             guard jack_set_process_callback(client, jackProcess, UnsafeMutableRawPointer(state)) == 0,
                 jack_activate(client) == 0
             else {

@@ -14,7 +14,8 @@ public enum OfflineRenderer {
     ///
     /// Thread safety: a plain value; any thread.
     public struct Result: Sendable {
-        /// Frames written (the session's length at `sampleRate`, less the `from` position).
+        /// Frames written (the session's length at `sampleRate`, less the `from` position, plus
+        /// the loop's repeated passes).
         public var frames: Int64
         /// The rate rendered at.
         public var sampleRate: Double
@@ -49,7 +50,39 @@ public enum OfflineRenderer {
         from: SessionTime = .frames(0), progress: ((Int64, Int64) -> Void)? = nil
     ) throws(SessionError) -> Result {
         let began = Date()
+        try refuseEndlessLoop(session)
         let rate = sampleRate ?? defaultSampleRate(session)
+        var made: WAVWriter?
+        // The file is made once the player is (a refused position leaves no file behind).
+        let (done, tracks) = try renderSession(
+            session, into: { () throws(SessionError) -> WAVWriter in
+                let w = try WAVWriter(url: url, sampleRate: Int(rate.rounded()), channels: session.output.channels, format: format)
+                made = w
+                return w
+            }, rate: rate, cycleFrames: cycleFrames, options: options, from: from, progress: progress)
+        guard let writer = made else { throw SessionError(.output, file: url.path, "no output was made") }
+        try writer.finish()
+        return Result(
+            frames: done, sampleRate: rate, channels: session.output.channels, seconds: Date().timeIntervalSince(began),
+            clippedSamples: writer.clippedSamples, tracks: tracks)
+    }
+
+    /// A loop without a count never ends: refused.
+    static func refuseEndlessLoop(_ session: Session) throws(SessionError) {
+        if let loop = session.loop, loop.count == nil {
+            throw SessionError(.invalidValue, file: session.url.path,
+                "the loop has no count, so it never ends: a render needs one ([session] loop = { …, count = N })")
+        }
+    }
+
+    /// Renders `session` from `from` to its end into the writer `makeWriter` returns once the
+    /// player is made (its channels may be more than the session's: the rest are silent), on a
+    /// ``ManualDevice`` at `rate`. Returns the frames written and the tracks' reports. The
+    /// calling thread is the render thread while it runs.
+    static func renderSession(
+        _ session: Session, into makeWriter: () throws(SessionError) -> WAVWriter, rate: Double, cycleFrames: Int, options: SessionPlayer.Options,
+        from: SessionTime, progress: ((Int64, Int64) -> Void)?
+    ) throws(SessionError) -> (Int64, [SessionPlayer.TrackReport]) {
         let channels = session.output.channels
         let device = ManualDevice(sampleRate: rate, channels: channels, framesPerCycle: cycleFrames, uid: "offline")
         let engine: AudioQueueEngine
@@ -61,13 +94,15 @@ public enum OfflineRenderer {
         defer { engine.close() }
         let player = try SessionPlayer(session: session, engine: engine, options: options, from: from)
         defer { player.close() }
-        let writer = try WAVWriter(url: url, sampleRate: Int(rate.rounded()), channels: channels, format: format)
+        let writer = try makeWriter()
         let total = player.lengthFrames
         try player.start(at: AudioTimeStamp(sampleTime: 0))
-        let storage = UnsafeMutablePointer<Float>.allocate(capacity: cycleFrames * channels)
-        let planes = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: channels)
+        let width = max(channels, writer.channels)
+        let storage = UnsafeMutablePointer<Float>.allocate(capacity: cycleFrames * width)
+        storage.initialize(repeating: 0, count: cycleFrames * width)
+        let planes = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: width)
         defer { storage.deallocate(); planes.deallocate() }
-        for c in 0..<channels { planes[c] = storage + c * cycleFrames }
+        for c in 0..<width { planes[c] = storage + c * cycleFrames }
         var done: Int64 = 0
         var lastProgress = Date()
         while done < total {
@@ -81,13 +116,10 @@ public enum OfflineRenderer {
                 progress(done, total)
             }
         }
-        try writer.finish()
         progress?(done, total)
         // Let the events thread hear the last buffers and stops (one more cycle for the stops).
         device.render(frames: cycleFrames, into: planes)
         _ = player.waitUntilFinished(timeout: 2)
-        return Result(
-            frames: done, sampleRate: rate, channels: channels, seconds: Date().timeIntervalSince(began),
-            clippedSamples: writer.clippedSamples, tracks: player.report())
+        return (done, player.report())
     }
 }

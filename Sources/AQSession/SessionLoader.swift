@@ -8,8 +8,8 @@ import TOMLKit
 ///
 /// Thread safety: stateless; any thread.
 public enum SessionLoader {
-    static let topKeys: Set<String> = ["session", "output", "track", "record"]
-    static let sessionKeys: Set<String> = ["name", "sample_rate"]
+    static let topKeys: Set<String> = ["session", "output", "track", "record", "marker"]
+    static let sessionKeys: Set<String> = ["name", "sample_rate", "loop", "bpm", "meter", "gap"]
     static let outputKeys: Set<String> = ["client_name", "channels", "connect"]
     static let trackKeys: Set<String> = ["name", "file", "start", "gain_db", "trim_start", "trim_end", "outputs", "fade_in", "fade_out", "fade_curve"]
     static let recordKeys: Set<String> = ["file", "format", "channels", "connect", "start", "length", "compensate"]
@@ -53,7 +53,7 @@ public enum SessionLoader {
         let loc = Locator(text: text, file: path)
 
         for key in root.keys where !topKeys.contains(key) {
-            throw loc.error(.unknownKey, key: key, section: nil, "unknown key '\(key)' (expected [session], [output], [[track]] and [[record]])")
+            throw loc.error(.unknownKey, key: key, section: nil, "unknown key '\(key)' (expected [session], [output], [[track]], [[record]] and [[marker]])")
         }
 
         // [session]
@@ -63,7 +63,7 @@ public enum SessionLoader {
             guard let t = v.table else { throw loc.error(.invalidValue, key: "session", section: nil, "'session' must be a table: [session]") }
             let sec = Locator.Section.table("session")
             for key in t.keys where !sessionKeys.contains(key) {
-                throw loc.error(.unknownKey, key: key, section: sec, "unknown key '\(key)' in [session] (expected: name, sample_rate)")
+                throw loc.error(.unknownKey, key: key, section: sec, "unknown key '\(key)' in [session] (expected: bpm, gap, loop, meter, name, sample_rate)")
             }
             if let n = t["name"] {
                 guard let s = n.string else { throw loc.error(.invalidValue, key: "name", section: sec, "[session] name must be a string") }
@@ -239,7 +239,12 @@ public enum SessionLoader {
                 outputs: outputs, audio: info, fadeIn: fadeIn, fadeOut: fadeOut))
         }
         let takes = try parseTakes(root, loc: loc, folder: folder, tracks: tracks)
-        return Session(url: url, name: name, sampleRate: sampleRate, output: output, tracks: tracks, takes: takes)
+        var session = Session(url: url, name: name, sampleRate: sampleRate, output: output, tracks: tracks, takes: takes)
+        session.markers = try parseMarkers(root, loc: loc, session: session)
+        session.loop = try parseLoop(root, loc: loc, session: session)
+        session.tempo = try parseTempo(root, loc: loc)
+        session.gap = try parseGap(root, loc: loc)
+        return session
     }
 
     /// `[[record]]`: every key checked, the file's folder writable, no two takes (or a take and
@@ -376,7 +381,7 @@ public enum SessionLoader {
 /// Finds where a key is written in the session text, for messages (TOMLKit gives positions
 /// only for syntax errors).
 struct Locator {
-    enum Section { case table(String), track(Int), record(Int) }
+    enum Section { case table(String), track(Int), record(Int), marker(Int) }
     let lines: [Substring]
     let file: String
 
@@ -405,6 +410,8 @@ struct Locator {
                     if h.hasPrefix("[[track]]") { seen += 1; if seen == n { headerIndex = i } }
                 case .record(let n):
                     if h.hasPrefix("[[record]]") { seen += 1; if seen == n { headerIndex = i } }
+                case .marker(let n):
+                    if h.hasPrefix("[[marker]]") { seen += 1; if seen == n { headerIndex = i } }
                 }
                 if headerIndex != nil { break }
             }

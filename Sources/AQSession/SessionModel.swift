@@ -18,9 +18,23 @@ public struct Session: Sendable {
     public var tracks: [SessionTrack]
     /// `[[record]]`: takes recorded while the session plays, in file order (may be empty).
     public var takes: [SessionTake]
+    /// `[[marker]]`: named positions, in file order (may be empty; names unique).
+    public var markers: [SessionMarker]
+    /// `[session] loop`: the region played more than once; nil: none.
+    public var loop: SessionLoop?
+    /// `[session] bpm` and `meter`; nil: none.
+    public var tempo: SessionTempo? = nil
+    /// `[session] gap`: silence before this session in a set list (not before the first);
+    /// nil: none.
+    public var gap: SessionTime? = nil
 
     /// Makes a session from its parts (normally ``SessionLoader/load(_:)`` does).
-    public init(url: URL, name: String, sampleRate: Double?, output: SessionOutput, tracks: [SessionTrack], takes: [SessionTake] = []) {
+    public init(
+        url: URL, name: String, sampleRate: Double?, output: SessionOutput, tracks: [SessionTrack], takes: [SessionTake] = [],
+        markers: [SessionMarker] = [], loop: SessionLoop? = nil
+    ) {
+        self.markers = markers
+        self.loop = loop
         self.url = url
         self.name = name
         self.sampleRate = sampleRate

@@ -82,14 +82,12 @@ public final class SessionPlayer: @unchecked Sendable {
         let index: Int
         let spec: SessionTrack
         let queue: AudioQueue
-        /// The track's frames from the player's position (Float32 at the device's rate, fades
-        /// applied); nil for a track that ends at or before the position (it plays nothing).
-        let source: TrackSource?
+        /// The track's frames along the player's timeline (Float32 at the device's rate, fades
+        /// applied, loops unrolled); nil for a track that plays nothing from the position on.
+        let source: TrackFeed?
         var buffers: [AudioQueueBuffer] = []
         /// Device frames from the player's start to the track's first frame played.
         let startOffset: Int64
-        /// Device frames the track plays (from the position).
-        let length: Int64
         // Feeder side (the init thread, then the feeder thread):
         var first = true
         /// Frames enqueued so far (device rate): the queue time of the next buffer.
@@ -104,13 +102,12 @@ public final class SessionPlayer: @unchecked Sendable {
         var scheduledStart: Int64 = 0
         var damagedPackets = 0
 
-        init(index: Int, spec: SessionTrack, queue: AudioQueue, source: TrackSource?, startOffset: Int64, length: Int64) {
+        init(index: Int, spec: SessionTrack, queue: AudioQueue, source: TrackFeed?, startOffset: Int64) {
             self.index = index
             self.spec = spec
             self.queue = queue
             self.source = source
             self.startOffset = startOffset
-            self.length = length
         }
     }
 
@@ -128,14 +125,12 @@ public final class SessionPlayer: @unchecked Sendable {
         return (max(0, s - position), max(0, position - s), n - max(0, position - s))
     }
 
-    /// Positions one track at session frame `position` (device frames): its source, made on
-    /// the calling thread, starts on the exact frame the track has there (the reusable part of
-    /// a locate; the player does it for every track in ``init(session:engine:options:from:)``).
+    /// One track's source from its frame `skip` (device frames), made on the calling thread,
+    /// starting on that exact frame with its fades (the reusable part of a locate and of a
+    /// loop's wrap).
     static func makeSource(
-        for spec: SessionTrack, in session: Session, deviceRate: Double, position: Int64, bufferFrames: Int
-    ) throws(SessionError) -> (source: TrackSource?, startOffset: Int64, frames: Int64) {
-        let p = placement(of: spec, in: session, deviceRate: deviceRate, position: position)
-        guard p.frames > 0 else { return (nil, 0, 0) }
+        for spec: SessionTrack, in session: Session, deviceRate: Double, skip: Int64, bufferFrames: Int
+    ) throws(SessionError) -> TrackSource {
         let sessionRate = session.sampleRate ?? deviceRate
         let n = session.deviceLength(of: spec, deviceRate: deviceRate)
         var fades = TrackSource.Fades()
@@ -148,8 +143,19 @@ public final class SessionPlayer: @unchecked Sendable {
             fades.outLength = min(n, f.length.deviceFrames(sessionRate: sessionRate, deviceRate: deviceRate))
             fades.outCurve = f.curve
         }
-        let source = try TrackSource(track: spec, deviceRate: deviceRate, length: n, skip: p.skip, fades: fades, chunkFrames: bufferFrames)
-        return (source, p.startOffset, p.frames)
+        return try TrackSource(track: spec, deviceRate: deviceRate, length: n, skip: skip, fades: fades, chunkFrames: bufferFrames)
+    }
+
+    /// One track's feed along `timeline` (nil: it plays nothing), its first source made on
+    /// the calling thread.
+    static func makeFeed(
+        for spec: SessionTrack, in session: Session, deviceRate: Double, timeline: PlayTimeline, bufferFrames: Int
+    ) throws(SessionError) -> TrackFeed? {
+        let s = session.startOffset(of: spec, deviceRate: deviceRate)
+        let n = session.deviceLength(of: spec, deviceRate: deviceRate)
+        return try TrackFeed(channels: Int(spec.audio.format.channelsPerFrame), span: s..<(s + n), timeline: timeline) { skip throws(SessionError) in
+            try makeSource(for: spec, in: session, deviceRate: deviceRate, skip: skip, bufferFrames: bufferFrames)
+        }
     }
 
     /// The session played.
@@ -159,8 +165,11 @@ public final class SessionPlayer: @unchecked Sendable {
     /// The buffering used.
     public let options: Options
     /// Device frames from the player's start (the session position it was made at) to the end
-    /// of the last track.
-    public let lengthFrames: Int64
+    /// of the last track, with the loop's passes (``Session/loop``) counted; `Int64.max` while
+    /// a loop without a count has not been released (``releaseLoop()``).
+    public var lengthFrames: Int64 { timeline.length ?? .max }
+    /// The player's timeline: which session frame plays at which player frame.
+    let timeline: PlayTimeline
     /// The session position the player starts at (device frames; 0: the session start).
     public let position: Int64
 
@@ -210,7 +219,17 @@ public final class SessionPlayer: @unchecked Sendable {
             throw SessionError(.invalidValue, file: session.url.path, "--from and [[record]] takes cannot be used together yet (takes are placed from the session start)")
         }
         self.position = position
-        lengthFrames = full - position
+        let sessionRate = session.sampleRate ?? rate
+        let loopRange = session.loop?.deviceRange(sessionRate: sessionRate, deviceRate: rate)
+        if let loopRange, loopRange.upperBound > full {
+            throw SessionError(.invalidValue, file: session.url.path,
+                "the loop's end (frame \(loopRange.upperBound) at \(Int(rate)) Hz) is past the session's end (frame \(full))")
+        }
+        if loopRange != nil && options.recordTakes && !session.takes.isEmpty {
+            throw SessionError(.invalidValue, file: session.url.path, "a loop and [[record]] takes cannot be used together yet (takes are placed on the session's frames)")
+        }
+        let timeline = PlayTimeline(position: position, end: full, loop: loopRange, count: session.loop?.count)
+        self.timeline = timeline
         var made: [Track] = []
         let cond = self.cond
         // The callbacks need `self`, which is not usable before every property is set: they
@@ -218,7 +237,7 @@ public final class SessionPlayer: @unchecked Sendable {
         let box = WeakBox()
         do throws(SessionError) {
             for (i, spec) in session.tracks.enumerated() {
-                let placed = try Self.makeSource(for: spec, in: session, deviceRate: rate, position: position, bufferFrames: options.bufferFrames)
+                let feed = try Self.makeFeed(for: spec, in: session, deviceRate: rate, timeline: timeline, bufferFrames: options.bufferFrames)
                 let channels = UInt32(spec.audio.format.channelsPerFrame)
                 let format = AudioStreamBasicDescription.linearPCM(sampleRate: rate, channels: channels, bits: 32, isFloat: true)
                 let queue: AudioQueue
@@ -229,7 +248,7 @@ public final class SessionPlayer: @unchecked Sendable {
                 } catch {
                     throw SessionError(.playback, file: spec.file.path, "track '\(spec.name)': the engine refused the file's format: \(error.message)")
                 }
-                let t = Track(index: i, spec: spec, queue: queue, source: placed.source, startOffset: placed.startOffset, length: placed.frames)
+                let t = Track(index: i, spec: spec, queue: queue, source: feed, startOffset: feed?.startOffset ?? 0)
                 made.append(t)
                 do throws(AudioQueueError) {
                     if let outputs = spec.outputs { try queue.setOutputChannels(outputs.map { $0 - 1 }) }

@@ -67,11 +67,38 @@ struct PlayCommand: ParsableCommand {
     @Option(help: "Seconds to wait for a JACK server that went away to come back before giving up.")
     var reconnectTimeout: Double = 60
 
-    @Option(help: ArgumentHelp("Start at this session position: seconds (90), m:ss.sss (1:30) or frames:N (at the session rate).", valueName: "POSITION"))
+    @Option(help: ArgumentHelp("Start at this session position: seconds (90), m:ss.sss (1:30), frames:N (at the session rate) or a marker's name.", valueName: "POSITION"))
     var from: String?
 
+    @Option(help: ArgumentHelp("follow: the session plays where JACK's transport is (slow-sync: it rolls once every track is primed), silent while it is stopped; lead: the same, after locating the transport to the session's start and starting it, stopping it at the session's end (docs/transport.md).", valueName: "follow|lead"))
+    var transport: String?
+
+    @Option(help: ArgumentHelp("With --transport follow: session frame 0 is this transport frame (default 0).", valueName: "FRAMES"))
+    var transportOffset: Int64 = 0
+
+    @Flag(help: "With --transport follow: exit (status 0) once the transport rolls past the session's end.")
+    var exitAtEnd = false
+
+    @Option(help: ArgumentHelp("Take OSC commands on this UDP port (docs/control.md).", valueName: "PORT"))
+    var osc: Int?
+
+    @Option(help: ArgumentHelp("With --osc: the IPv4 address to listen on (default 127.0.0.1: this machine only).", valueName: "ADDRESS"))
+    var oscHost: String = "127.0.0.1"
+
     func validate() throws {
-        if let from { _ = try parseFromOption(from) }
+        if let from { try checkFromOption(from) }
+        if let osc, !(1...65535).contains(osc) { throw ValidationError("--osc must be a UDP port from 1 to 65535") }
+        if let transport {
+            guard transport == "follow" || transport == "lead" else {
+                throw ValidationError("--transport must be 'follow' or 'lead', not '\(transport)'")
+            }
+            if from != nil { throw ValidationError("--from and --transport \(transport) exclude each other: the transport says where the session plays") }
+        } else if transportOffset != 0 {
+            throw ValidationError("--transport-offset needs --transport follow or lead")
+        } else if exitAtEnd {
+            throw ValidationError("--exit-at-end needs --transport follow (plain play and --transport lead always end at the session's end)")
+        }
+        if transportOffset < 0 { throw ValidationError("--transport-offset must be 0 or more frames") }
         if noConnect && connect != nil { throw ValidationError("--connect and --no-connect exclude each other") }
         if followWallClock && keepEveryFrame { throw ValidationError("--follow-wall-clock and --keep-every-frame exclude each other") }
         if let clientName, clientName.isEmpty { throw ValidationError("--client-name must not be empty") }
@@ -81,7 +108,8 @@ struct PlayCommand: ParsableCommand {
 
     func run() throws {
         let s = try loadSession(session)
-        let code = Player(command: self, session: s).run()
+        let from = try parseFromOption(self.from ?? "0", session: s)
+        let code = Player(command: self, session: s, from: from).run()
         if code != 0 { throw ExitCode(code) }
     }
 }
@@ -100,9 +128,15 @@ final class Player: @unchecked Sendable {
     /// Lines from the engine's events thread, printed by the monitor loop.
     let notices = Mutex<[String]>([])
 
-    init(command: PlayCommand, session: Session) {
+    /// The session position playback starts at (`--from`).
+    let from: SessionTime
+    /// Where OSC messages go (set by the mode that plays; nil: dropped).
+    let oscTarget = Mutex<(@Sendable (OSCMessage) -> Void)?>(nil)
+
+    init(command: PlayCommand, session: Session, from: SessionTime) {
         self.command = command
         self.session = session
+        self.from = from
     }
 
     /// Plays; returns the exit status.
@@ -142,6 +176,18 @@ final class Player: @unchecked Sendable {
             printError("--capture and [[record]] takes cannot be used together yet (both use the client's capture ports)")
             return 1
         }
+        // OSC (--osc): the port is bound before anything plays, so one in use is refused first.
+        var oscServer: OSCServer?
+        if let port = command.osc {
+            do throws(OSCServerError) {
+                oscServer = try OSCServer(host: command.oscHost, port: port) { [self] m in oscTarget.withLock { $0 }?(m) }
+                log("OSC: listening on \(command.oscHost):\(port) (UDP)")
+            } catch {
+                printError(error.message)
+                return 1
+            }
+        }
+        defer { oscServer?.stop() }
         // The server: the one asked for (or the default) when reachable, else a private one.
         var privateServer: JackServer?
         let serverName = JackDevice.resolveServerName(command.server)
@@ -201,10 +247,17 @@ final class Player: @unchecked Sendable {
         }
         defer { engine.close() }
         let rate = device.sampleRate
+        if let mode = command.transport {
+            if !session.takes.isEmpty {
+                printError("--transport \(mode) and [[record]] takes cannot be used together yet")
+                return 1
+            }
+            return followTransport(device: device, engine: engine, rate: rate)
+        }
         let player: SessionPlayer
         do {
             player = try SessionPlayer(session: session, engine: engine, options: SessionPlayer.Options(metering: tty, recordTakes: true),
-                from: (try? parseFromOption(command.from ?? "0")) ?? .frames(0))
+                from: from)
         } catch {
             printError(error.description)
             return 1
@@ -258,7 +311,7 @@ final class Player: @unchecked Sendable {
             _ = try? capture?.file.finish()
             return 1
         }
-        log("playing '\(session.name)': \(session.tracks.count) track(s), \(formatSeconds(Double(player.lengthFrames) / rate)) at \(Int(rate)) Hz on \(device.uid), session start at device frame \(sessionStart)\(player.position > 0 ? " (from session frame \(player.position), \(formatSeconds(Double(player.position) / rate)))" : ""); \(JackImplementation.current), lost time: \(device.lostTimePolicy == .followWallClock ? "skipped (--keep-every-frame keeps it)" : "kept (--follow-wall-clock skips it)")")
+        log("playing '\(session.name)': \(session.tracks.count) track(s), \(player.lengthFrames == .max ? "looping until released (the l key, /aqsync/loop) or stopped" : formatSeconds(Double(player.lengthFrames) / rate)) at \(Int(rate)) Hz on \(device.uid), session start at device frame \(sessionStart)\(player.position > 0 ? " (from session frame \(player.position), \(formatSeconds(Double(player.position) / rate)))" : ""); \(JackImplementation.current), lost time: \(device.lostTimePolicy == .followWallClock ? "skipped (--keep-every-frame keeps it)" : "kept (--follow-wall-clock skips it)")")
         for (i, c) in connected.enumerated() {
             log("  \(device.outputPortNames[i]) -> \(c.isEmpty ? "(not connected)" : c.joined(separator: ", "))")
         }
@@ -294,6 +347,8 @@ final class Player: @unchecked Sendable {
                 player.stop()
             }
         }
+        let stopControls = plainControls(player: player)
+        defer { stopControls() }
         let status = monitor(player: player, engine: engine, device: device, sessionStart: sessionStart, epoch0: epoch0, rate: rate)
         if let capture {
             capture.tap.stop()
@@ -387,7 +442,7 @@ final class Player: @unchecked Sendable {
             let d = engine.discontinuity
             if d.epoch != epoch {
                 epoch = d.epoch
-                let pos = formatSeconds((now - Double(sessionStart) + Double(player.position)) / rate)
+                let pos = player.positionText(atPlayerFrame: Int64(now) - sessionStart)
                 // Several may have happened since the last look: one line per cause.
                 var causes: [String] = []
                 for r in reasons {
@@ -410,11 +465,9 @@ final class Player: @unchecked Sendable {
                 if tty { clear(&drawn) }
                 log(line)
             }
-            // The session position (from the --from position on) and the session's length.
-            let from = Double(player.position) / rate
-            let position = from + min(max(0, (now - Double(sessionStart)) / rate), Double(player.lengthFrames) / rate)
+            // The session position (loops unrolled), the session's end, the loop pass, the marker.
             let late = player.lateFrames
-            let head = "\(formatSeconds(position)) / \(formatSeconds(from + Double(player.lengthFrames) / rate))  discontinuities \(discontinuities)  late frames \(late)"
+            let head = "\(player.positionText(atPlayerFrame: Int64(now) - sessionStart))  discontinuities \(discontinuities)  late frames \(late)"
             if tty {
                 let size = terminalSize()
                 let finished = player.report().map { $0.completed || $0.error != nil }

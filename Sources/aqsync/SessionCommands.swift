@@ -35,8 +35,8 @@ struct RenderCommand: ParsableCommand {
         abstract: "Render a session to a WAV file, as fast as possible (no JACK).",
         discussion: "The samples are those live playback sends for the same session at the same rate, frame for frame.")
 
-    @Argument(help: "The session file (TOML, see docs/session-format.md).")
-    var session: String
+    @Argument(help: "The session file (TOML, see docs/session-format.md); several: a set list, rendered one after another (each after its [session] gap).")
+    var sessions: [String]
 
     @Option(name: .shortAndLong, help: "The WAV file to write.")
     var output: String
@@ -53,11 +53,13 @@ struct RenderCommand: ParsableCommand {
     @Flag(help: "Print nothing but errors.")
     var quiet = false
 
-    @Option(help: ArgumentHelp("Start at this session position: seconds (90), m:ss.sss (1:30) or frames:N (at the session rate).", valueName: "POSITION"))
+    @Option(help: ArgumentHelp("Start at this session position: seconds (90), m:ss.sss (1:30), frames:N (at the session rate) or a marker's name.", valueName: "POSITION"))
     var from: String?
 
     func validate() throws {
-        if let from { _ = try parseFromOption(from) }
+        if sessions.isEmpty { throw ValidationError("give a session file") }
+        if let from { try checkFromOption(from) }
+        if sessions.count > 1 && from != nil { throw ValidationError("--from applies to one session, not to a set list") }
         guard WAVSampleFormat(rawValue: format) != nil else {
             throw ValidationError("--format must be f32, s16 or s24, not '\(format)'")
         }
@@ -66,10 +68,29 @@ struct RenderCommand: ParsableCommand {
     }
 
     func run() throws {
-        let s = try loadSession(session)
         let fmt = WAVSampleFormat(rawValue: format)!
+        if sessions.count > 1 {
+            let list = try sessions.map { try loadSession($0) }
+            do {
+                let began = Date()
+                let results = try OfflineRenderer.renderSetList(list, to: URL(fileURLWithPath: output), format: fmt, sampleRate: rate, cycleFrames: cycle)
+                if !quiet {
+                    say("rendered a set list of \(list.count) sessions at \(Int(results[0].sampleRate)) Hz, \(fmt.rawValue) -> \(output) (\(String(format: "%.2f", Date().timeIntervalSince(began))) s)")
+                    for (s, r) in zip(list, results) {
+                        say("'\(s.name)': \(r.frames) frames\(s.gap != nil && s.url != list[0].url ? " (after its gap)" : "")")
+                        printReport(r.tracks)
+                    }
+                    if let c = results.last?.clippedSamples, c > 0 { say("warning: \(c) samples clipped") }
+                }
+            } catch {
+                printError(error.description)
+                throw ExitCode(1)
+            }
+            return
+        }
+        let s = try loadSession(sessions[0])
         let tty = isatty(STDERR_FILENO) != 0
-        let position = try parseFromOption(from ?? "0")
+        let position = try parseFromOption(from ?? "0", session: s)
         do {
             let r = try OfflineRenderer.render(
                 session: s, to: URL(fileURLWithPath: output), format: fmt, sampleRate: rate, cycleFrames: cycle,
@@ -92,14 +113,21 @@ struct RenderCommand: ParsableCommand {
     }
 }
 
-/// `--from POSITION`: seconds, `m:ss.sss`, or `frames:N`; negative or unparsable positions are refused.
-func parseFromOption(_ text: String) throws -> SessionTime {
+/// `--from POSITION`, checked before the session is read: a negative position is refused.
+func checkFromOption(_ text: String) throws {
     let t = text.trimmingCharacters(in: .whitespaces)
     if t.hasPrefix("-") || t.hasPrefix("frames:-") {
         throw ValidationError("--from '\(text)' is negative: a position is at or after the session start")
     }
-    guard let p = SessionTime.parsePosition(t) else {
-        throw ValidationError("--from '\(text)' is not a position: write seconds (90), m:ss.sss (1:30) or frames:N")
+}
+
+/// `--from POSITION`: a marker of `session` (by name), seconds, `m:ss.sss`, or `frames:N`;
+/// negative or unparsable positions are refused (a `ValidationError`: status 64).
+func parseFromOption(_ text: String, session: Session) throws -> SessionTime {
+    try checkFromOption(text)
+    guard let p = session.position(text.trimmingCharacters(in: .whitespaces)) ?? session.position(text) else {
+        let markers = session.markers.isEmpty ? "the session has no markers" : "markers: " + session.markers.map(\.name).joined(separator: ", ")
+        throw ValidationError("--from '\(text)' is not a position nor a marker of the session: write seconds (90), m:ss.sss (1:30), frames:N or a marker's name (\(markers))")
     }
     return p
 }

@@ -1,0 +1,159 @@
+import AQEngine
+import AQJack
+import AQSession
+import AQTesting
+import Foundation
+import Testing
+
+/// Issue 24: `aqsync play SESSION --transport follow --transport-offset N`, the command line,
+/// on a private jackd with the C transport master (``TransportMaster``) and its witness
+/// recorded beside aqsync's ports; and its usage errors.
+@Suite("aqsync play --transport follow", .serialized)
+struct TransportFollowCommandOnJACKTests {
+    @Test func usageErrors() throws {
+        let dir = try TempDir()
+        let s = try dir.write("s.toml", "[[track]]\nfile = \"none.wav\"\n")
+        let bad = try runTool(aqsyncURL().path, ["play", s.path, "--transport", "chase"])
+        #expect(bad.status == 64 && bad.output.contains("--transport must be 'follow' or 'lead', not 'chase'"), "\(bad.output)")
+        let offset = try runTool(aqsyncURL().path, ["play", s.path, "--transport-offset", "10"])
+        #expect(offset.status == 64 && offset.output.contains("--transport-offset needs --transport follow or lead"), "\(offset.output)")
+        let end = try runTool(aqsyncURL().path, ["play", s.path, "--exit-at-end"])
+        #expect(end.status == 64 && end.output.contains("--exit-at-end needs --transport follow"), "\(end.output)")
+        let from = try runTool(aqsyncURL().path, ["play", s.path, "--transport", "follow", "--from", "1"])
+        #expect(from.status == 64 && from.output.contains("--from and --transport follow exclude each other"), "\(from.output)")
+    }
+
+    /// The master's script (locates stopped and rolling, starts, stops) with aqsync following
+    /// from the command line: every recorded frame of its ports equals the offline render at
+    /// transport frame − 4800 where the transport rolled, silence where it did not; SIGINT
+    /// ends it (status 130) with the follower's summary.
+    @Test(.timeLimit(.minutes(3)))
+    func commandFollowsTheTransport() throws {
+        let fx = try LoopRenderTests.make(loop: "")
+        let session = try SessionLoader.load(fx.url)
+        let refURL = fx.dir.file("ref.wav")
+        try OfflineRenderer.render(session: session, to: refURL)
+        let full = try WAVReader.read(refURL).channels
+        try liveRun("commandFollowsTheTransport") { _, _ in
+            let server = try PrivateJackServer(sampleRate: 48000, period: 256)
+            defer { server.stop() }
+            let log = fx.dir.file("follow.log")
+            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+            let fh = try FileHandle(forWritingTo: log)
+            let p = Process()
+            p.executableURL = aqsyncURL()
+            p.arguments = ["play", fx.url.path, "--transport", "follow", "--transport-offset", "4800", "--server", server.name,
+                           "--no-connect", "--no-start-server", "--client-name", "aqfollow"]
+            p.standardOutput = fh
+            p.standardError = fh
+            p.standardInput = FileHandle.nullDevice
+            try p.run()
+            defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) }; p.waitUntilExit() }
+            // Its log says when the follower is installed (the sync callback registered).
+            let deadline = Date().addingTimeInterval(20)
+            var out = ""
+            while Date() < deadline && p.isRunning {
+                out = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+                if out.contains("following the JACK transport") { break }
+                usleep(20_000)
+            }
+            try #require(out.contains("following the JACK transport"), "\(out)")
+            let targets: [UInt32] = [4800 + 10_007, 4800 + 60_001, 3, 4800 + 95_000]
+            let master = try TransportMaster(server: server.name, targets: targets, directory: fx.dir.url)
+            defer { master.stop() }
+            let rec = try JackRecorder(server: server.name, ports: (1...4).map { "aqfollow:out_\($0)" } + [master.port])
+            defer { rec.removeFiles() }
+            master.go()
+            let finished = master.waitUntilDone(timeout: .seconds(60))
+            rec.stop()
+            #expect(finished, "the master's script did not end")
+            kill(p.processIdentifier, SIGINT)
+            p.waitUntilExit()
+            out = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            #expect(p.terminationStatus == 130, "\(out)")
+            #expect(out.contains("session frame 0 = transport frame 4800") && out.contains("0 rolling cycle(s) silent"), "\(out)")
+            let j = TransportFollowOnJACKTests.judge(recorded: try rec.read().channels, full: full)
+            for t in targets { #expect(j.segments.contains(Int64(t)), "no rolling run starts at \(t): \(j.segments)") }
+            #expect(j.rollingFrames > 48000 && j.heard > 10000, "\(j.rollingFrames) rolling frames, \(j.heard) samples heard")
+            #expect(j.wrongRolling == 0 && j.wrongStopped == 0,
+                "\(j.wrongRolling) samples wrong while rolling, \(j.wrongStopped) not silent while stopped; first: \(j.firstWrong ?? "-")")
+            return .judged
+        }
+    }
+
+    /// `--transport lead`: aqsync locates the transport to the session's start (transport frame
+    /// 4800), starts it, and stops it once past the session's end, then exits 0. Its outputs are
+    /// connected (`--connect`) to a recorder already recording the transport witness, so the
+    /// whole run is in the recording: one rolling run from frame 4800, every frame exact.
+    @Test(.timeLimit(.minutes(2)))
+    func leadPlaysTheSessionOnce() throws {
+        let fx = try LoopRenderTests.make(loop: "")
+        let session = try SessionLoader.load(fx.url)
+        let refURL = fx.dir.file("ref.wav")
+        try OfflineRenderer.render(session: session, to: refURL)
+        let full = try WAVReader.read(refURL).channels
+        try liveRun("leadPlaysTheSessionOnce") { _, _ in
+            let server = try PrivateJackServer(sampleRate: 48000, period: 256)
+            defer { server.stop() }
+            let master = try TransportMaster(server: server.name, targets: [0, 0, 0, 0], directory: fx.dir.url)  // a witness: its script never starts
+            defer { master.stop() }
+            let rec = try JackRecorder(server: server.name, channels: 5)
+            defer { rec.removeFiles() }
+            try JackTools.connect(master.port, rec.inputPortNames[4], server: server.name)
+            let r = try runTool(aqsyncURL().path, ["play", fx.url.path, "--transport", "lead", "--transport-offset", "4800", "--server", server.name,
+                                                   "--no-start-server", "--connect", rec.inputPortNames.prefix(4).joined(separator: ",")])
+            rec.stop()
+            #expect(r.status == 0 && r.output.contains("leading: transport located to frame 4800") && r.output.contains(": stopped it"), "\(r.output)")
+            let j = TransportFollowOnJACKTests.judge(recorded: try rec.read().channels, full: full)
+            #expect(j.segments.first == 4800, "rolling runs start at \(j.segments)")
+            #expect(j.rollingFrames >= 97000 && j.rollingFrames < 97000 + 48000, "\(j.rollingFrames) rolling frames")
+            #expect(j.wrongRolling == 0 && j.wrongStopped == 0,
+                "\(j.wrongRolling) samples wrong while rolling, \(j.wrongStopped) not silent while stopped; first: \(j.firstWrong ?? "-")")
+            return .judged
+        }
+    }
+
+    /// `--transport lead` with `[session] bpm = 150`, `meter = "3/4"`: aqsync is timebase
+    /// master, and the bar/beat/tick a C client reads from `jack_position_t` in every rolling
+    /// cycle is the one of the cycle's transport frame: ticks since bar 1 = ⌊(F − 4800) × 150 /
+    /// (60 × 48000)⌋ beats × 1920 + the tick within the beat (truncated).
+    @Test(.timeLimit(.minutes(2)))
+    func leadPublishesBarBeatTick() throws {
+        let fx = try LoopRenderTests.make(loop: "")
+        let text = try String(contentsOf: fx.url, encoding: .utf8).replacingOccurrences(of: "sample_rate = 48000", with: "sample_rate = 48000\nbpm = 150\nmeter = \"3/4\"")
+        try text.write(to: fx.url, atomically: true, encoding: .utf8)
+        #expect(try SessionLoader.load(fx.url).tempo == SessionTempo(bpm: 150, beatsPerBar: 3, beatType: 4))
+        try liveRun("leadPublishesBarBeatTick") { _, _ in
+            let server = try PrivateJackServer(sampleRate: 48000, period: 256)
+            defer { server.stop() }
+            let master = try TransportMaster(server: server.name, targets: [0, 0, 0, 0], directory: fx.dir.url)
+            defer { master.stop() }
+            let rec = try JackRecorder(server: server.name, ports: [master.port, master.bbtPort])
+            defer { rec.removeFiles() }
+            let r = try runTool(aqsyncURL().path, ["play", fx.url.path, "--transport", "lead", "--transport-offset", "4800", "--server", server.name,
+                                                   "--no-start-server", "--no-connect"])
+            rec.stop()
+            #expect(r.status == 0 && r.output.contains("timebase master: 150.0 bpm, 3/4, bar 1 at transport frame 4800"), "\(r.output)")
+            let ch = try rec.read().channels
+            var cycles = 0, wrong = 0
+            var first: String?
+            for j in 0..<ch[0].count where ch[0][j] > 0 {
+                let f = Int64(ch[0][j]) - 1
+                guard (f - 4800) % 256 == 0 else { continue }  // each cycle's first frame
+                cycles += 1
+                let beats = Double(f - 4800) * 150 / (60 * 48000)
+                let whole = Int64(beats)
+                let want = Float(Double(whole) * 1920 + Double(Int32((beats - Double(whole)) * 1920)))
+                if ch[1][j] != want {
+                    wrong += 1
+                    if first == nil { first = "transport frame \(f): \(ch[1][j]) ticks, not \(want)" }
+                }
+            }
+            #expect(cycles > 300 && wrong == 0, "\(cycles) rolling cycles, \(wrong) with a wrong bar/beat/tick; first: \(first ?? "-")")
+            // The bar and beat themselves, as the C client read them: 3 beats a bar.
+            let p = JackTimebase(bpm: 150, beatsPerBar: 3, offset: 4800).position(frame: 4800 + 3 * 19200 + 9600, rate: 48000)
+            #expect(p == (2, 1, 960) as (Int32, Int32, Int32))
+            return .judged
+        }
+    }
+}
