@@ -19,12 +19,12 @@ struct KeysOnJACKTests {
     @Test(.timeLimit(.minutes(2)))
     func keysLocateTheTransport() throws {
         let fx = try LoopRenderTests.make(loop: "")
-        let server = try PrivateJackServer(sampleRate: 48000, period: 256)
+        let server = try PrivateJackServer(sampleRate: 48000, period: 256, realtime: true)
         defer { server.stop() }
         let tmux = TerminalDisplayOnJACKTests.Tmux()
         defer { tmux.kill() }
         let command = [aqsyncURL().path, "play", fx.url.path, "--transport", "follow", "--transport-offset", "4800",
-                       "--server", server.name, "--no-connect", "--no-start-server"]
+                       "--server", server.name, "--no-connect", "--no-start-server", "--allow-loss"]
             .map { "'\($0)'" }.joined(separator: " ")
         _ = try tmux.run(["new-session", "-d", "-s", "t", "-x", "160", "-y", "30", "\(command); echo EXIT=$?; exec sleep 600"])
         // Polls the pane until a row holds `text` (every 20 ms, at most 20 s).
@@ -68,11 +68,13 @@ struct KeysOnJACKTests {
     @Test(.timeLimit(.minutes(2)))
     func loopKeyEndsTheLoop() throws {
         let fx = try LoopRenderTests.make(loop: "loop = { from = \"a\", to = \"b\" }")
-        let server = try PrivateJackServer(sampleRate: 48000, period: 256)
+        let server = try PrivateJackServer(sampleRate: 48000, period: 256, realtime: true)
         defer { server.stop() }
         let tmux = TerminalDisplayOnJACKTests.Tmux()
         defer { tmux.kill() }
-        let command = [aqsyncURL().path, "play", fx.url.path, "--server", server.name, "--no-connect", "--no-start-server"]
+        // --allow-loss: what is judged is what the keys do; frames the server loses on a loaded
+        // machine are reported (and would make the exit status 3).
+        let command = [aqsyncURL().path, "play", fx.url.path, "--server", server.name, "--no-connect", "--no-start-server", "--allow-loss"]
             .map { "'\($0)'" }.joined(separator: " ")
         _ = try tmux.run(["new-session", "-d", "-s", "t", "-x", "160", "-y", "30", "\(command); echo EXIT=$?; exec sleep 600"])
         func waitFor(_ text: String, history: Bool = false) throws -> Bool {
