@@ -142,7 +142,7 @@ install-files:
 	  "cfincludedir=$(SWIFT_LIB_DIR)" "cflibdir=$(SWIFT_LIB_DIR)/linux" '' \
 	  'Name: AudioToolbox' 'Description: Audio Queue Services and Audio File Stream Services on JACK (aqsync), on the toolchain'"'"'s Core Foundation' \
 	  'Version: 0.1' 'Cflags: -I$${includedir} -isystem $${cfincludedir}' \
-	  'Libs: -L$${libdir} -lAudioToolbox -Wl,-rpath,$${libdir} -L$${cflibdir} -lFoundation -Wl,-rpath,$${cflibdir} -lm' \
+	  'Libs: -L$${libdir} -lAudioToolbox -Wl,-rpath,$${libdir} -L$${cflibdir} -lFoundation -ldispatch -lBlocksRuntime -Wl,-rpath,$${cflibdir} -lm' \
 	  > "$(PREFIX)/lib/pkgconfig/AudioToolbox.pc"
 	@echo "installed the C API in $(PREFIX) (PKG_CONFIG_PATH=$(PREFIX)/lib/pkgconfig)"
 
