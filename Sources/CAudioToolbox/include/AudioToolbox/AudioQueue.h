@@ -83,7 +83,16 @@ CF_ENUM(AudioQueuePropertyID) {
 
 typedef UInt32 AudioQueueParameterID;
 typedef Float32 AudioQueueParameterValue;
-CF_ENUM(AudioQueueParameterID) { kAudioQueueParam_Volume = 1 };
+CF_ENUM(AudioQueueParameterID) {
+    kAudioQueueParam_Volume         = 1,  /* linear gain 0...1 (default 1) */
+    /* Issue 22. Set with AudioQueueSetParameter only (a buffer's parameter event takes Volume
+     * only: kAudioQueueErr_InvalidParameter). docs/c-api.md, "Pan and volume ramps". */
+    kAudioQueueParam_VolumeRampTime = 4,  /* seconds 0...3600 over which later volume changes ramp
+                                             (default 0: 5 ms) */
+    kAudioQueueParam_Pan            = 13  /* -1 (left) ... 1 (right), default 0: mono equal-power
+                                             (unity at the centre), stereo balance, more channels
+                                             unaffected */
+};
 
 /* ---- Types ------------------------------------------------------------------------------- */
 typedef struct OpaqueAudioQueue *AudioQueueRef;
