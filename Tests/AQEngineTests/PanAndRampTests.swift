@@ -83,41 +83,46 @@ import Testing
     /// VolumeRampTime 0.1 s at 48 kHz: a volume change ramps over exactly 4800 frames, from the
     /// first frame of the cycle that applies it (which plays the old gain) to exactly the new
     /// gain on frame 4800 of the ramp. Each cycle's gain is recomputed from the ramp's start:
-    /// frame k of the ramp, in the cycle starting at ramp frame c, has
-    /// g(c) + step × (k − c), with g(c) = 1 + step × c and step = (0.2 − 1) / 4800, clamped to
-    /// the target, and exactly 0.2 from frame 4800 on.
-    @Test(arguments: [64, 256, 1000])
-    func volumeRampTimeEndsOnItsFrame(cycle: Int) throws {
+    /// frame k of the ramp, in the cycle starting at ramp frame c, has g(c) + step × (k − c),
+    /// with g(c) = from + step × c and step = (to − from) / 4800, never past the target, and
+    /// exactly `to` from frame 4800 on. Down and up, with cycles that do and do not divide it.
+    @Test(arguments: [64, 256, 1000], [(Float(1), Float(0.2)), (1, 0.3), (1, 0.7), (0.1, 0.9), (0.25, 0.6)])
+    func volumeRampTimeEndsOnItsFrame(cycle: Int, ramp: (from: Float, to: Float)) throws {
         let (engine, device) = try manualEngine(channels: 1)
         defer { engine.close() }
         let q = try engine.newOutput(format: int16Mono48k) { _, _ in }
         try q.setParameter(.volumeRampTime, 0.1)
         #expect(q.parameter(.volumeRampTime) == 0.1)
+        try q.setParameter(.volume, ramp.from)  // stopped: at once
         try q.enqueue(try constant(q, frames: 12000, values: [16384]))
         try q.start(at: AudioTimeStamp(sampleTime: 0))
         let before = device.render(frames: cycle * 2, cycle: cycle)[0]
-        #expect(before.allSatisfy { $0 == 0.5 })
-        try q.setParameter(.volume, 0.2)
+        #expect(before.allSatisfy { $0 == 0.5 * ramp.from })
+        try q.setParameter(.volume, ramp.to)
         let out = device.render(frames: 6000, cycle: cycle)[0]
         let rampFrames = 4800
-        let target: Float = 0.2
-        let step = (target - 1) / Float(rampFrames)
+        let (from, to) = ramp
+        let step = (to - from) / Float(rampFrames)
+        func limited(_ v: Float) -> Float { step > 0 ? min(v, to) : max(v, to) }
         var expected: [Float] = []
         var c = 0
         while expected.count < out.count {
-            let g = c == 0 ? Float(1) : max(1 + step * Float(c), target)
+            let g = c == 0 ? from : limited(from + step * Float(c))
             for k in 0..<min(cycle, out.count - expected.count) {
-                let gain = c + k >= rampFrames ? target : max(g + step * Float(k), target)
-                expected.append(0.5 * gain)
+                expected.append(0.5 * (c + k >= rampFrames ? to : limited(g + step * Float(k))))
             }
             c += cycle
         }
         let first = out.indices.first { out[$0] != expected[$0] }
         #expect(first == nil, "frame \(first ?? -1): \(first.map { out[$0] } ?? 0), law \(first.map { expected[$0] } ?? 0)")
-        #expect(out[0] == 0.5, "the first frame of the ramp plays the old gain")
-        #expect(out[rampFrames - 1] > 0.5 * target, "still ramping on frame 4799")
-        #expect(out[rampFrames] == 0.5 * target && out[rampFrames...].allSatisfy { $0 == 0.5 * target }, "the target from frame 4800 on")
-        #expect(q.parameter(.volume) == target)
+        #expect(out[0] == 0.5 * from, "the first frame of the ramp plays the old gain")
+        #expect(out[rampFrames - 1] != 0.5 * to, "still ramping on frame 4799")
+        #expect(out[rampFrames...].allSatisfy { $0 == 0.5 * to }, "exactly the target from frame 4800 on")
+        // The ideal line, to within rounding: the law is linear from the old gain to the new.
+        for k in stride(from: 0, to: rampFrames, by: 97) {
+            #expect(abs(out[k] - 0.5 * (from + (to - from) * Float(k) / Float(rampFrames))) < 1e-5, "frame \(k)")
+        }
+        #expect(q.parameter(.volume) == to)
     }
 
     /// Without VolumeRampTime (0, the default) a change ramps over the engine's 5 ms: exactly
