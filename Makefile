@@ -3,7 +3,7 @@
 #   make test   install what is missing, build, and run every test
 SHELL := /bin/bash
 SWIFT ?= swift
-DEBS := jackd2 libjack-jackd2-dev jack-tools libsoxr-dev sox ffmpeg pkg-config libavcodec-dev libavutil-dev pipewire pipewire-jack pipewire-bin wireplumber dbus binutils librsvg2-bin gcc g++ libgme-dev tmux liblo-tools
+DEBS := jackd2 libjack-jackd2-dev jack-tools libsoxr-dev libsoundtouch-dev sox ffmpeg pkg-config libavcodec-dev libavutil-dev pipewire pipewire-jack pipewire-bin wireplumber dbus binutils librsvg2-bin gcc g++ libgme-dev tmux liblo-tools
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: deps build release test check-nolocks jack-reclaim demo fuzz clean bench bench-offline bench-check
@@ -142,7 +142,7 @@ install-files:
 	  "cfincludedir=$(SWIFT_LIB_DIR)" "cflibdir=$(SWIFT_LIB_DIR)/linux" '' \
 	  'Name: AudioToolbox' 'Description: Audio Queue Services and Audio File Stream Services on JACK (aqsync), on the toolchain'"'"'s Core Foundation' \
 	  'Version: 0.1' 'Cflags: -I$${includedir} -isystem $${cfincludedir}' \
-	  'Libs: -L$${libdir} -lAudioToolbox -Wl,-rpath,$${libdir} -L$${cflibdir} -lFoundation -Wl,-rpath,$${cflibdir} -lm' \
+	  'Libs: -L$${libdir} -lAudioToolbox -Wl,-rpath,$${libdir} -L$${cflibdir} -lFoundation -ldispatch -lBlocksRuntime -Wl,-rpath,$${cflibdir} -lm' \
 	  > "$(PREFIX)/lib/pkgconfig/AudioToolbox.pc"
 	@echo "installed the C API in $(PREFIX) (PKG_CONFIG_PATH=$(PREFIX)/lib/pkgconfig)"
 

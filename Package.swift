@@ -41,6 +41,8 @@ let package = Package(
         // C libraries from Debian, through pkg-config.
         .systemLibrary(name: "CJACK", pkgConfig: "jack", providers: [.apt(["libjack-jackd2-dev"])]),
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
+        // SoundTouch's C interface (LGPL-2.1): time stretching and pitch shifting (issue 22).
+        .systemLibrary(name: "CSoundTouch", pkgConfig: "soundtouch", providers: [.apt(["libsoundtouch-dev"])]),
         .systemLibrary(name: "CAVCodec", pkgConfig: "libavcodec", providers: [.apt(["libavcodec-dev", "libavutil-dev"])]),
 
         // Plain value types shared by the parser and the engine (formats, four-char codes).
@@ -56,7 +58,7 @@ let package = Package(
         .target(name: "CFloatMode"),
         // Off-render-thread conversion: PCM decoding to float, libsoxr rate conversion,
         // libavcodec packet decoding (MP3, AAC, ALAC).
-        .target(name: "AQConvert", dependencies: ["AQTypes", "CSoxr", "CAVCodec"], swiftSettings: strict),
+        .target(name: "AQConvert", dependencies: ["AQTypes", "CSoxr", "CAVCodec", "CSoundTouch"], swiftSettings: strict),
         // The only importer of CJACK: a device driven by JACK's process callback.
         .target(name: "AQJack", dependencies: ["AQCore", "CJACK"], swiftSettings: strict),
         // Starting and stopping a jackd of our own (aqsync's private server, the tests'): kept

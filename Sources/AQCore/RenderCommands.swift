@@ -99,8 +99,14 @@ public enum RenderCommand: Sendable, BitwiseCopyable {
     /// run state; the next buffer enqueued plays as soon as the render thread sees it.
     case reset(slot: Int32)
     /// Ramps the gain to `volume` over `rampFrames` frames (at once while the queue is not
-    /// running).
+    /// running): frame k of the ramp (k = 0 on the first frame of the cycle that applies the
+    /// command, which still plays the old gain g) has g + (volume − g) / rampFrames × k, and
+    /// every frame from k = rampFrames on exactly `volume`.
     case setVolume(slot: Int32, volume: Float, rampFrames: Int32)
+    /// Scales what the queue sends to output 0 by `left` and to output 1 by `right` (pan and
+    /// balance, computed on the control side), from the first frame of the cycle that applies
+    /// it. 1 and 1 (the default) leave the mix exactly as without it.
+    case setPan(slot: Int32, left: Float, right: Float)
     case setMetering(slot: Int32, enabled: Bool)
     case setChannelMap(slot: Int32, map: ChannelMap)
     /// Returns every buffer, stops, and frees the slot. Sent synchronously (the control side
@@ -132,7 +138,7 @@ extension RenderCommand {
     public var eventCredits: Int {
         switch self {
         case .enqueue, .start, .pause, .stop: 1
-        case .activate, .reset, .setVolume, .setMetering, .setChannelMap, .release: 0
+        case .activate, .reset, .setVolume, .setPan, .setMetering, .setChannelMap, .release: 0
         }
     }
 }
@@ -143,7 +149,7 @@ extension RenderCommand {
         @_noLocks get {
         switch self {
         case .activate(let s, _, _, _), .enqueue(let s, _), .start(let s, _, _), .pause(let s), .stop(let s, _, _),
-            .reset(let s), .setVolume(let s, _, _), .setMetering(let s, _), .setChannelMap(let s, _),
+            .reset(let s), .setVolume(let s, _, _), .setPan(let s, _, _), .setMetering(let s, _), .setChannelMap(let s, _),
             .release(let s):
             s
         }

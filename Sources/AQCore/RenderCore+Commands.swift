@@ -229,12 +229,18 @@ extension RenderCore {
             let s = Int(slot)
             slots[s].target = volume
             slots[s].volumeSets &+= 1
-            if rampFrames <= 0 || slots[s].state != .running {
+            if rampFrames <= 0 || slots[s].state != .running || volume == slots[s].gain {
                 slots[s].gain = volume
                 slots[s].step = 0
             } else {
                 slots[s].step = (volume - slots[s].gain) / Float(rampFrames)
+                slots[s].rampFrom = slots[s].gain
+                slots[s].rampDone = 0
+                slots[s].rampFrames = rampFrames
             }
+        case .setPan(let slot, let left, let right):
+            slots[Int(slot)].panLeft = left
+            slots[Int(slot)].panRight = right
         case .setMetering(let slot, let enabled):
             slots[Int(slot)].metering = enabled
             clearPeaks(slot: Int(slot))

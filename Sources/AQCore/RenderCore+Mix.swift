@@ -9,11 +9,13 @@ import Synchronization
 
 /// Mixing a queue into the outputs, and what ends its buffers.
 extension RenderCore {
-    /// Gain at frame offset `k` of the cycle, given the slot's ramp state at offset 0.
+    /// Gain `k` frames after a point where it was `g`, ramping by `step` per frame toward
+    /// `target`, which it reaches exactly `left` frames after that point (and never passes).
     @_noLocks
     @inline(__always)
-    static func gain(_ g: Float, toward target: Float, step: Float, after k: Int) -> Float {
+    static func gain(_ g: Float, toward target: Float, step: Float, after k: Int, left: Int) -> Float {
         if step == 0 { return g }
+        if k >= left { return target }
         let v = g + step * Float(k)
         return step > 0 ? min(v, target) : max(v, target)
     }
@@ -33,6 +35,7 @@ extension RenderCore {
         // computes exactly the same sums in this case; this only skips its bookkeeping.)
         if slot.pointee.headPlayed && slot.pointee.startReported && slot.pointee.count > 0
             && slot.pointee.step == 0 && !slot.pointee.metering && slot.pointee.channels == 2 && channels >= 2
+            && !slot.pointee.isPanned
         {
             let b = schedule[s * capacities.buffersPerQueue + Int(slot.pointee.head)]
             if b.start <= qStart && b.start &+ Int64(b.frames) > qEnd && !slot.pointee.map.monoToAll
@@ -58,6 +61,7 @@ extension RenderCore {
         // Channels 0 and 1 of the queue go to outputs 0 and 1, which exist.
         let stereoPair = channels >= 2 && !slot.pointee.map.monoToAll && slot.pointee.map.output(for: 0) == 0
             && slot.pointee.map.output(for: 1) == 1
+        let panned = slot.pointee.isPanned
         if metering { meterScratch.update(repeating: 0, count: 16) }
         // Gain state refers to cycle offset `gainOffset`.
         var gainOffset = 0
@@ -109,11 +113,15 @@ extension RenderCore {
             let outOffset = Int(from &- qStart)
             let srcOffset = Int(from &- b.start)
             let count = Int(to &- from)
+            // The ramp's frames left from `gainOffset`, then from this stretch's first frame.
+            let rampLeft = slot.pointee.rampLeft
             let g0 = RenderCore.gain(
                 slot.pointee.gain, toward: slot.pointee.target, step: slot.pointee.step,
-                after: outOffset - gainOffset)
+                after: outOffset - gainOffset, left: rampLeft)
+            let left = rampLeft - (outOffset - gainOffset)
+            let target = slot.pointee.target, step = slot.pointee.step
             var sc = 0
-            if sourceChannels == 2 && stereoPair && !metering
+            if sourceChannels == 2 && stereoPair && !metering && !panned
                 && (slot.pointee.step == 0 || g0 == slot.pointee.target)
             {
                 // The common case: a stereo queue on outputs 0 and 1 at a steady gain.
@@ -126,17 +134,17 @@ extension RenderCore {
                 if slot.pointee.map.monoToAll && sourceChannels == 1 {
                     var oc = 0
                     while oc < channels {
-                        mixInto(outputs[oc] + outOffset, src, count, g0, slot.pointee.target, slot.pointee.step)
+                        mixPanned(outputs[oc] + outOffset, src, count, g0, target, step, left: left, slot: slot, output: oc, panned: panned)
                         oc += 1
                     }
                 } else {
                     let oc = slot.pointee.map.output(for: sc)
                     if oc >= 0 && oc < channels {
-                        mixInto(outputs[oc] + outOffset, src, count, g0, slot.pointee.target, slot.pointee.step)
+                        mixPanned(outputs[oc] + outOffset, src, count, g0, target, step, left: left, slot: slot, output: oc, panned: panned)
                     }
                 }
                 if metering && sc < 8 {
-                    accumulateMeter(src, count, g0, slot.pointee.target, slot.pointee.step, into: meterScratch + sc * 2)
+                    accumulateMeter(src, count, g0, target, step, left: left, into: meterScratch + sc * 2)
                 }
                 sc += 1
             }
@@ -147,10 +155,20 @@ extension RenderCore {
                 break
             }
         }
-        // Advance the gain ramp to the end of the cycle.
-        slot.pointee.gain = RenderCore.gain(
-            slot.pointee.gain, toward: slot.pointee.target, step: slot.pointee.step, after: n - gainOffset)
-        if slot.pointee.gain == slot.pointee.target { slot.pointee.step = 0 }
+        // Advance the gain ramp to the end of the cycle, from where it began (a ramp runs from
+        // offset 0: a buffer's volume event, which moves `gainOffset`, ends it).
+        if slot.pointee.step != 0 {
+            let done = Int(slot.pointee.rampDone) + (n - gainOffset)
+            if done >= Int(slot.pointee.rampFrames) {
+                slot.pointee.gain = slot.pointee.target
+                slot.pointee.step = 0
+            } else {
+                slot.pointee.rampDone = Int32(done)
+                slot.pointee.gain = RenderCore.gain(
+                    slot.pointee.rampFrom, toward: slot.pointee.target, step: slot.pointee.step, after: done,
+                    left: Int(slot.pointee.rampFrames))
+            }
+        }
         if metering {
             let m = meters + s * 16
             var c = 0
@@ -197,7 +215,7 @@ extension RenderCore {
         let h = hot + s
         h.pointee.nextFrame = .min
         guard slot.pointee.state == .running && slot.pointee.startReported
-            && slot.pointee.count > 0 && slot.pointee.step == 0 && !slot.pointee.metering
+            && slot.pointee.count > 0 && slot.pointee.step == 0 && !slot.pointee.metering && !slot.pointee.isPanned
             && slot.pointee.channels == 2 && !slot.pointee.map.monoToAll
             && slot.pointee.map.output(for: 0) == 0 && slot.pointee.map.output(for: 1) == 1
         else { return }
@@ -219,6 +237,20 @@ extension RenderCore {
         h.pointee.remaining = Int32(bEnd &- qNext)
         h.pointee.gain = slot.pointee.gain
         h.pointee.nextFrame = next
+    }
+
+    /// One source channel into output `oc` with the queue's gain, scaled by the pan factor of
+    /// that output when the queue is panned (the gain and the factor multiplied first, so a
+    /// factor of 1 gives exactly the unpanned sums). Render thread.
+    @_noLocks @inline(__always)
+    func mixPanned(
+        _ dst: UnsafeMutablePointer<Float>, _ src: UnsafePointer<Float>, _ count: Int, _ g0: Float, _ target: Float,
+        _ step: Float, left: Int, slot: UnsafeMutablePointer<QueueSlot>, output oc: Int, panned: Bool
+    ) {
+        if !panned { return mixInto(dst, src, count, g0, target, step, left: left) }
+        let f = slot.pointee.panFactor(output: oc)
+        if f == 0 { return }
+        mixInto(dst, src, count, g0 * f, target * f, step * f, left: left)
     }
 
     @_noLocks

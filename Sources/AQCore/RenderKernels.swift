@@ -7,17 +7,18 @@ import CFloatMode
 import CMembarrier
 import Synchronization
 
-/// dst[i] += src[i] × gain(i), the gain ramping from `g0` toward `target` by `step` per frame.
+/// dst[i] += src[i] × gain(i), the gain ramping from `g0` toward `target` by `step` per frame
+/// and exactly `target` from frame `left` on.
 @_noLocks
 @inline(__always)
 func mixInto(
     _ dst: UnsafeMutablePointer<Float>, _ src: UnsafePointer<Float>, _ count: Int, _ g0: Float, _ target: Float,
-    _ step: Float
+    _ step: Float, left: Int
 ) {
     if step == 0 || g0 == target {
         for i in 0..<count { dst[i] += src[i] * g0 }
     } else {
-        for i in 0..<count { dst[i] += src[i] * RenderCore.gain(g0, toward: target, step: step, after: i) }
+        for i in 0..<count { dst[i] += src[i] * RenderCore.gain(g0, toward: target, step: step, after: i, left: left) }
     }
 }
 
@@ -68,17 +69,17 @@ func clearStereo(_ d0: UnsafeMutablePointer<Float>, _ d1: UnsafeMutablePointer<F
     d1.update(repeating: 0, count: count)
 }
 
-/// Peak and sum of squares of src × gain into acc[0], acc[1].
+/// Peak and sum of squares of src × gain into acc[0], acc[1] (the gain as in ``mixInto``).
 @_noLocks
 @inline(__always)
 func accumulateMeter(
-    _ src: UnsafePointer<Float>, _ count: Int, _ g0: Float, _ target: Float, _ step: Float,
+    _ src: UnsafePointer<Float>, _ count: Int, _ g0: Float, _ target: Float, _ step: Float, left: Int,
     into acc: UnsafeMutablePointer<Float>
 ) {
     var peak = acc[0]
     var sum = acc[1]
     for i in 0..<count {
-        let v = src[i] * RenderCore.gain(g0, toward: target, step: step, after: i)
+        let v = src[i] * RenderCore.gain(g0, toward: target, step: step, after: i, left: left)
         peak = max(peak, abs(v))
         sum += v * v
     }

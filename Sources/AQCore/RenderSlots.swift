@@ -36,6 +36,15 @@ struct QueueSlot {
     var gain: Float = 1
     var target: Float = 1
     var step: Float = 0
+    /// A gain ramp (step ≠ 0): the gain where it began, frames of it already played before the
+    /// current cycle, and its length; `gain` is recomputed from them at each cycle's end, so
+    /// rounding never accumulates and the ramp ends on its exact frame.
+    var rampFrom: Float = 1
+    var rampDone: Int32 = 0
+    var rampFrames: Int32 = 0
+    /// Pan: what goes to output 0 and output 1 is scaled by these (1 and 1: not panned).
+    var panLeft: Float = 1
+    var panRight: Float = 1
     var head: Int32 = 0
     var count: Int32 = 0
     /// Late frames of the head buffer, found when it was first seen.
@@ -61,6 +70,22 @@ struct QueueSlot {
     /// Volume commands applied (for the control side's current-value read).
     var volumeSets: Int64 = 0
 
+    /// Output 0 or 1 gets a pan factor other than 1.
+    var isPanned: Bool {
+        @_noLocks @inline(__always) get { panLeft != 1 || panRight != 1 }
+    }
+
+    /// The pan factor for output `oc` (1 for outputs past the first two).
+    @_noLocks @inline(__always)
+    func panFactor(output oc: Int) -> Float {
+        oc == 0 ? panLeft : (oc == 1 ? panRight : 1)
+    }
+
+    /// Frames of the current ramp left from the start of the cycle (0 when not ramping).
+    var rampLeft: Int {
+        @_noLocks @inline(__always) get { step == 0 ? 0 : Int(rampFrames &- rampDone) }
+    }
+
     /// Makes the slot a stopped queue of `channels` channels. Render thread.
     @_noLocks
     mutating func activate(channels: Int32, map: ChannelMap, generation: UInt32) {
@@ -77,6 +102,11 @@ struct QueueSlot {
         gain = 1
         target = 1
         step = 0
+        rampFrom = 1
+        rampDone = 0
+        rampFrames = 0
+        panLeft = 1
+        panRight = 1
         head = 0
         count = 0
         headLate = 0

@@ -94,6 +94,9 @@ public final class AudioQueue: @unchecked Sendable {
     /// `kAudioQueueProperty_DecodeBufferSizeFrames`. Guarded by `lock`.
     var decodeBufferFrames = 4096
     var volumeValue: Float = 1
+    /// `kAudioQueueParam_VolumeRampTime` and `kAudioQueueParam_Pan` as last set. Guarded by `lock`.
+    var volumeRampTime: Float = 0
+    var panValue: Float = 0
     var meteringEnabled = false
     var layout: AudioChannelLayout
     /// Compressed queues: the decoder and its stream.

@@ -199,7 +199,9 @@ extension AudioQueue {
         var volume = Float.nan
         for e in parameterEvents {
             guard e.parameter == AudioQueueParameterID.volume.rawValue else {
-                throw AudioQueueError(.invalidParameter, "unknown parameter ID \(e.parameter)")
+                throw AudioQueueError(.invalidParameter, AudioQueueParameterID(rawValue: e.parameter) == nil
+                    ? "unknown parameter ID \(e.parameter)"
+                    : "only kAudioQueueParam_Volume can be a buffer's parameter event (set \(e.parameter) with AudioQueueSetParameter)")
             }
             guard e.value.isFinite, e.value >= 0, e.value <= 1 else {
                 throw AudioQueueError(.invalidParameter, "volume \(e.value) is outside 0…1 (kAudioQueueParam_Volume)")

@@ -126,24 +126,59 @@ extension AudioQueue {
         lock.lock()
         defer { lock.unlock() }
         if disposed { return 0 }
+        switch id {
+        case .volume: break
+        case .volumeRampTime: return volumeRampTime
+        case .pan: return panValue
+        }
         if !volumeChanged { return volumeValue }
         let rendered = hub.core.pointee.volume(slot: Int(slot))
         return rendered.commandsApplied >= volumeCommandsSent ? rendered.value : volumeValue
     }
 
-    /// Sets a parameter now (`AudioQueueSetParameter`). Volume is a linear gain from 0 to 1
-    /// (values outside are refused with `.invalidParameter`). On a running queue it ramps
-    /// linearly over the engine's ``AudioQueueEngine/volumeRampSeconds`` (never a step); on a
-    /// stopped or paused queue it applies at once, so the first frame played has it.
+    /// Sets a parameter now (`AudioQueueSetParameter`); values outside a parameter's range are
+    /// refused with `.invalidParameter`.
+    /// - `.volume`: a linear gain from 0 to 1. On a running queue it ramps linearly over
+    ///   `.volumeRampTime` seconds when that is set (> 0), else over the engine's
+    ///   ``AudioQueueEngine/volumeRampSeconds`` (never a step): round(seconds × device rate)
+    ///   frames R, from the first frame of the render cycle that applies it (which still plays
+    ///   the old gain) to exactly the new gain R frames later; on a stopped or paused queue it
+    ///   applies at once, so the first frame played has it.
+    /// - `.volumeRampTime`: 0 to 3600 seconds; applies to the volume changes after it.
+    /// - `.pan`: −1 to 1, from the first frame of the next render cycle (``PanLaw``).
     /// Any thread but the render thread; does not block.
     public func setParameter(_ id: AudioQueueParameterID, _ value: Float) throws(AudioQueueError) {
+        switch id {
+        case .volume: break
+        case .volumeRampTime:
+            guard value.isFinite, value >= 0, value <= 3600 else {
+                throw AudioQueueError(.invalidParameter, "volume ramp time \(value) s is outside 0…3600 (kAudioQueueParam_VolumeRampTime)")
+            }
+            lock.lock()
+            defer { lock.unlock() }
+            try checkLive()
+            volumeRampTime = value
+            return
+        case .pan:
+            guard value.isFinite, value >= -1, value <= 1 else {
+                throw AudioQueueError(.invalidParameter, "pan \(value) is outside −1…1 (kAudioQueueParam_Pan)")
+            }
+            lock.lock()
+            defer { lock.unlock() }
+            try checkLive()
+            let f = PanLaw.factors(pan: value, channels: Int(format.channelsPerFrame))
+            try hub.send(.setPan(slot: slot, left: f.left, right: f.right))
+            panValue = value
+            return
+        }
         guard value.isFinite, value >= 0, value <= 1 else {
             throw AudioQueueError(.invalidParameter, "volume \(value) is outside 0…1 (kAudioQueueParam_Volume)")
         }
         lock.lock()
         defer { lock.unlock() }
         try checkLive()
-        let ramp = Int32((hub.volumeRampSeconds * hub.device.sampleRate).rounded())
+        let seconds = volumeRampTime > 0 ? Double(volumeRampTime) : hub.volumeRampSeconds
+        let ramp = Int32(clamping: Int64((seconds * hub.device.sampleRate).rounded()))
         try hub.send(.setVolume(slot: slot, volume: value, rampFrames: ramp))
         volumeValue = value
         volumeCommandsSent += 1

@@ -69,6 +69,11 @@ extension AudioStreamBasicDescription {
 public enum AudioQueueParameterID: UInt32, Sendable {
     /// `kAudioQueueParam_Volume`: linear gain, 0 to 1 (default 1).
     case volume = 1
+    /// `kAudioQueueParam_VolumeRampTime`: seconds over which later volume changes of a running
+    /// queue ramp, 0 to 3600 (default 0: the engine's ``AudioQueueEngine/volumeRampSeconds``).
+    case volumeRampTime = 4
+    /// `kAudioQueueParam_Pan`: −1 (hard left) to 1 (hard right), default 0; the law: ``PanLaw``.
+    case pan = 13
 }
 
 /// A parameter value that takes effect when a buffer starts (`AudioQueueParameterEvent`).

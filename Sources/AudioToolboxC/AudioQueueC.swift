@@ -4,9 +4,9 @@ import CAudioToolbox
 import Foundation
 
 /// What an `AudioQueueRef` points to: the engine's queue (playback or recording), the C
-/// callback and its user data, the run loop its callbacks go to (nil: the engine's events
-/// thread), its C buffers and its C listeners. Thread safety: `lock` guards the tables; the rest
-/// is set once.
+/// callback's user data, where its callbacks go (a run loop, a dispatch queue, or neither: the
+/// engine's events thread), its C buffers and its C listeners. Thread safety: `lock` guards the
+/// tables; the rest is set once.
 final class CQueue: @unchecked Sendable {
     /// The engine's queue: a playback queue (`AudioQueueNewOutput`) or a recording one
     /// (`AudioQueueNewInput`).
@@ -19,17 +19,21 @@ final class CQueue: @unchecked Sendable {
     let userData: UnsafeMutableRawPointer?
     /// The caller's run loop's source, for a queue made with a run loop.
     let runLoop: RunLoopDelivery?
+    /// The caller's dispatch queue, for a queue made with one (`…WithDispatchQueue`).
+    let dispatch: DispatchDelivery?
     let lock = NSLock()
     /// C buffer address → the engine's buffer.
     var buffers: [UnsafeMutablePointer<CBuffer>: SBuffer] = [:]
     var listeners: [(id: UInt32, proc: AudioQueuePropertyListenerProc, userData: UnsafeMutableRawPointer?, token: Int)] = []
     var disposed = false
 
-    init(kind: Kind, engine: AudioQueueEngine, userData: UnsafeMutableRawPointer?, runLoop: RunLoopDelivery?) {
+    init(kind: Kind, engine: AudioQueueEngine, userData: UnsafeMutableRawPointer?, runLoop: RunLoopDelivery?,
+         dispatch: DispatchDelivery? = nil) {
         self.kind = kind
         self.engine = engine
         self.userData = userData
         self.runLoop = runLoop
+        self.dispatch = dispatch
     }
 
     /// The playback queue; a recording queue answers kAudioQueueErr_InvalidQueueType (the call
@@ -45,10 +49,17 @@ final class CQueue: @unchecked Sendable {
 
     var ref: AudioQueueRef { OpaquePointer(Unmanaged.passUnretained(self).toOpaque()) }
 
-    /// Runs `work` on the queue's callback thread: here when there is no run loop or this is its
-    /// thread, else posted to the loop's source (then skipped if the queue was disposed of
-    /// meanwhile).
+    /// Runs `work` on the queue's callback thread: submitted to its dispatch queue when it has
+    /// one; here when there is no run loop or this is its thread, else posted to the loop's
+    /// source. Posted or submitted work is skipped if the queue was disposed of meanwhile.
     func deliver(_ work: @escaping () -> Void) {
+        if let dispatch {
+            dispatch.post { [self] in
+                if lock.withLock({ disposed }) { return }
+                work()
+            }
+            return
+        }
         guard let runLoop, !runLoop.isCurrent else { return work() }
         runLoop.post { [self] in
             if lock.withLock({ disposed }) { return }
@@ -99,16 +110,28 @@ func withQueue(_ ref: AudioQueueRef?, _ body: (CQueue) throws(AudioQueueError) -
     guard let inFormat, let inCallbackProc, let outAQ else { return paramError }
     // The reference: inFlags is reserved and must be 0.
     guard inFlags == 0 else { return paramError }
-    let format = SFormat(c: inFormat.pointee)
     let loop = inCallbackRunLoop.map { RunLoopDelivery(loop: RunLoopDelivery.loop($0), mode: RunLoopDelivery.mode(inCallbackRunLoopMode)) }
+    return newOutputQueue(inFormat.pointee, userData: inUserData, runLoop: loop, dispatch: nil, outAQ) { cq, cb in
+        inCallbackProc(cq.userData, cq.ref, cb)
+    }
+}
+
+/// Makes a playback queue whose buffers come back through `call` (on the queue's callback
+/// thread: see ``CQueue/deliver(_:)``) and stores its handle in `outAQ`. The arguments were
+/// checked by the caller.
+func newOutputQueue(
+    _ cFormat: CFormat, userData: UnsafeMutableRawPointer?, runLoop: RunLoopDelivery?, dispatch: DispatchDelivery?,
+    _ outAQ: UnsafeMutablePointer<AudioQueueRef?>, call: @escaping (CQueue, UnsafeMutablePointer<CBuffer>) -> Void
+) -> OSStatus {
+    let format = SFormat(c: cFormat)
     return status { () throws(AudioQueueError) in
         let engine = try ProcessEngine.shared.get(channels: Int(format.channelsPerFrame))
         let box = WeakBox()
         let queue = try engine.newOutput(format: format) { _, buffer in
             guard let cq = box.value, let cb = cq.cBuffer(for: buffer) else { return }
-            cq.deliver { inCallbackProc(cq.userData, cq.ref, cb) }
+            cq.deliver { call(cq, cb) }
         }
-        let made = CQueue(kind: .output(queue), engine: engine, userData: inUserData, runLoop: loop)
+        let made = CQueue(kind: .output(queue), engine: engine, userData: userData, runLoop: runLoop, dispatch: dispatch)
         box.value = made
         Handles.add(made)
         outAQ.pointee = made.ref
@@ -130,8 +153,21 @@ final class WeakBox: @unchecked Sendable {
 ) -> OSStatus {
     guard let inFormat, let inCallbackProc, let outAQ else { return paramError }
     guard inFlags == 0 else { return paramError }
-    let format = SFormat(c: inFormat.pointee)
     let loop = inCallbackRunLoop.map { RunLoopDelivery(loop: RunLoopDelivery.loop($0), mode: RunLoopDelivery.mode(inCallbackRunLoopMode)) }
+    return newInputQueue(inFormat.pointee, userData: inUserData, runLoop: loop, dispatch: nil, outAQ) { cq, cb, time, n, descriptions in
+        inCallbackProc(cq.userData, cq.ref, cb, time, n, descriptions)
+    }
+}
+
+/// Makes a recording queue whose filled buffers go to `call` (on the queue's callback thread,
+/// with the start time, the packet count and the descriptions, NULL when there are none) and
+/// stores its handle in `outAQ`. The arguments were checked by the caller.
+func newInputQueue(
+    _ cFormat: CFormat, userData inUserData: UnsafeMutableRawPointer?, runLoop loop: RunLoopDelivery?,
+    dispatch: DispatchDelivery?, _ outAQ: UnsafeMutablePointer<AudioQueueRef?>,
+    call: @escaping (CQueue, UnsafeMutablePointer<CBuffer>, UnsafePointer<CTimeStamp>, UInt32, UnsafePointer<CPacketDescription>?) -> Void
+) -> OSStatus {
+    let format = SFormat(c: cFormat)
     return status { () throws(AudioQueueError) in
         let engine = try ProcessEngine.shared.get(channels: 2, inputs: Int(format.channelsPerFrame))
         let box = WeakBox()
@@ -155,11 +191,11 @@ final class WeakBox: @unchecked Sendable {
             cq.deliver {
                 var t = stamp
                 cDescriptions.withUnsafeMutableBufferPointer { d in
-                    inCallbackProc(cq.userData, cq.ref, cb, &t, UInt32(packets), d.isEmpty ? nil : UnsafePointer(d.baseAddress))
+                    call(cq, cb, &t, UInt32(packets), d.isEmpty ? nil : UnsafePointer(d.baseAddress))
                 }
             }
         }
-        let made = CQueue(kind: .input(queue), engine: engine, userData: inUserData, runLoop: loop)
+        let made = CQueue(kind: .input(queue), engine: engine, userData: inUserData, runLoop: loop, dispatch: dispatch)
         box.value = made
         Handles.add(made)
         outAQ.pointee = made.ref
@@ -196,6 +232,7 @@ func release(_ q: CQueue) {
     q.buffers.removeAll()
     q.lock.unlock()
     q.runLoop?.invalidate()
+    q.dispatch?.invalidate()
     for (p, b) in buffers {
         b.userData = nil
         p.deallocate()

@@ -173,6 +173,22 @@ int main(void) {
     EXPECT_STATUS(AudioQueueGetParameter(aq, kAudioQueueParam_Volume, &volume), noErr);
     EXPECT(volume == 0.5f, "volume %f", volume);
     EXPECT_STATUS(AudioQueueSetParameter(aq, kAudioQueueParam_Volume, 1.0f), noErr);
+    /* Pan and VolumeRampTime (issue 22): defaults 0, read back as set, out of range refused
+     * (their effect on the samples: AQEngineTests.PanAndRampTests). Both back to 0 after. */
+    AudioQueueParameterValue pan = 1, rampTime = 1;
+    EXPECT_STATUS(AudioQueueGetParameter(aq, kAudioQueueParam_Pan, &pan), noErr);
+    EXPECT_STATUS(AudioQueueGetParameter(aq, kAudioQueueParam_VolumeRampTime, &rampTime), noErr);
+    EXPECT(pan == 0 && rampTime == 0, "defaults: pan %f, ramp time %f", pan, rampTime);
+    EXPECT_STATUS(AudioQueueSetParameter(aq, kAudioQueueParam_Pan, -0.25f), noErr);
+    EXPECT_STATUS(AudioQueueSetParameter(aq, kAudioQueueParam_Pan, 1.5f), kAudioQueueErr_InvalidParameter);
+    EXPECT_STATUS(AudioQueueGetParameter(aq, kAudioQueueParam_Pan, &pan), noErr);
+    EXPECT(pan == -0.25f, "pan %f", pan);
+    EXPECT_STATUS(AudioQueueSetParameter(aq, kAudioQueueParam_VolumeRampTime, 0.5f), noErr);
+    EXPECT_STATUS(AudioQueueSetParameter(aq, kAudioQueueParam_VolumeRampTime, -1.0f), kAudioQueueErr_InvalidParameter);
+    EXPECT_STATUS(AudioQueueGetParameter(aq, kAudioQueueParam_VolumeRampTime, &rampTime), noErr);
+    EXPECT(rampTime == 0.5f, "ramp time %f", rampTime);
+    EXPECT_STATUS(AudioQueueSetParameter(aq, kAudioQueueParam_Pan, 0), noErr);
+    EXPECT_STATUS(AudioQueueSetParameter(aq, kAudioQueueParam_VolumeRampTime, 0), noErr);
 
     /* Listeners. */
     EXPECT_STATUS(AudioQueueAddPropertyListener(aq, 0x78787878, listener, NULL), kAudioQueueErr_InvalidProperty);

@@ -10,6 +10,11 @@
 
 #include <CoreAudio/CoreAudioTypes.h>
 #include <CoreFoundation/CFRunLoop.h>
+#if defined(__BLOCKS__)
+/* The toolchain's libdispatch (found through pkg-config's -isystem), as Apple's header includes
+ * it: only a compiler that reads blocks gets the dispatch-queue functions below. */
+#include <dispatch/dispatch.h>
+#endif
 
 CF_EXTERN_C_BEGIN
 
@@ -78,7 +83,16 @@ CF_ENUM(AudioQueuePropertyID) {
 
 typedef UInt32 AudioQueueParameterID;
 typedef Float32 AudioQueueParameterValue;
-CF_ENUM(AudioQueueParameterID) { kAudioQueueParam_Volume = 1 };
+CF_ENUM(AudioQueueParameterID) {
+    kAudioQueueParam_Volume         = 1,  /* linear gain 0...1 (default 1) */
+    /* Issue 22. Set with AudioQueueSetParameter only (a buffer's parameter event takes Volume
+     * only: kAudioQueueErr_InvalidParameter). docs/c-api.md, "Pan and volume ramps". */
+    kAudioQueueParam_VolumeRampTime = 4,  /* seconds 0...3600 over which later volume changes ramp
+                                             (default 0: 5 ms) */
+    kAudioQueueParam_Pan            = 13  /* -1 (left) ... 1 (right), default 0: mono equal-power
+                                             (unity at the centre), stereo balance, more channels
+                                             unaffected */
+};
 
 /* ---- Types ------------------------------------------------------------------------------- */
 typedef struct OpaqueAudioQueue *AudioQueueRef;
@@ -133,6 +147,28 @@ extern OSStatus AudioQueueNewOutput(const AudioStreamBasicDescription *inFormat,
 extern OSStatus AudioQueueNewInput(const AudioStreamBasicDescription *inFormat, AudioQueueInputCallback inCallbackProc,
                                    void *inUserData, CFRunLoopRef inCallbackRunLoop, CFStringRef inCallbackRunLoopMode,
                                    UInt32 inFlags, AudioQueueRef *outAQ);
+
+#if defined(__BLOCKS__)
+/* Callbacks as blocks on a dispatch queue (issue 22; clang -fblocks, the toolchain's libdispatch
+ * and BlocksRuntime: pkg-config's Libs link them). Declared only for a compiler that reads blocks,
+ * as in Apple's header, so that gcc and clang without -fblocks still read this header. The
+ * queue and the block are retained until the audio queue is disposed of. The block and the
+ * queue's property listeners are submitted to inCallbackDispatchQueue (dispatch_async_f, one
+ * submission per callback, in the order the engine reports them), also for the buffers an
+ * immediate stop or a reset hands back, which therefore run after that call returns. On a
+ * concurrent queue they may run at once on several threads. Threads and blocking: as
+ * AudioQueueNewOutput and AudioQueueNewInput (docs/c-api.md). */
+typedef void (^AudioQueueOutputCallbackBlock)(AudioQueueRef inAQ, AudioQueueBufferRef inBuffer);
+typedef void (^AudioQueueInputCallbackBlock)(AudioQueueRef inAQ, AudioQueueBufferRef inBuffer,
+                                             const AudioTimeStamp *inStartTime, UInt32 inNumberPacketDescriptions,
+                                             const AudioStreamPacketDescription *inPacketDescs);
+extern OSStatus AudioQueueNewOutputWithDispatchQueue(AudioQueueRef *outAQ, const AudioStreamBasicDescription *inFormat,
+                                                     UInt32 inFlags, dispatch_queue_t inCallbackDispatchQueue,
+                                                     AudioQueueOutputCallbackBlock inCallbackBlock);
+extern OSStatus AudioQueueNewInputWithDispatchQueue(AudioQueueRef *outAQ, const AudioStreamBasicDescription *inFormat,
+                                                    UInt32 inFlags, dispatch_queue_t inCallbackDispatchQueue,
+                                                    AudioQueueInputCallbackBlock inCallbackBlock);
+#endif
 /* Immediate: synchronous, no callback runs after it returns. Blocks until the renderer let go. */
 extern OSStatus AudioQueueDispose(AudioQueueRef inAQ, Boolean inImmediate);
 
