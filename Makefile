@@ -6,7 +6,7 @@ SWIFT ?= swift
 DEBS := jackd2 libjack-jackd2-dev jack-tools libsoxr-dev libsoundtouch-dev sox ffmpeg pkg-config libavcodec-dev libavutil-dev pipewire pipewire-jack pipewire-bin wireplumber dbus binutils librsvg2-bin gcc g++ libgme-dev tmux liblo-tools
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build release test check-nolocks jack-reclaim demo fuzz clean bench bench-offline bench-check
+.PHONY: transport-check deps build release test check-nolocks jack-reclaim demo fuzz clean bench bench-offline bench-check
 
 ## Install the Debian packages the build and the tests need (only those missing).
 deps:
@@ -74,6 +74,11 @@ BATTERY_RUNS ?= 20
 soak: deps
 	$(SWIFT) build --build-tests
 	AQSYNC_SOAK_MINUTES=$(SOAK_MINUTES) $(SWIFT) test --skip-build --filter SoakOnJACKTests
+## The live transport-follow tests (opt-in: docs/transport.md, "Known defects").
+transport-check: deps
+	$(SWIFT) build --build-tests
+	AQSYNC_TRANSPORT_TESTS=1 $(SWIFT) test --skip-build --no-parallel --filter 'TransportFollow'
+
 battery: deps
 	$(SWIFT) build --build-tests
 	AQSYNC_BATTERY_RUNS=$(BATTERY_RUNS) $(SWIFT) test --skip-build --no-parallel --filter 'periodChangeBattery|quantumChangeBattery'

@@ -27,7 +27,7 @@ struct TransportFollowCommandOnJACKTests {
     /// from the command line: every recorded frame of its ports equals the offline render at
     /// transport frame − 4800 where the transport rolled, silence where it did not; SIGINT
     /// ends it (status 130) with the follower's summary.
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.enabled(if: transportTestsWanted, "opt-in (make transport-check): not yet reliable, docs/transport.md, Known defects"), .timeLimit(.minutes(3)))
     func commandFollowsTheTransport() throws {
         let fx = try LoopRenderTests.make(loop: "")
         let session = try SessionLoader.load(fx.url)
@@ -117,7 +117,7 @@ struct TransportFollowCommandOnJACKTests {
     /// master, and the bar/beat/tick a C client reads from `jack_position_t` in every rolling
     /// cycle is the one of the cycle's transport frame: ticks since bar 1 = ⌊(F − 4800) × 150 /
     /// (60 × 48000)⌋ beats × 1920 + the tick within the beat (truncated).
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.enabled(if: transportTestsWanted, "opt-in (make transport-check): not yet reliable, docs/transport.md, Known defects"), .timeLimit(.minutes(2)))
     func leadPublishesBarBeatTick() throws {
         let fx = try LoopRenderTests.make(loop: "")
         let text = try String(contentsOf: fx.url, encoding: .utf8).replacingOccurrences(of: "sample_rate = 48000", with: "sample_rate = 48000\nbpm = 150\nmeter = \"3/4\"")

@@ -1,0 +1,77 @@
+/// A live recording of a session's outputs, beside a ``FrameCountWitness`` channel, compared
+/// with the offline render of the same session (`origin`: the recorded frame of the render's
+/// frame 0), stretch by stretch between the places where the witness broke or slipped.
+///
+/// A stretch matches when every sample in it equals the render at the recorded mapping (frame
+/// `p` holds render frame `p − origin`: what a client downstream of aqsync heard, continuous)
+/// or at the witness's mapping (render frame = witness frame at `p` − witness frame at
+/// `origin`: the recorder lost or repeated frames of every client alike). Samples within a
+/// period (1024 frames) of a break or slip are not judged: there the witness cannot tell
+/// which side of the loss a cycle was on. Only samples of stretches matching neither mapping
+/// count as mismatches: aqsync's doing.
+///
+/// Thread safety: a plain value.
+public struct LiveRenderMatch: Sendable, CustomStringConvertible {
+    /// Samples (all channels) that differ from the render in stretches the witness vouched for.
+    public let mismatches: Int
+    /// Recorded frames judged, and frames left unjudged next to a break or slip.
+    public let judgedFrames: Int, unjudgedFrames: Int
+    /// The first differing sample, for the report.
+    public let first: String?
+    /// Stretches, and of those matched only through the witness's mapping.
+    public let stretches: Int, matchedThroughWitness: Int
+
+    /// Compares `live` (channels, each at least `origin + render length` frames) with
+    /// `offline` beside `witness`. `origin` must be ≥ 0.
+    public init(live: [[Float]], witness: WitnessTimeline, offline: [[Float]], origin: Int, margin: Int = 1024) {
+        let n = offline.first?.count ?? 0
+        let end = min(origin + n, live.first?.count ?? 0)
+        let marks = (witness.breaks + witness.slips).filter { $0 > origin && $0 < end }.sorted()
+        var bounds = [origin]
+        for m in marks where m > bounds[bounds.count - 1] { bounds.append(m) }
+        bounds.append(end)
+        let w0 = origin < witness.frames.count ? witness.frames[origin] : nil
+        var mismatches = 0, judged = 0, unjudged = 0, viaWitness = 0, stretches = 0
+        var first: String?
+        for k in 0..<(bounds.count - 1) {
+            let a = bounds[k] + (k == 0 ? 0 : margin), b = bounds[k + 1] - (k + 1 == bounds.count - 1 ? 0 : margin)
+            unjudged += (bounds[k + 1] - bounds[k]) - max(0, b - a)
+            guard a < b else { continue }
+            stretches += 1
+            judged += b - a
+            // The two mappings of recorded frame p into the render.
+            func count(_ index: (Int) -> Int?) -> (Int, String?) {
+                var bad = 0
+                var where_: String?
+                for p in a..<b {
+                    guard let i = index(p), i >= 0, i < n else { bad += live.count; continue }
+                    for c in live.indices where c < offline.count && live[c][p] != offline[c][i] {
+                        bad += 1
+                        if where_ == nil { where_ = "output \(c + 1), render frame \(i) (recorded \(p))" }
+                    }
+                }
+                return (bad, where_)
+            }
+            let (recorded, r1) = count { $0 - origin }
+            if recorded == 0 { continue }
+            if let w0 {
+                let (viaW, _) = count { p in p < witness.frames.count ? witness.frames[p].map { $0 - w0 } : nil }
+                if viaW == 0 { viaWitness += 1; continue }
+            }
+            mismatches += recorded
+            if first == nil { first = r1 }
+        }
+        self.mismatches = mismatches
+        self.judgedFrames = judged
+        self.unjudgedFrames = unjudged
+        self.first = first
+        self.stretches = stretches
+        self.matchedThroughWitness = viaWitness
+    }
+
+    public var description: String {
+        "\(mismatches) samples differ from the render in \(stretches) stretch(es) the witness vouched for"
+            + (first.map { " (first: \($0))" } ?? "")
+            + "; \(judgedFrames) frames judged, \(unjudgedFrames) next to a break or slip not judged, \(matchedThroughWitness) stretch(es) matched through the witness's frames"
+    }
+}
