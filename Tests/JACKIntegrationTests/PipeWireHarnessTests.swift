@@ -390,7 +390,14 @@ struct AqsyncOnPipeWireTests {
             try run(seconds: 6, warmUp: true, recordPorts: { $0.monitorPorts })
         }) { r in
             #expect(r.status == 0, "\(r.output)")
-            #expect(!r.output.contains("frames lost"), "\(r.output)")
+            // The driver move must not be reported as lost time (the sink's counter is ≥ 144000
+            // frames away). A quantum or two the server itself lost in an overrun on a loaded
+            // host (reported with the cycle it called twice) is the machine's, not the move's.
+            let lost = r.output.split(separator: "\n").filter { $0.contains("the server lost") }.compactMap { line -> Int? in
+                guard let range = line.range(of: #"the server lost (\d+) frames"#, options: .regularExpression) else { return nil }
+                return Int(line[range].split(separator: " ")[3])
+            }
+            #expect(!r.output.contains("frames lost") || (lost.reduce(0, +) <= 4096 && r.output.contains("called twice by the server")), "\(r.output)")
             let rows = r.output.split(separator: "\n").map { $0.split(separator: " ") }.filter { ["a.wav", "b.wav"].contains($0.first ?? "") && $0.count == 5 }
             #expect(rows.count == 2 && rows.allSatisfy { Int($0[3]) == 6 * 48000 && Int($0[4]) == 0 }, "\(r.output)")
             #expect(r.found.a.count == 23 && r.found.b.count == 23, "\(r.found)")
