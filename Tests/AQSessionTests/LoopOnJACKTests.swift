@@ -38,38 +38,11 @@ struct LoopOnJACKTests {
         let player = try SessionPlayer(session: session, engine: engine)
         defer { player.close() }
         #expect(player.hasLoop && player.loopPasses == 3 && player.lengthFrames == Int64(offline[0].count))
-        // Recorded until the player has finished (a fixed window can miss a late start).
-        let (rec, witness) = try FrameCountWitness.recording(device.outputPortNames, server: server.name, directory: fx.dir.url)
-        defer { rec.removeFiles(); witness.stop() }
-        _ = try player.start(at: AudioTimeStamp(sampleTime: engine.deviceCurrentTime().sampleTime + 14_400))
-        #expect(player.waitUntilFinished(timeout: 15))
-        // A tenth of a second more: the last cycles reach the recorder after the player ends.
-        let end = engine.deviceCurrentTime().sampleTime + 4_800
-        while engine.deviceCurrentTime().sampleTime < end { usleep(5_000) }
-        rec.stop()
-        let recorded = try rec.read().channels
-        let live = Array(recorded.prefix(4))
-        let report = player.report()
-        let n = offline[0].count
-        let origin = (live[0].firstIndex { $0 != 0 } ?? -1) - (offline[0].firstIndex { $0 != 0 } ?? 0)
-        let equal = origin >= 0 && origin + n <= live[0].count
-            && (0..<4).allSatisfy { c in (0..<n).allSatisfy { live[c][origin + $0] == offline[c][$0] } }
-        if !isLast && !equal {
-            let witnessed = WitnessTimeline(channel: recorded[4])
-            let span = max(0, origin)...(max(0, origin) + n)
-            let breaks = witnessed.breaks.filter { span.contains($0) }, slips = witnessed.slips.filter { span.contains($0) }
-            if !breaks.isEmpty || !slips.isEmpty || origin < 0 {
-                return .witnessCouldNotTell(
-                    reason: "the recording differs from the render; the recorder broke \(breaks.count) time(s), the witness slipped \(slips.count) time(s) (origin \(origin))",
-                    aqsyncFigures: ["late frames": report.reduce(0) { $0 + Int($1.lateFrames) }])
-            }
-        }
+        let run = try LiveRenderRun.play(player, engine: engine, device: device, server: server.name, directory: fx.dir.url, offline: offline)
+        if let again = run.unjudged(renderFrames: offline[0].count, isLast: isLast) { return again }
+        let report = run.report
         #expect(report.allSatisfy { $0.completed && $0.lateFrames == 0 }, "\(report)")
-        try #require(origin >= 0 && origin + n <= live[0].count, "the recording covers the render (origin \(origin))")
-        // Judged relative to the witness: stretch by stretch between its breaks and slips.
-        let match = LiveRenderMatch(live: live, witness: WitnessTimeline(channel: recorded[4]), offline: offline, origin: origin)
-        #expect(match.mismatches == 0 && match.judgedFrames * 2 >= n, "\(match)")
-        if !equal { print("loopLiveEqualsOfflineRender: \(match)") }
+        try run.expectMatches(offline, "loopLiveEqualsOfflineRender")
         return .judged
     }
 }

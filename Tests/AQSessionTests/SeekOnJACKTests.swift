@@ -44,43 +44,15 @@ struct SeekOnJACKTests {
         let player = try SessionPlayer(session: session, engine: engine, from: from)
         defer { player.close() }
         #expect(player.position == 15000 && player.lengthFrames == Int64(offline[0].count))
-        // Recorded until the player has finished (not for a fixed time: on a loaded machine the
-        // start can come late enough for a fixed window to miss what was played).
-        let (rec, witness) = try FrameCountWitness.recording(device.outputPortNames, server: server.name, directory: fx.dir.url)
-        defer { rec.removeFiles(); witness.stop() }
-        let start = try player.start(at: AudioTimeStamp(sampleTime: engine.deviceCurrentTime().sampleTime + 14_400))
-        #expect(player.waitUntilFinished(timeout: 10))
-        // A tenth of a second more: the last cycles reach the recorder after the player ends.
-        let end = engine.deviceCurrentTime().sampleTime + 4_800
-        while engine.deviceCurrentTime().sampleTime < end { usleep(5_000) }
-        rec.stop()
-        let recorded = try rec.read().channels
-        let live = Array(recorded.prefix(5))
-        let report = player.report()
-        let n = offline[0].count
-        let origin = (live[0].firstIndex { $0 != 0 } ?? -1) - (offline[0].firstIndex { $0 != 0 } ?? 0)
-        let equal = origin >= 0 && origin + n <= live[0].count
-            && (0..<5).allSatisfy { c in (0..<n).allSatisfy { live[c][origin + $0] == offline[c][$0] } }
-        if !isLast && !equal {
-            let witnessed = WitnessTimeline(channel: recorded[5])
-            let span = max(0, origin)...(max(0, origin) + n)
-            let breaks = witnessed.breaks.filter { span.contains($0) }, slips = witnessed.slips.filter { span.contains($0) }
-            if !breaks.isEmpty || !slips.isEmpty || origin < 0 {
-                return .witnessCouldNotTell(
-                    reason: "the recording differs from the render; the recorder broke \(breaks.count) time(s), the witness slipped \(slips.count) time(s) (origin \(origin))",
-                    aqsyncFigures: ["late frames": report.reduce(0) { $0 + Int($1.lateFrames) }])
-            }
-        }
+        let run = try LiveRenderRun.play(player, engine: engine, device: device, server: server.name, directory: fx.dir.url, offline: offline)
+        if let again = run.unjudged(renderFrames: offline[0].count, isLast: isLast) { return again }
+        let (start, report) = (run.start, run.report)
         // Placement relative to the position: t1 at once, t2 at 24000 − 15000, t3 and t4 ended
         // (nothing played), t5 at 30011 − 15000.
         #expect(report.map(\.scheduledStartFrame) == [0, 9000, 0, 0, 15011].map { start + $0 })
         #expect(report.map(\.framesPlayed) == [20000 - 2653, 11993, 0, 0, Int64((20000.0 * 48000 / 44100).rounded())])
         #expect(report.allSatisfy { $0.completed && $0.lateFrames == 0 }, "\(report)")
-        try #require(origin >= 0 && origin + n <= live[0].count, "the recording covers the render (origin \(origin))")
-        // Judged relative to the witness: stretch by stretch between its breaks and slips.
-        let match = LiveRenderMatch(live: live, witness: WitnessTimeline(channel: recorded[5]), offline: offline, origin: origin)
-        #expect(match.mismatches == 0 && match.judgedFrames * 2 >= n, "from 15000: \(match)")
-        if !equal { print("fromLiveEqualsOfflineRender: \(match)") }
+        try run.expectMatches(offline, "fromLiveEqualsOfflineRender from 15000")
         return .judged
     }
 }
