@@ -11,11 +11,18 @@ import Foundation
 /// witness's frames exactly as it moves aqsync's: clicks judged in witness frames
 /// (``WitnessTimeline``) need no repeat when that happens.
 ///
-/// The sign marks where the witness itself cannot vouch for the graph: the first sample of a
-/// cycle is negative when the server called the witness again for the cycle it had just
-/// processed (same counter and cycle time) or moved its counter by anything but the previous
-/// cycle's frames outside a period change (frames lost to the server, or a cycle the witness
-/// was not called for). Only there may the witness and aqsync have been treated differently.
+/// The sign marks where the witness itself cannot vouch for the graph, as a run of negative
+/// samples at the start of a cycle:
+/// - one (a **slip**): the server called the witness again for the cycle it had just processed
+///   (same counter and cycle time) or moved its counter by anything but the previous cycle's
+///   frames outside a period change (frames lost to the server, or a cycle the witness was not
+///   called for). Only there may the witness and aqsync have been treated differently.
+/// - two (an **xrun**): the server reported an xrun (its xrun callback) since the witness's
+///   previous cycle: a client (perhaps aqsync) was not finished in time, and what a client
+///   downstream of it read from its ports in that cycle is the server's doing. The report
+///   arrives on the witness's notification thread, so the mark lands one or a few cycles after
+///   the late cycle.
+/// - three: both.
 ///
 /// Thread safety: `init` and `stop` from the test's thread.
 public final class FrameCountWitness: @unchecked Sendable {
@@ -35,7 +42,8 @@ public final class FrameCountWitness: @unchecked Sendable {
         static jack_nframes_t last_counter, last_n;
         static jack_time_t last_usecs;
         static int started;
-        static atomic_int period_changed;
+        static atomic_int period_changed, xrun_reported;
+        static int on_xrun(void *arg) { (void)arg; atomic_store(&xrun_reported, 1); return 0; }
         static int bufsize(jack_nframes_t n, void *arg) { (void)n; (void)arg; atomic_store(&period_changed, 1); return 0; }
         static int process(jack_nframes_t n, void *arg) {
             (void)arg;
@@ -47,7 +55,9 @@ public final class FrameCountWitness: @unchecked Sendable {
             started = 1; last_counter = counter; last_usecs = usecs; last_n = n;
             float *a = jack_port_get_buffer(out, n);
             for (jack_nframes_t i = 0; i < n; i++, count++) a[i] = (float)((count & 0xFFFFFF) + 1);
-            if (slip && n > 0) a[0] = -a[0];
+            int xrun = atomic_exchange(&xrun_reported, 0);
+            int marks = (slip ? 1 : 0) + (xrun ? 2 : 0);
+            for (int i = 0; i < marks && (jack_nframes_t)i < n; i++) a[i] = -a[i];
             return 0;
         }
         int main(int argc, char **argv) {
@@ -59,6 +69,7 @@ public final class FrameCountWitness: @unchecked Sendable {
             out = jack_port_register(client, "out", JACK_DEFAULT_AUDIO_TYPE, JackPortIsOutput, 0);
             jack_set_process_callback(client, process, NULL);
             jack_set_buffer_size_callback(client, bufsize, NULL);
+            jack_set_xrun_callback(client, on_xrun, NULL);
             if (jack_activate(client)) { fprintf(stderr, "witness: cannot activate\n"); return 1; }
             for (int i = 1; i < argc; i++) jack_connect(client, jack_port_name(out), argv[i]);
             for (;;) pause();
@@ -117,24 +128,29 @@ public struct WitnessTimeline: Sendable {
     public let breaks: [Int]
     /// Recorded frames at which the witness marked a cycle it cannot vouch for.
     public let slips: [Int]
+    /// Recorded frames at which the witness marked that the server had reported an xrun since
+    /// its previous cycle (one or a few cycles after the late one).
+    public let xruns: [Int]
 
     /// Reads a recorded witness channel.
     public init(channel: [Float]) {
         var frames: [Int?] = []
         frames.reserveCapacity(channel.count)
-        var breaks: [Int] = [], slips: [Int] = []
+        var breaks: [Int] = [], marks = WitnessMarks()
         var previous: Int?
         for (i, v) in channel.enumerated() {
+            marks.read(v, at: i)
             guard v != 0 else { frames.append(nil); continue }
-            if v < 0 { slips.append(i) }
             let f = Int(abs(v)) - 1
             if let p = previous, f != (p + 1) & 0xFFFFFF { breaks.append(i) }
             frames.append(f)
             previous = f
         }
+        marks.finish()
         self.frames = frames
         self.breaks = breaks
-        self.slips = slips
+        slips = marks.slips
+        xruns = marks.xruns
     }
 
     /// The witness frames of the recorded frames `positions` (those recorded before the
@@ -156,6 +172,41 @@ public struct WitnessTimeline: Sendable {
     public func slipped(in range: ClosedRange<Int>) -> Bool {
         slips.contains { range.contains($0) }
     }
+}
+
+/// Reads the witness's marks (runs of negative samples at the start of a cycle, see
+/// ``FrameCountWitness``) sample by sample: a run of one is a slip, two an xrun report, three
+/// both. Each is placed at the run's first recorded frame.
+///
+/// Thread safety: a plain value.
+public struct WitnessMarks: Sendable {
+    public private(set) var slips: [Int] = [], xruns: [Int] = []
+    private var runStart = 0, runLength = 0
+
+    public init() {}
+
+    /// The witness's sample at recorded frame `index` (frames in order).
+    public mutating func read(_ v: Float, at index: Int) {
+        if v < 0 {
+            if runLength == 0 { runStart = index }
+            runLength += 1
+        } else {
+            finish()
+        }
+    }
+
+    /// Ends a run the recording ended in.
+    public mutating func finish() {
+        guard runLength > 0 else { return }
+        if runLength != 2 { slips.append(runStart) }
+        if runLength >= 2 { xruns.append(runStart) }
+        runLength = 0
+    }
+
+    /// Frames after the late cycle within which the server's xrun report lands as a mark (the
+    /// report travels through the witness's notification thread: up to a few of the longest
+    /// periods).
+    public static let reportDelay = 4096
 }
 
 /// Click tracks judged beside a recorded witness: every click of each track `spacing` frames

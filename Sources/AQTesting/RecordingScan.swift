@@ -17,6 +17,8 @@ public struct RecordingScan: Sendable {
     /// The witness channel's breaks (recorder or server losses) and slips.
     public let witnessBreaks: [Int]
     public let witnessSlips: [Int]
+    /// Where the witness marked that the server had reported an xrun (``WitnessMarks``).
+    public let witnessXruns: [Int]
     /// The first recorded frame the witness had played into (nil: never).
     public let witnessStart: Int?
 
@@ -44,7 +46,7 @@ public struct RecordingScan: Sendable {
         var clickWitness = [[Int?]](repeating: [], count: channels)
         var current: Int?, wraps = 0
         var above = [Bool](repeating: false, count: channels)
-        var breaks: [Int] = [], slips: [Int] = []
+        var breaks: [Int] = [], marks = WitnessMarks()
         var previous: Int?
         var start: Int?
         var frame = 0
@@ -59,9 +61,9 @@ public struct RecordingScan: Sendable {
                     // The witness first, so each click of the frame gets the witness's frame.
                     if let wc = witnessChannel, wc < channels {
                         let v = x[f * channels + wc]
+                        marks.read(v, at: frame + f)
                         if v != 0 {
                             if start == nil { start = frame + f }
-                            if v < 0 { slips.append(frame + f) }
                             let w = Int(abs(v)) - 1
                             if let p = previous, w != (p + 1) & 0xFFFFFF { breaks.append(frame + f) }
                             if let p = previous, w < p - (1 << 23) { wraps += 1 }
@@ -85,13 +87,21 @@ public struct RecordingScan: Sendable {
         self.clicks = clicks
         clickWitnessFrames = clickWitness
         witnessBreaks = breaks
-        witnessSlips = slips
+        marks.finish()
+        witnessSlips = marks.slips
+        witnessXruns = marks.xruns
         witnessStart = start
     }
 
     /// True when the witness broke or slipped in recorded frames `range`.
     public func witnessUnsure(in range: ClosedRange<Int>) -> Bool {
         Self.any(witnessBreaks, in: range) || Self.any(witnessSlips, in: range)
+    }
+
+    /// True when the witness marked an xrun report that may belong to a cycle in recorded frames
+    /// `range` (from a period before it to ``WitnessMarks/reportDelay`` after).
+    public func serverReportedXrun(near range: ClosedRange<Int>) -> Bool {
+        Self.any(witnessXruns, in: (range.lowerBound - 1024)...(range.upperBound + WitnessMarks.reportDelay))
     }
 
     /// Whether ascending `sorted` holds a value in `range` (binary search).

@@ -7,6 +7,10 @@ import Foundation
 /// recorded frame says which transport frame the graph was at there: the in-run witness of the
 /// transport tests (docs/transport.md).
 ///
+/// The first sample of a cycle after the server reported an xrun (its xrun callback: a client
+/// not finished in time) is negative: `-(frame + 1)` while rolling, −0.5 while not
+/// (``TransportWitnessSample``).
+///
 /// The script starts on ``go()`` and counts the client's own cycles from there: cycle 10
 /// `jack_transport_locate(A)` (stopped), 30 start, 150 locate(B) (rolling), 300 stop, 320
 /// locate(C) (stopped), 340 start, 460 locate(D) (rolling), 580 stop; at 600 the client
@@ -28,12 +32,15 @@ public final class TransportMaster: @unchecked Sendable {
         #include <jack/jack.h>
         #include <jack/transport.h>
         #include <signal.h>
+        #include <stdatomic.h>
         #include <stdio.h>
         #include <stdlib.h>
         #include <unistd.h>
         static jack_client_t *client;
         static jack_port_t *out, *bbt;
         static volatile sig_atomic_t go, done;
+        static atomic_int xrun_reported;
+        static int on_xrun(void *arg) { (void)arg; atomic_store(&xrun_reported, 1); return 0; }
         static long cycle;
         static jack_nframes_t at[4];
         static void on_go(int s) { (void)s; go = 1; }
@@ -44,6 +51,7 @@ public final class TransportMaster: @unchecked Sendable {
             float *a = jack_port_get_buffer(out, n), *b = jack_port_get_buffer(bbt, n);
             for (jack_nframes_t i = 0; i < n; i++)
                 a[i] = st == JackTransportRolling ? (float)(((pos.frame + i) & 0xFFFFFF) + 1) : 0.0f;
+            if (atomic_exchange(&xrun_reported, 0) && n > 0) a[0] = a[0] > 0 ? -a[0] : -0.5f;
             float ticks = -1.0f;
             if (pos.valid & JackPositionBBT)
                 ticks = (float)((double)(pos.bar - 1) * pos.beats_per_bar * pos.ticks_per_beat + (pos.beat - 1) * pos.ticks_per_beat + pos.tick);
@@ -74,6 +82,7 @@ public final class TransportMaster: @unchecked Sendable {
             out = jack_port_register(client, "frame", JACK_DEFAULT_AUDIO_TYPE, JackPortIsOutput, 0);
             bbt = jack_port_register(client, "bbt", JACK_DEFAULT_AUDIO_TYPE, JackPortIsOutput, 0);
             jack_set_process_callback(client, process, NULL);
+            jack_set_xrun_callback(client, on_xrun, NULL);
             if (jack_activate(client)) { fprintf(stderr, "tmaster: cannot activate\n"); return 1; }
             while (!done) usleep(10000);
             jack_client_close(client);
@@ -115,4 +124,20 @@ public final class TransportMaster: @unchecked Sendable {
 
     /// Stops the client. Idempotent.
     public func stop() { program.stop() }
+}
+
+/// One recorded sample of ``TransportMaster``'s frame port read back.
+///
+/// Thread safety: a plain value.
+public struct TransportWitnessSample: Sendable {
+    /// The transport frame there (nil: the transport was not rolling).
+    public let frame: Int64?
+    /// True on the first sample of a cycle after the server reported an xrun.
+    public let xrunReported: Bool
+
+    public init(_ v: Float) {
+        xrunReported = v < 0
+        let m = abs(v)
+        frame = m >= 1 ? Int64(m) - 1 : nil
+    }
 }

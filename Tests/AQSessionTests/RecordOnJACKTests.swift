@@ -114,6 +114,12 @@ struct RecordOnJACKTests {
         try liveRun(name) { _, _ in try run() }
     }
 
+    /// The same, for a run that needs to know whether it is the last (judged whatever the
+    /// witness says).
+    private func repeatedOnlyWhenTheMachineXruns(_ name: String, _ run: (_ lastAttempt: Bool) throws -> LiveRunVerdict) throws {
+        try liveRun(name) { _, isLast in try run(isLast) }
+    }
+
     // MARK: - Placement against the clicker
 
     /// A take recorded from the reference clicker while a click track plays: its clicks are
@@ -170,7 +176,11 @@ struct RecordOnJACKTests {
         #expect(line.frames == frames && line.sessionFrame == 0, "\(out)")
         let take = try WAVReader.read(dir.file("take.wav"))
         #expect(take.frameCount == frames)
-        let offset = ((ref[0] - track[0]) % Self.interval + Self.interval) % Self.interval
+        // The clicker's offset from the click track, measured from the track's first click to
+        // the clicker's next one: clicks recorded earlier (in the lead-in) may be on the other
+        // side of frames the server lost there, which the recording does not show.
+        let nextRef = try #require(ref.first { $0 >= track[0] }, "no clicker click after the track's first: \(ref.prefix(4)), track \(track.prefix(3))")
+        let offset = (nextRef - track[0]) % Self.interval
         let expected = Array(stride(from: offset, to: min(frames, cut), by: Self.interval))
         let got = ImpulseFinder.find(take.channels[0], threshold: 0.5).filter { $0 < cut }
         #expect(got == expected, "the take's clicks (first \(got.prefix(3))) are not where jack-record puts the clicker (offset \(offset) from the click track)\n\(out)")
@@ -251,7 +261,7 @@ struct RecordOnJACKTests {
     /// at the stop or before).
     @Test(.timeLimit(.minutes(3)))
     func sigintFinishesTheTake() throws {
-        try repeatedOnlyWhenTheMachineXruns("sigintFinishesTheTake") { try stopRun(prefix: nil, signal: SIGINT) }
+        try repeatedOnlyWhenTheMachineXruns("sigintFinishesTheTake") { (last: Bool) in try stopRun(prefix: nil, signal: SIGINT, lastAttempt: last) }
     }
 
     /// A write error while recording (here the file size limit, as a full disk): the take
@@ -259,10 +269,10 @@ struct RecordOnJACKTests {
     /// go on, aqsync exits 1 saying why.
     @Test(.timeLimit(.minutes(3)))
     func writeErrorStopsTheTakeCleanly() throws {
-        try repeatedOnlyWhenTheMachineXruns("writeErrorStopsTheTakeCleanly") { try stopRun(prefix: "ulimit -f 600", signal: nil) }
+        try repeatedOnlyWhenTheMachineXruns("writeErrorStopsTheTakeCleanly") { (last: Bool) in try stopRun(prefix: "ulimit -f 600", signal: nil, lastAttempt: last) }
     }
 
-    private func stopRun(prefix: String?, signal: Int32?) throws -> LiveRunVerdict {
+    private func stopRun(prefix: String?, signal: Int32?, lastAttempt: Bool) throws -> LiveRunVerdict {
         let dir = try TempDir()
         try Self.clickTrack(dir, seconds: signal == nil ? 6 : 30)
         let server = try PrivateJackServer(sampleRate: Self.rate, period: 256, realtime: true)
@@ -308,6 +318,13 @@ struct RecordOnJACKTests {
             // stops a moment after the tracks: at most a tenth of a second more).
             let played = out.split(separator: "\n").first { $0.hasPrefix("click.wav ") }
                 .map { $0.split(separator: " ").compactMap { Int($0) } } ?? []
+            let inStep = played.count >= 3 && line.frames >= played[2] && line.frames <= played[2] + Self.rate / 10
+            // Late cycles the server caught up on and frames it lost are counted differently
+            // by a track (frames it played) and a take (device frames captured): with
+            // discontinuities reported the comparison cannot tell, and the run is repeated.
+            if !inStep && cut != .max && !lastAttempt {
+                return .witnessCouldNotTell(reason: "take \(line.frames) frames, track \(played) after discontinuities: \(Self.xrunLines(out))", aqsyncFigures: aqsyncPlayFigures(out))
+            }
             #expect(played.count >= 3 && line.frames >= played[2] && line.frames <= played[2] + Self.rate / 10, "take \(line.frames) frames, track \(played)\n\(out)")
         }
         let samples = try TakeWriterTests.read(dir.file("take.caf"))

@@ -84,7 +84,8 @@ struct TransportFollowCommandOnJACKTests {
     /// `--transport lead`: aqsync locates the transport to the session's start (transport frame
     /// 4800), starts it, and stops it once past the session's end, then exits 0. Its outputs are
     /// connected (`--connect`) to a recorder already recording the transport witness, so the
-    /// whole run is in the recording: one rolling run from frame 4800, every frame exact.
+    /// whole run is in the recording: one rolling run from frame 4800, every frame exact but
+    /// for a late client's cycle the server reported (``TransportFollowOnJACKTests/judge(recorded:full:)``).
     @Test(.timeLimit(.minutes(2)))
     func leadPlaysTheSessionOnce() throws {
         let fx = try LoopRenderTests.make(loop: "")
@@ -105,6 +106,7 @@ struct TransportFollowCommandOnJACKTests {
             rec.stop()
             #expect(r.status == 0 && r.output.contains("leading: transport located to frame 4800") && r.output.contains(": stopped it"), "\(r.output)")
             let j = TransportFollowOnJACKTests.judge(recorded: try rec.read().channels, full: full)
+            if !j.forgiven.isEmpty { print("leadPlaysTheSessionOnce: \(j.wrongInServerXruns) samples wrong in cycles the server reported an xrun for (\(j.forgiven.joined(separator: ", ")))") }
             #expect(j.segments.first == 4800, "rolling runs start at \(j.segments)")
             #expect(j.rollingFrames >= 97000 && j.rollingFrames < 97000 + 48000, "\(j.rollingFrames) rolling frames")
             #expect(j.wrongRolling == 0 && j.wrongStopped == 0,
@@ -137,8 +139,8 @@ struct TransportFollowCommandOnJACKTests {
             let ch = try rec.read().channels
             var cycles = 0, wrong = 0
             var first: String?
-            for j in 0..<ch[0].count where ch[0][j] > 0 {
-                let f = Int64(ch[0][j]) - 1
+            for j in 0..<ch[0].count {
+                guard let f = TransportWitnessSample(ch[0][j]).frame else { continue }
                 guard (f - 4800) % 256 == 0 else { continue }  // each cycle's first frame
                 cycles += 1
                 let beats = Double(f - 4800) * 150 / (60 * 48000)
