@@ -90,6 +90,9 @@ struct TransportFollowOnJACKTests {
         var segments: [Int64] = []
         var rollingFrames = 0, heard = 0, wrongRolling = 0, wrongStopped = 0
         var firstWrong: String?
+        /// The last transport frame recorded rolling (frames the recorder lost before it are
+        /// still inside `segments.first!...lastRollingFrame`).
+        var lastRollingFrame: Int64?
         /// Wrong samples in cycles the server reported an xrun for, and where.
         var wrongInServerXruns = 0
         var forgiven: [String] = []
@@ -109,6 +112,7 @@ struct TransportFollowOnJACKTests {
                 if previous != f - 1 { j.segments.append(f) }
                 previous = f
                 j.rollingFrames += 1
+                j.lastRollingFrame = f
                 let s = f - offset
                 for c in 0..<4 {
                     let want: Float = s >= 0 && s < Int64(full[c].count) ? full[c][Int(s)] : 0

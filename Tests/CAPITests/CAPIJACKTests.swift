@@ -266,10 +266,10 @@ final class ProgramRunner: @unchecked Sendable {
     }
 
     /// The C recording example (`make examples`: docs/examples/c/record.c, the guide's recorder)
-    /// writes exactly the seconds asked for, with the clicker's clicks exactly its interval apart.
-    /// The example and the clicker are the only clients: a run whose clicks moved while the
-    /// server logged an xrun cannot be told from a loss of the example's own, so it is repeated
-    /// (``liveRun(_:attempts:_:)``, at most 3 runs, printed); the last is judged.
+    /// writes exactly the seconds asked for, with the clicker's clicks exactly its interval
+    /// apart, or by whole cycles the server reported the example late for
+    /// (``ClickSpacingJudgement``). A run whose clicks moved while the server logged an xrun is
+    /// repeated (``liveRun(_:attempts:_:)``, at most 3 runs, printed); the last is judged.
     @Test func recordExampleWritesTheClicks() throws {
         let prefix = try CAPI.prefix()
         let make = try CAPI.shell("make -s -C '\(CAPI.root.path)' examples PREFIX='\(prefix.path)'")
@@ -299,14 +299,14 @@ final class ProgramRunner: @unchecked Sendable {
             let clicks = channel.indices.filter { channel[$0] > 0.5 }
             return zip(clicks.dropFirst(), clicks).map { $0 - $1 }
         }
+        let judged = ClickSpacingJudgement(spacings: spacings, interval: interval, period: 256, serverLog: server.log)
         let xruns = server.log.components(separatedBy: "xrun").count - 1
-        if xruns > 0 && !spacings.allSatisfy({ $0.allSatisfy { $0 == interval } }) && !isLast {
-            return .witnessCouldNotTell(reason: "the server xrunned \(xruns) time(s) and the clicks moved", aqsyncFigures: [:])
+        if xruns > 0 && !judged.exact && !isLast {
+            return .witnessCouldNotTell(reason: "the server xrunned \(xruns) time(s) and the clicks moved: \(judged)", aqsyncFigures: [:])
         }
-        for spacing in spacings {
-            #expect(spacing.count >= 18, "spacing \(spacing)")
-            #expect(spacing.allSatisfy { $0 == interval }, "spacing \(spacing)")
-        }
+        if judged.skippedCycles > 0 { print("recordExampleWritesTheClicks: \(judged)") }
+        for spacing in spacings { #expect(spacing.count >= 18, "spacing \(spacing)") }
+        #expect(judged.exact, "spacing \(spacings): \(judged)")
         return .judged
     }
 }
