@@ -1,7 +1,7 @@
 // Audio Converter Services' C functions (AudioToolbox/AudioConverter.h), issue 23: decoding
-// (AQConvert's PacketDecoder) or converting linear PCM (PCMDeinterleaver) to the destination's
-// linear PCM (PlanarPCM) at the same rate and channel count, pulled through the caller's input
-// procedure. A converter is used from one thread at a time; the procedure runs on that thread.
+// (AQConvert's PacketDecoder) or converting linear PCM (PCMDeinterleaver), then routing channels
+// and converting the rate (ConverterStage) into the destination's linear PCM (PlanarPCM),
+// pulled through the caller's input procedure. A converter is used from one thread at a time; the procedure runs on that thread.
 import AQConvert
 import AQTypes
 import CAudioToolbox
@@ -17,6 +17,18 @@ final class CConverter {
     private var cookie: [UInt8] = []
     private let planes: [UnsafeMutablePointer<Float>]
     private let capacity: Int
+    /// Channel routing and rate conversion after decoding (a pass-through at the same rate and
+    /// channel count with the default map).
+    let stage: ConverterStage
+    /// The input procedure said the input has ended (0 packets, noErr).
+    private var sourceEnded = false
+    /// kAudioConverterSampleRateConverterQuality and …Complexity as set (libsoxr's
+    /// high-quality linear-phase recipe serves them all: docs/c-api.md).
+    var rateQuality = UInt32(kAudioConverterQuality_High)
+    var rateComplexity = UInt32(kAudioConverterSampleRateConverterComplexity_Normal)
+    /// Properties AudioConverterSetProperty takes.
+    static let settable: Set<UInt32> = [UInt32(kAudioConverterDecompressionMagicCookie), UInt32(kAudioConverterChannelMap),
+                                        UInt32(kAudioConverterSampleRateConverterQuality), UInt32(kAudioConverterSampleRateConverterComplexity)]
     /// Decoded frames held: `held` frames, of which `given` were given out.
     private var held = 0
     private var given = 0
@@ -27,10 +39,11 @@ final class CConverter {
         self.output = output
         channels = Int(input.mChannelsPerFrame)
         let i = SFormat(c: input)
-        guard output.mSampleRate == input.mSampleRate, output.mChannelsPerFrame == input.mChannelsPerFrame else {
-            throw AudioFileFailure(status: kAudioConverterErr_FormatNotSupported, "rate and channel conversion are not there yet")
+        guard output.mChannelsPerFrame >= 1, channels >= 1 else {
+            throw AudioFileFailure(status: kAudioConverterErr_FormatNotSupported, "no channels")
         }
-        if let problem = ExtAudioFileReader.clientFormatProblem(output, file: i) {
+        stage = try ConverterStage(inChannels: channels, outChannels: Int(output.mChannelsPerFrame), inRate: input.mSampleRate, outRate: output.mSampleRate)
+        if let problem = ExtAudioFileReader.clientFormatProblem(output, file: i, converting: true) {
             throw AudioFileFailure(status: kAudioConverterErr_FormatNotSupported, "destination: \(problem)")
         }
         if i.formatID == AudioFormatID.linearPCM || i.formatID == AudioFormatID.uLaw || i.formatID == AudioFormatID.aLaw {
@@ -62,6 +75,8 @@ final class CConverter {
         decoder = nil
         held = 0
         given = 0
+        sourceEnded = false
+        stage.reset()
     }
 
     /// The decoder, made on first use (after the cookie had its chance to be set).
@@ -81,7 +96,7 @@ final class CConverter {
               into list: UnsafeMutablePointer<CAudioToolbox.AudioBufferList>) throws(AudioFileFailure) -> (Int, OSStatus) {
         let nonInterleaved = output.mFormatFlags & UInt32(kAudioFormatFlagIsNonInterleaved) != 0
         let buffers = UnsafeMutableRawPointer(list).advanced(by: 8).assumingMemoryBound(to: CAudioToolbox.AudioBuffer.self)
-        let bufferCount = nonInterleaved ? channels : 1
+        let bufferCount = nonInterleaved ? stage.outChannels : 1
         guard Int(list.pointee.mNumberBuffers) >= bufferCount else { throw AudioFileFailure(status: paramError, "\(bufferCount) buffers needed") }
         var room = wanted
         for b in 0..<bufferCount {
@@ -91,12 +106,25 @@ final class CConverter {
         guard room > 0 || wanted == 0 else { throw AudioFileFailure(status: kAudioConverterErr_InvalidOutputSize, "no room for a frame") }
         var made = 0
         var status: OSStatus = 0
+        let outChannels = stage.outChannels
         while made < room {
-            if given < held {
-                let k = min(held - given, room - made)
-                PlanarPCM.store(planes, from: given, count: k, at: made, format: output, channels: channels, buffers: buffers)
-                given += k
+            // Converted frames first, then decoded frames through the stage.
+            if stage.given < stage.held {
+                let k = min(stage.held - stage.given, room - made)
+                PlanarPCM.store(stage.out, from: stage.given, count: k, at: made, format: output, channels: outChannels, buffers: buffers)
+                stage.gave(k)
                 made += k
+                continue
+            }
+            if given < held {
+                let k = min(held - given, stage.chunk)
+                stage.push(planes, from: given, count: k)
+                given += k
+                continue
+            }
+            if sourceEnded {
+                if stage.ended { break }
+                stage.finish()
                 continue
             }
             // Ask for input: one packet of a compressed format, up to a chunk of PCM.
@@ -104,7 +132,11 @@ final class CConverter {
             var inList = CAudioToolbox.AudioBufferList(mNumberBuffers: 1, mBuffers: CAudioToolbox.AudioBuffer(mNumberChannels: UInt32(channels), mDataByteSize: 0, mData: nil))
             var descriptions: UnsafeMutablePointer<CPacketDescription>? = nil
             status = proc(ref, &count, &inList, &descriptions, user)
-            if status != 0 || count == 0 { break }
+            if status != 0 { break }
+            if count == 0 {
+                sourceEnded = true
+                continue
+            }
             guard let data = inList.mBuffers.mData else { throw AudioFileFailure(status: kAudioConverterErr_InvalidInputSize, "input without data") }
             try take(data, bytes: Int(inList.mBuffers.mDataByteSize), packets: Int(count), descriptions: descriptions)
         }
@@ -188,6 +220,9 @@ func converterProperty(_ c: CConverter, _ id: UInt32) throws(AudioFileFailure) -
     case Int(kAudioConverterCurrentInputStreamDescription): return of(c.input)
     case Int(kAudioConverterCurrentOutputStreamDescription): return of(c.output)
     case Int(kAudioConverterPropertyMaximumOutputPacketSize): return of(c.output.mBytesPerPacket)
+    case Int(kAudioConverterChannelMap): return c.stage.map.flatMap { of(Int32($0)) }
+    case Int(kAudioConverterSampleRateConverterQuality): return of(c.rateQuality)
+    case Int(kAudioConverterSampleRateConverterComplexity): return of(c.rateComplexity)
     default: throw AudioFileFailure(status: kAudioConverterErr_PropertyNotSupported, "property '\(FourCharCode(rawValue: id))' not supported")
     }
 }
@@ -202,7 +237,7 @@ func converterProperty(_ c: CConverter, _ id: UInt32) throws(AudioFileFailure) -
             return
         }
         outSize?.pointee = UInt32(try converterProperty(c, inPropertyID).count)
-        outWritable?.pointee = false
+        outWritable?.pointee = CConverter.settable.contains(inPropertyID)
     }
 }
 
@@ -224,10 +259,30 @@ func converterProperty(_ c: CConverter, _ id: UInt32) throws(AudioFileFailure) -
 @c public func AudioConverterSetProperty(_ inAudioConverter: OpaquePointer?, _ inPropertyID: UInt32, _ inPropertyDataSize: UInt32,
                                          _ inPropertyData: UnsafeRawPointer?) -> OSStatus {
     withConverter(inAudioConverter) { c throws(AudioFileFailure) in
-        guard inPropertyID == UInt32(kAudioConverterDecompressionMagicCookie) else {
-            throw AudioFileFailure(status: kAudioConverterErr_PropertyNotSupported, "only the decompression cookie is settable")
+        let bytes = inPropertyDataSize == 0 || inPropertyData == nil ? [] : Array(UnsafeRawBufferPointer(start: inPropertyData, count: Int(inPropertyDataSize)))
+        func uint32() throws(AudioFileFailure) -> UInt32 {
+            guard bytes.count == 4 else { throw AudioFileFailure(status: kAudioConverterErr_BadPropertySizeError, "the property takes 4 bytes") }
+            return bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }
         }
-        c.setCookie(inPropertyDataSize == 0 ? [] : Array(UnsafeRawBufferPointer(start: inPropertyData, count: Int(inPropertyDataSize))))
+        switch Int(inPropertyID) {
+        case Int(kAudioConverterDecompressionMagicCookie):
+            c.setCookie(bytes)
+        case Int(kAudioConverterChannelMap):
+            guard bytes.count % 4 == 0 else { throw AudioFileFailure(status: kAudioConverterErr_BadPropertySizeError, "the map is SInt32s") }
+            let map = stride(from: 0, to: bytes.count, by: 4).map { i in Int(bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: i, as: Int32.self) }) }
+            try c.stage.setMap(map)
+        case Int(kAudioConverterSampleRateConverterQuality):
+            // libsoxr's high-quality recipe serves every quality asked for; the value is kept.
+            c.rateQuality = try uint32()
+        case Int(kAudioConverterSampleRateConverterComplexity):
+            let v = try uint32()
+            let known = [kAudioConverterSampleRateConverterComplexity_Linear, kAudioConverterSampleRateConverterComplexity_Normal,
+                         kAudioConverterSampleRateConverterComplexity_Mastering, kAudioConverterSampleRateConverterComplexity_MinimumPhase].map { UInt32($0) }
+            guard known.contains(v) else { throw AudioFileFailure(status: paramError, "unknown complexity '\(FourCharCode(rawValue: v))'") }
+            c.rateComplexity = v
+        default:
+            throw AudioFileFailure(status: kAudioConverterErr_PropertyNotSupported, "property '\(FourCharCode(rawValue: inPropertyID))' is not settable here")
+        }
     }
 }
 

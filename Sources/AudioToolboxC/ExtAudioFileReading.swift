@@ -126,14 +126,15 @@ final class ExtAudioFileReader {
         bytes.deallocate()
     }
 
-    /// Why `c` cannot be given for a file of format `f`, or nil when it can.
-    static func clientFormatProblem(_ c: CFormat, file f: SFormat) -> String? {
+    /// Why `c` cannot be the client format of a file in `f` (nil: it can). `converting`: an
+    /// AudioConverter's destination, which may have another rate and channel count.
+    static func clientFormatProblem(_ c: CFormat, file f: SFormat, converting: Bool = false) -> String? {
         let flags = c.mFormatFlags
         let isFloat = flags & UInt32(kAudioFormatFlagIsFloat) != 0
         let nonInterleaved = flags & UInt32(kAudioFormatFlagIsNonInterleaved) != 0
         guard c.mFormatID == UInt32(kAudioFormatLinearPCM) else { return "not linear PCM" }
-        guard c.mSampleRate == f.sampleRate else { return "another rate (\(c.mSampleRate) Hz; the file's is \(f.sampleRate) Hz): rate conversion is not there yet" }
-        guard c.mChannelsPerFrame == f.channelsPerFrame else { return "another channel count: channel mapping is not there yet" }
+        guard converting || c.mSampleRate == f.sampleRate else { return "another rate (\(c.mSampleRate) Hz; the file's is \(f.sampleRate) Hz): rate conversion is not there yet" }
+        guard converting || c.mChannelsPerFrame == f.channelsPerFrame else { return "another channel count: channel mapping is not there yet" }
         guard c.mFramesPerPacket == 1 else { return "not one frame a packet" }
         if isFloat {
             guard c.mBitsPerChannel == 32 else { return "floats of \(c.mBitsPerChannel) bits" }

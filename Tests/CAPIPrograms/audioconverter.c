@@ -60,7 +60,10 @@ int main(int argc, char **argv) {
     AudioStreamBasicDescription half = out;
     half.mSampleRate /= 2;
     AudioConverterRef converter = NULL;
-    EXPECT(AudioConverterNew(&in, &half, &converter) == kAudioConverterErr_FormatNotSupported, "another rate");
+    EXPECT(AudioConverterNew(&in, &half, &converter) == noErr && converter, "another rate (decoded, then resampled)");
+    AudioConverterDispose(converter);
+    half.mSampleRate = 10;
+    EXPECT(AudioConverterNew(&in, &half, &converter) == kAudioConverterErr_OutputSampleRateOutOfRange, "a rate of 10 Hz");
     EXPECT(AudioConverterNew(&in, &out, &converter) == noErr, "AudioConverterNew");
     UInt32 cookieSize = 0;
     if (AudioFileGetPropertyInfo(s.file, kAudioFilePropertyMagicCookieData, &cookieSize, NULL) == noErr && cookieSize > 0) {

@@ -29,3 +29,16 @@ import Testing
         #expect(!a.isEmpty && a == b, "\(name): \(a.count / 8) frames decoded, ffmpeg \(b.count / 8); equal: \(a == b)")
     }
 }
+
+/// Rate and channel conversion of linear PCM through the C API (issue 23): `audioconverter_rate.c`
+/// converts a 44.1 kHz stereo sine to 48 kHz with the default channel map and with
+/// kAudioConverterChannelMap, and checks frame counts, levels, frequency, properties,
+/// AudioConverterConvertBuffer and AudioConverterConvertComplexBuffer. No server.
+@Suite struct CAPIAudioConverterRateTests {
+    @Test func convertsRatesAndChannels() throws {
+        let exe = try CAPI.build("Tests/CAPIPrograms/audioconverter_rate.c", flags: "-lm")
+        let r = try CAPI.run(exe, [], timeout: 60)
+        #expect(r.status == 0, "\(r.output.suffix(3000))")
+        #expect(r.output.contains(" 0 failed"), "\(r.output.suffix(3000))")
+    }
+}

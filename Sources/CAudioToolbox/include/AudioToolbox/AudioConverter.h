@@ -9,7 +9,7 @@
  * kAudioConverterDecompressionMagicCookie with its magic cookie;
  * kAudioConverterPropertyMaximumOutputPacketSize is the queue's own
  * kAudioQueueProperty_MaximumOutputPacketSize (the same ID). docs/c-api.md, "Audio Converter
- * Services", says what is not there yet (encoding, rate and channel conversion).
+ * Services", says what is not there yet (encoding).
  *
  * Threads: a converter is used from one thread at a time, any thread; AudioConverterFillComplexBuffer
  * calls the input procedure on that thread, before it returns, and decodes there. Not for a
@@ -28,7 +28,25 @@ CF_ENUM(AudioConverterPropertyID) {
     kAudioConverterCurrentInputStreamDescription  = 0x61636964, /* 'acid' */
     kAudioConverterCompressionMagicCookie         = 0x636D6763, /* 'cmgc' */
     kAudioConverterDecompressionMagicCookie       = 0x646D6763, /* 'dmgc' */
-    kAudioConverterPropertyMaximumOutputPacketSize = 0x786F7073  /* 'xops': kAudioQueueProperty_MaximumOutputPacketSize's ID */
+    kAudioConverterPropertyMaximumOutputPacketSize = 0x786F7073, /* 'xops': kAudioQueueProperty_MaximumOutputPacketSize's ID */
+    kAudioConverterChannelMap                     = 0x63686D70, /* 'chmp' SInt32 per destination channel: its source channel, or -1 */
+    kAudioConverterSampleRateConverterQuality     = 0x73726371, /* 'srcq' UInt32, a kAudioConverterQuality_ value */
+    kAudioConverterSampleRateConverterComplexity  = 0x73726361  /* 'srca' UInt32, a kAudioConverterSampleRateConverterComplexity_ value */
+};
+
+CF_ENUM(UInt32) {
+    kAudioConverterQuality_Max    = 0x7F,
+    kAudioConverterQuality_High   = 0x60,
+    kAudioConverterQuality_Medium = 0x40,
+    kAudioConverterQuality_Low    = 0x20,
+    kAudioConverterQuality_Min    = 0
+};
+
+CF_ENUM(UInt32) {
+    kAudioConverterSampleRateConverterComplexity_Linear       = 0x6C696E65, /* 'line' */
+    kAudioConverterSampleRateConverterComplexity_Normal       = 0x6E6F726D, /* 'norm' */
+    kAudioConverterSampleRateConverterComplexity_Mastering    = 0x62617473, /* 'bats' */
+    kAudioConverterSampleRateConverterComplexity_MinimumPhase = 0x6D696E70  /* 'minp' */
 };
 
 typedef struct OpaqueAudioConverter *AudioConverterRef;
@@ -57,17 +75,23 @@ typedef OSStatus (*AudioConverterComplexInputDataProc)(AudioConverterRef inAudio
 
 /* A converter from inSourceFormat (a format PacketDecoder decodes, or linear PCM) to
  * inDestinationFormat (linear PCM: 16/24/32-bit signed integers or 32-bit floats, interleaved or
- * not, either byte order) at the same rate and channel count; otherwise
- * kAudioConverterErr_FormatNotSupported. A decoder that needs a magic cookie (AAC, ALAC, Opus,
- * Vorbis) gets it with kAudioConverterDecompressionMagicCookie before the first fill. */
+ * not, either byte order), at any rates from 1000 to 768000 Hz (libsoxr, high quality, linear
+ * phase; kAudioConverterErr_InputSampleRateOutOfRange / …OutputSampleRateOutOfRange outside)
+ * and any channel counts (kAudioConverterChannelMap; by default, as Apple's: the first source
+ * channels to the first destination channels, extra sources dropped, extra destinations
+ * silent); otherwise kAudioConverterErr_FormatNotSupported. A decoder that needs a magic cookie
+ * (AAC, ALAC, Opus, Vorbis) gets it with kAudioConverterDecompressionMagicCookie before the
+ * first fill. */
 extern OSStatus AudioConverterNew(const AudioStreamBasicDescription *inSourceFormat,
                                   const AudioStreamBasicDescription *inDestinationFormat, AudioConverterRef *outAudioConverter);
 extern OSStatus AudioConverterDispose(AudioConverterRef inAudioConverter);
 /* Drops what the converter holds (decoded frames not given yet, the decoder's state). */
 extern OSStatus AudioConverterReset(AudioConverterRef inAudioConverter);
 /* Properties: kAudioConverterCurrentInputStreamDescription, …CurrentOutputStreamDescription,
- * kAudioConverterPropertyMaximumOutputPacketSize (the output's bytes a frame), and
- * kAudioConverterDecompressionMagicCookie (settable). Others: kAudioConverterErr_PropertyNotSupported. */
+ * kAudioConverterPropertyMaximumOutputPacketSize (the output's bytes a frame), and, settable,
+ * kAudioConverterDecompressionMagicCookie, kAudioConverterChannelMap,
+ * kAudioConverterSampleRateConverterQuality and …Complexity (kept and read back; libsoxr's
+ * high-quality recipe serves them all). Others: kAudioConverterErr_PropertyNotSupported. */
 extern OSStatus AudioConverterGetPropertyInfo(AudioConverterRef inAudioConverter, AudioConverterPropertyID inPropertyID,
                                               UInt32 *outSize, Boolean *outWritable);
 extern OSStatus AudioConverterGetProperty(AudioConverterRef inAudioConverter, AudioConverterPropertyID inPropertyID,
@@ -81,6 +105,17 @@ extern OSStatus AudioConverterSetProperty(AudioConverterRef inAudioConverter, Au
 extern OSStatus AudioConverterFillComplexBuffer(AudioConverterRef inAudioConverter, AudioConverterComplexInputDataProc inInputDataProc,
                                                 void *inInputDataProcUserData, UInt32 *ioOutputDataPacketSize,
                                                 AudioBufferList *outOutputData, AudioStreamPacketDescription *outPacketDescription);
+
+/* One linear PCM format to another at the same rate (else kAudioConverterErr_OperationNotSupported),
+ * interleaved both: inInputDataSize bytes of whole frames in, *ioOutputDataSize bytes of room
+ * (enough for them all, else kAudioConverterErr_InvalidOutputSize) out, set to the bytes
+ * written. Starts the converter's stream over before and after. */
+extern OSStatus AudioConverterConvertBuffer(AudioConverterRef inAudioConverter, UInt32 inInputDataSize, const void *inInputData,
+                                            UInt32 *ioOutputDataSize, void *outOutputData);
+/* The same for inNumberPCMFrames frames in buffer lists (the source interleaved or mono; the
+ * destination's buffers each with room for them all). */
+extern OSStatus AudioConverterConvertComplexBuffer(AudioConverterRef inAudioConverter, UInt32 inNumberPCMFrames,
+                                                   const AudioBufferList *inInputData, AudioBufferList *outOutputData);
 
 CF_EXTERN_C_END
 
