@@ -442,7 +442,7 @@ final class Player: @unchecked Sendable {
             let d = engine.discontinuity
             if d.epoch != epoch {
                 epoch = d.epoch
-                let pos = player.positionText(atPlayerFrame: Int64(now) - sessionStart)
+                let pos = player.positionText(atDeviceFrame: Int64(now))
                 // Several may have happened since the last look: one line per cause.
                 var causes: [String] = []
                 for r in reasons {
@@ -467,7 +467,8 @@ final class Player: @unchecked Sendable {
             }
             // The session position (loops unrolled), the session's end, the loop pass, the marker.
             let late = player.lateFrames
-            let head = "\(player.positionText(atPlayerFrame: Int64(now) - sessionStart))  discontinuities \(discontinuities)  late frames \(late)"
+            // Seeks and pauses (the keys, OSC) move the player's start: the player maps the frame.
+            let head = "\(player.positionText(atDeviceFrame: Int64(now)))  discontinuities \(discontinuities)  late frames \(late)"
             if tty {
                 let size = terminalSize()
                 let finished = player.report().map { $0.completed || $0.error != nil }
@@ -498,7 +499,7 @@ final class Player: @unchecked Sendable {
                     page += 1
                     pageTurned = t
                 }
-                let lines = StatusScreen.layout(head: "▶ " + head, scale: scale, tracks: trackLines, width: size.width, height: size.height, page: page)
+                let lines = StatusScreen.layout(head: (player.isPaused ? "■ " : "▶ ") + head, scale: scale, tracks: trackLines, width: size.width, height: size.height, page: page)
                 redraw(lines, &drawn)
             } else {
                 let reports = player.report()
