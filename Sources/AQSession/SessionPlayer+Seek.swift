@@ -191,7 +191,7 @@ extension SessionPlayer {
     }
 
     /// Stops every queue at once and files each track's frames played so far; returns the
-    /// device frame it happened at. `seeking` is set (and left set), work dropped. feedLock
+    /// device frame it happened at (the device's current frame when the stops were sent). `seeking` is set (and left set), work dropped. feedLock
     /// held, cond not.
     private func haltAll() -> Int64 {
         cond.lock()
@@ -200,8 +200,18 @@ extension SessionPlayer {
         work.removeAll()
         cond.unlock()
         let starts = tracks.map(\.queue.startDeviceFrame)
-        for t in tracks { try? t.queue.stop(immediately: true) }
+        // An immediate stop waits for the render cycle that applies it, one queue after the
+        // other: every playing queue is paused first (not waiting: all from the same cycle on),
+        // then each is stopped, those not yet playing first, the soonest to start first (one
+        // whose start falls in the cycles the stops take could play those before its stop).
         let now = Int64(engine.deviceCurrentTime().sampleTime)
+        for t in tracks where t.queue.isRunning { try? t.queue.pause() }
+        cond.lock()
+        let order = tracks.sorted { a, b in
+            a.queue.isRunning != b.queue.isRunning ? !a.queue.isRunning : a.scheduledStart < b.scheduledStart
+        }
+        cond.unlock()
+        for t in order { try? t.queue.stop(immediately: true) }
         // Frames played up to the stop, filed (late frames are the queue's running total,
         // subtracted by the report itself).
         cond.lock()
