@@ -1,0 +1,96 @@
+import AQEngine
+import AQJack
+import AQJackServer
+import AQSession
+import AQTesting
+import Foundation
+import Testing
+
+/// Issue 24 live: ``SessionPlayer/seek(to:lead:)`` while playing on a private jackd, without
+/// the transport, recorded by jack-record beside a ``FrameCountWitness``: what played before
+/// the seek is the offline render from the start, what plays from the restart frame on is the
+/// offline render from the new position, sample for sample, on every output.
+@Suite("Plain seek live on a private JACK server", .serialized)
+struct PlainSeekOnJACKTests {
+    /// The impulse session played from its start; 0.25 s in, a seek to session frame 20000
+    /// (inside the first track, before the second's start, past two tracks' ends). A run whose
+    /// recording differs where the witness shows the recorder broke or slipped is repeated
+    /// (``liveRun(_:attempts:_:)``).
+    @Test(.timeLimit(.minutes(3)))
+    func seekLiveEqualsOfflineRenderFromThePosition() throws {
+        let fx = try ImpulseSession.make()
+        let session = try SessionLoader.load(fx.url)
+        let render = { (from: Int64) throws -> [[Float]] in
+            let url = fx.dir.file("offline-\(from).wav")
+            try OfflineRenderer.render(session: session, to: url, from: .frames(from))
+            return try WAVReader.read(url).channels
+        }
+        let full = try render(0), fromP = try render(20_000)
+        try liveRun("seekLiveEqualsOfflineRenderFromThePosition") { _, isLast in
+            try playSeekAndCompare(fx: fx, session: session, full: full, fromP: fromP, isLast: isLast)
+        }
+    }
+
+    private func playSeekAndCompare(fx: ImpulseSession, session: Session, full: [[Float]], fromP: [[Float]], isLast: Bool) throws -> LiveRunVerdict {
+        let server = try PrivateJackServer(sampleRate: 48000, period: 256, realtime: true)
+        defer { server.stop() }
+        let device = try JackDevice(options: JackDeviceOptions(
+            clientName: "aqsession-test", serverName: server.name, outputChannels: 5, outputConnections: .none))
+        let engine = try AudioQueueEngine(device: device)
+        defer { engine.close() }
+        let player = try SessionPlayer(session: session, engine: engine)
+        defer { player.close() }
+        let (rec, witness) = try FrameCountWitness.recording(device.outputPortNames, server: server.name, directory: fx.dir.url)
+        defer { rec.removeFiles(); witness.stop() }
+        let start = try player.start(at: AudioTimeStamp(sampleTime: engine.deviceCurrentTime().sampleTime + 14_400))
+        while Int64(engine.deviceCurrentTime().sampleTime) < start + 12_000 { usleep(2_000) }
+        let seekAt = Int64(engine.deviceCurrentTime().sampleTime)
+        let result = try player.seek(to: 20_000)
+        guard case .playing(20_000, let restart) = result else {
+            Issue.record("seek: \(result)")
+            return .judged
+        }
+        #expect(restart >= seekAt + 4800, "restart \(restart), seek at \(seekAt)")
+        #expect(player.waitUntilFinished(timeout: 15))
+        let end = engine.deviceCurrentTime().sampleTime + 4_800
+        while engine.deviceCurrentTime().sampleTime < end { usleep(5_000) }
+        rec.stop()
+        let recorded = try rec.read().channels
+        let outputs = device.outputPortNames.count
+        let live = Array(recorded.prefix(outputs))
+        let timeline = WitnessTimeline(channel: recorded.count > outputs ? recorded[outputs] : [])
+        let report = player.report()
+        // Where device frame `start` is in the recording: lined up on the first impulse.
+        let origin = (live[0].firstIndex { $0 != 0 } ?? -1) - (full[0].firstIndex { $0 != 0 } ?? 0)
+        let before = Int(seekAt - start)
+        let origin2 = origin + Int(restart - start)
+        let n = fromP[0].count
+        let covered = origin >= 0 && origin2 + n <= live[0].count
+        let head = full.map { Array($0.prefix(before)) }
+        let equal = covered
+            && live.indices.allSatisfy { c in (0..<before).allSatisfy { live[c][origin + $0] == head[c][$0] } }
+            && live.indices.allSatisfy { c in (0..<n).allSatisfy { live[c][origin2 + $0] == fromP[c][$0] } }
+        if !equal && !isLast {
+            let span = max(0, origin)...(max(0, origin2) + n)
+            let breaks = timeline.breaks.filter { span.contains($0) }, slips = timeline.slips.filter { span.contains($0) }
+            if !breaks.isEmpty || !slips.isEmpty || !covered {
+                return .witnessCouldNotTell(
+                    reason: "the recording differs from the render; the recorder broke \(breaks.count) time(s), the witness slipped \(slips.count) time(s) (origin \(origin))",
+                    aqsyncFigures: ["late frames": report.reduce(0) { $0 + Int($1.lateFrames) }])
+            }
+        }
+        try #require(covered, "the recording covers both stretches (origin \(origin), restart at recorded frame \(origin2))")
+        // Before the seek: the render from the start; between the stops and the restart:
+        // silence; from the restart: the render from 20000.
+        let m1 = LiveRenderMatch(live: live, witness: timeline, offline: head, origin: origin)
+        #expect(m1.mismatches == 0 && m1.judgedFrames * 2 >= before, "before the seek: \(m1)")
+        for c in live.indices {
+            #expect(live[c][(origin2 - 1000)..<origin2].allSatisfy { $0 == 0 }, "output \(c + 1) silent before the restart")
+        }
+        let m2 = LiveRenderMatch(live: live, witness: timeline, offline: fromP, origin: origin2)
+        #expect(m2.mismatches == 0 && m2.judgedFrames * 2 >= n, "from the restart: \(m2)")
+        #expect(report.allSatisfy { $0.completed && $0.lateFrames == 0 && $0.error == nil }, "\(report)")
+        #expect(report.map(\.scheduledStartFrame) == [0, 4000, 0, 0, 10011].map { restart + $0 })
+        return .judged
+    }
+}
