@@ -93,4 +93,69 @@ struct PlainSeekOnJACKTests {
         #expect(report.map(\.scheduledStartFrame) == [0, 4000, 0, 0, 10011].map { restart + $0 })
         return .judged
     }
+
+    /// `aqsync play` without `--transport`, driven by `oscsend` (liblo-tools): stop pauses
+    /// (before the start: at 0), a marker and a locate while paused move the paused position,
+    /// play resumes there, a locate in frames seeks while playing, bad input is answered; the
+    /// session then plays to its end, status 0 (`--allow-loss`: a non-realtime server on a
+    /// busy machine may lose frames, which is not what this test is about). Judged on aqsync's
+    /// log lines; the frames are judged by the test above.
+    @Test(.timeLimit(.minutes(2)))
+    func oscsendSeeksAndPausesPlainPlay() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/oscsend"), "oscsend (Debian's liblo-tools) is missing")
+        let fx = try LoopRenderTests.make(loop: "")
+        let server = try PrivateJackServer(sampleRate: 48000, period: 256)
+        defer { server.stop() }
+        let port = Int.random(in: 20000...60000)
+        let log = fx.dir.file("plain-osc.log")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        let fh = try FileHandle(forWritingTo: log)
+        let p = Process()
+        p.executableURL = aqsyncURL()
+        p.arguments = ["play", fx.url.path, "--server", server.name, "--no-connect", "--no-start-server", "--osc", "\(port)",
+                       "--client-name", "aqplainosc", "--lead", "1", "--allow-loss"]
+        p.standardOutput = fh
+        p.standardError = fh
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) }; p.waitUntilExit() }
+        func text() -> String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+        // Polls aqsync's log (every 20 ms, at most 20 s) until it holds `want`.
+        func waitFor(_ want: String) -> Bool {
+            let deadline = Date().addingTimeInterval(20)
+            while Date() < deadline {
+                if text().contains(want) { return true }
+                usleep(20_000)
+            }
+            Issue.record("timed out waiting for '\(want)'; the log:\n\(text())")
+            return false
+        }
+        func send(_ args: [String]) throws {
+            let r = try runTool("/usr/bin/oscsend", ["127.0.0.1", "\(port)"] + args)
+            #expect(r.status == 0, "oscsend \(args): \(r.output)")
+        }
+        try #require(waitFor("OSC: listening on 127.0.0.1:\(port) (UDP)") && waitFor("playing '"))
+        // --lead 1: the start is a second away, so the pause comes before it: at 0.
+        try send(["/aqsync/stop"])
+        #expect(waitFor("osc /aqsync/stop: paused at session 0:00.000"))
+        try send(["/aqsync/stop"])
+        #expect(waitFor("osc /aqsync/stop: already paused"))
+        try send(["/aqsync/marker", "s", "chorus"])
+        #expect(waitFor("osc /aqsync/marker 'chorus': paused at session 0:01.200 (space or /aqsync/play plays on from there)"))
+        try send(["/aqsync/locate", "f", "0.5"])
+        #expect(waitFor("osc /aqsync/locate 0.5 s: paused at session 0:00.500"))
+        try send(["/aqsync/play"])
+        #expect(waitFor("osc /aqsync/play: resume at session 0:00.500 (plays from device frame "))
+        try send(["/aqsync/locate", "i", "1001"])
+        #expect(waitFor("osc /aqsync/locate 1001 frames: seek to session 0:00.021 (plays from device frame "))
+        try send(["/aqsync/locate", "s", "soon"])
+        #expect(waitFor("osc /aqsync/locate: give seconds (a float) or frames (an int)"))
+        try send(["/aqsync/marker", "s", "bridge"])
+        #expect(waitFor("osc /aqsync/marker: no such marker (markers: a, chorus, b)"))
+        try send(["/aqsync/play"])
+        #expect(waitFor("osc /aqsync/play: already playing"))
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0, "\(text())")
+        #expect(!text().contains("played nothing"))
+    }
 }
