@@ -32,7 +32,8 @@ extension SessionPlayer {
     /// True when the session's loop applies from the player's position (a loop with
     /// `count` ≥ 2, or without a count, whose end is after the position).
     ///
-    /// Thread safety: any thread; does not block.
+    /// Thread safety: any thread but the render thread; a short lock (the timeline a seek
+    /// made).
     public var hasLoop: Bool { timeline.loop != nil }
 
     /// Ends the loop: after the passes already decided (the one playing, and any pass a track

@@ -11,7 +11,9 @@ import Foundation
 /// Each track's queue is Float32 at the device's rate: its ``TrackSource`` (on the feeding
 /// side) parses, decodes, converts the rate and applies the fades, so the engine converts
 /// nothing and the frames are the session's. The player can start at any session position
-/// (``init(session:engine:options:from:)``, ``placement(of:in:deviceRate:position:)``).
+/// (``init(session:engine:options:from:)``, ``placement(of:in:deviceRate:position:)``), and
+/// seek, pause and resume while playing (``seek(to:lead:)``, ``pause()``, ``resume(lead:)``;
+/// SessionPlayer+Seek.swift).
 ///
 /// How it feeds: at creation every track's buffers are filled and enqueued (the first with the
 /// track's gain as a volume parameter event, exact from its first frame, at queue time 0).
@@ -169,9 +171,10 @@ public final class SessionPlayer: @unchecked Sendable {
     public let engine: AudioQueueEngine
     /// The buffering used.
     public let options: Options
-    /// Device frames from the player's start (the session position it was made at) to the end
-    /// of the last track, with the loop's passes (``Session/loop``) counted; `Int64.max` while
-    /// a loop without a count has not been released (``releaseLoop()``).
+    /// Device frames from the player's start (the session position it was made at, or the
+    /// last ``seek(to:lead:)``'s) to the end of the last track, with the loop's passes
+    /// (``Session/loop``) counted; `Int64.max` while a loop without a count has not been
+    /// released (``releaseLoop()``). Any control thread (a short lock).
     public var lengthFrames: Int64 { timeline.length ?? .max }
     /// The player's timeline: which session frame plays at which player frame (a new one at
     /// each seek). Any control thread (a short lock).

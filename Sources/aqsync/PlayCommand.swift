@@ -350,6 +350,10 @@ final class Player: @unchecked Sendable {
         let stopControls = plainControls(player: player)
         defer { stopControls() }
         let status = monitor(player: player, engine: engine, device: device, sessionStart: sessionStart, epoch0: epoch0, rate: rate)
+        // The keys' reader is stopped once its last action returned: its line is not lost (a
+        // seek past the end ends playback before the key's line is queued).
+        stopControls()
+        for line in notices.withLock({ n in defer { n.removeAll() }; return n }) { log(line) }
         if let capture {
             capture.tap.stop()
             let dropped = capture.tap.droppedFrames
@@ -532,7 +536,10 @@ final class Player: @unchecked Sendable {
                 player.stop()
             }
         }
-        if tty { clear(&drawn) } else {
+        if tty { clear(&drawn) }
+        // Lines that came with the end (a seek past the session's end ends playback).
+        for line in notices.withLock({ n in defer { n.removeAll() }; return n }) { log(line) }
+        if !tty {
             for (i, r) in player.report().enumerated() where !doneLogged.contains(i) && (r.completed || r.error != nil) {
                 log("track '\(r.name)' \(r.completed ? "finished" : "stopped: \(r.error ?? "")")")
             }

@@ -158,4 +158,50 @@ struct PlainSeekOnJACKTests {
         #expect(p.terminationStatus == 0, "\(text())")
         #expect(!text().contains("played nothing"))
     }
+
+    /// The keys of plain play on a terminal (a tmux pane): space pauses (before the start, at
+    /// 0), `]`/`[` and ←, Home move the paused position (the display shows it, `paused`),
+    /// space resumes, → past the end ends playback, status 0. Judged on the display and the log.
+    @Test(.timeLimit(.minutes(2)))
+    func keysSeekAndPausePlainPlay() throws {
+        let fx = try LoopRenderTests.make(loop: "")
+        let server = try PrivateJackServer(sampleRate: 48000, period: 256, realtime: true)
+        defer { server.stop() }
+        let tmux = TerminalDisplayOnJACKTests.Tmux()
+        defer { tmux.kill() }
+        // --lead 5: the first space comes before the start. --allow-loss: the keys are judged,
+        // not frames a loaded machine's server loses.
+        let command = [aqsyncURL().path, "play", fx.url.path, "--server", server.name, "--no-connect", "--no-start-server",
+                       "--allow-loss", "--lead", "5"]
+            .map { "'\($0)'" }.joined(separator: " ")
+        _ = try tmux.run(["new-session", "-d", "-s", "t", "-x", "160", "-y", "30", "\(command); echo EXIT=$?; exec sleep 600"])
+        func waitFor(_ text: String, history: Bool = false) throws -> Bool {
+            let deadline = Date().addingTimeInterval(20)
+            while Date() < deadline {
+                if try tmux.capture(history: history).contains(where: { $0.contains(text) }) { return true }
+                usleep(20_000)
+            }
+            Issue.record("timed out waiting for '\(text)'; the pane:\n\(try tmux.capture(history: true).joined(separator: "\n"))")
+            return false
+        }
+        try #require(try waitFor("▶ 0:00.000 / 0:02.021"))
+        for (key, line, shown) in [
+            ("Space", "key space: paused at session 0:00.000", "■ 0:00.000 / 0:02.021  paused"),
+            ("]", "key ]: marker 'a': paused at session 0:00.500", "■ 0:00.500 / 0:02.021  [a]  paused"),
+            ("]", "key ]: marker 'chorus': paused at session 0:01.200", "■ 0:01.200 / 0:02.021  [chorus]  paused"),
+            ("[", "key [: marker 'a': paused at session 0:00.500", "■ 0:00.500 / 0:02.021  [a]  paused"),
+            ("Left", "key ←: paused at session 0:00.000 (clamped to the session start)", "■ 0:00.000 / 0:02.021  paused"),
+            ("]", "key ]: marker 'a': paused at session 0:00.500", "■ 0:00.500 / 0:02.021  [a]  paused"),
+            ("Space", "key space: resume at session 0:00.500 (plays from device frame ", "▶ 0:00.5"),
+        ] as [(String, String, String)] {
+            _ = try tmux.run(["send-keys", "-t", "t", key])
+            #expect(try waitFor(line), "after \(key)")
+            #expect(try waitFor(shown), "after \(key)")
+        }
+        _ = try tmux.run(["send-keys", "-t", "t", "Right"])
+        #expect(try waitFor("EXIT=0"))
+        let history = try tmux.capture(history: true).joined(separator: "\n")
+        #expect(history.contains("is at or past the session's end (0:02.021): playback ends") || history.contains("key →: seek to session"), "\(history)")
+        #expect(!history.contains("■ 0:0") && !history.contains("▶ 0:0"), "display lines left behind:\n\(history)")
+    }
 }
