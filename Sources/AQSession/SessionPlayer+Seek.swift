@@ -191,8 +191,8 @@ extension SessionPlayer {
     }
 
     /// Stops every queue at once and files each track's frames played so far; returns the
-    /// device frame it happened at (the device's current frame when the stops were sent). `seeking` is set (and left set), work dropped. feedLock
-    /// held, cond not.
+    /// device frame it happened at (the device's current frame when the stops were sent).
+    /// `seeking` is set (and left set), work dropped. feedLock held, cond not.
     private func haltAll() -> Int64 {
         cond.lock()
         seeking = true
@@ -205,13 +205,15 @@ extension SessionPlayer {
         // then each is stopped, those not yet playing first, the soonest to start first (one
         // whose start falls in the cycles the stops take could play those before its stop).
         let now = Int64(engine.deviceCurrentTime().sampleTime)
-        for t in tracks where t.queue.isRunning { try? t.queue.pause() }
+        let running = tracks.map(\.queue.isRunning)
+        for (i, t) in tracks.enumerated() where running[i] { try? t.queue.pause() }
         cond.lock()
-        let order = tracks.sorted { a, b in
-            a.queue.isRunning != b.queue.isRunning ? !a.queue.isRunning : a.scheduledStart < b.scheduledStart
-        }
+        let scheduled = tracks.map(\.scheduledStart)
         cond.unlock()
-        for t in order { try? t.queue.stop(immediately: true) }
+        let order = tracks.indices.sorted { a, b in
+            running[a] != running[b] ? !running[a] : scheduled[a] < scheduled[b]
+        }
+        for i in order { try? tracks[i].queue.stop(immediately: true) }
         // Frames played up to the stop, filed (late frames are the queue's running total,
         // subtracted by the report itself).
         cond.lock()
