@@ -107,6 +107,13 @@ final class LoopPasses: @unchecked Sendable {
         return true
     }
 
+    /// True once ``release()`` ran.
+    var isReleased: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return released
+    }
+
     /// The passes in all, once known (a count, or released).
     var total: Int? {
         lock.lock()

@@ -9,6 +9,11 @@ extension SessionPlayer {
     /// Thread safety: any control thread; never blocks for long (a short lock); not the render
     /// thread.
     public func sessionFrame(atPlayerFrame frame: Int64) -> (frame: Int64, pass: Int)? {
+        Self.sessionFrame(atPlayerFrame: frame, on: timeline)
+    }
+
+    /// ``sessionFrame(atPlayerFrame:)`` on `timeline`. Any thread but the render thread.
+    static func sessionFrame(atPlayerFrame frame: Int64, on timeline: PlayTimeline) -> (frame: Int64, pass: Int)? {
         guard let loc = timeline.locate(max(0, frame), commit: false) else { return nil }
         guard let loop = timeline.loop else { return (loc.frame, 0) }
         switch loc.segment {
@@ -27,7 +32,8 @@ extension SessionPlayer {
     /// True when the session's loop applies from the player's position (a loop with
     /// `count` ≥ 2, or without a count, whose end is after the position).
     ///
-    /// Thread safety: any thread; does not block.
+    /// Thread safety: any thread but the render thread; a short lock (the timeline a seek
+    /// made).
     public var hasLoop: Bool { timeline.loop != nil }
 
     /// Ends the loop: after the passes already decided (the one playing, and any pass a track

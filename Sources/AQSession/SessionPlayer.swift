@@ -11,7 +11,9 @@ import Foundation
 /// Each track's queue is Float32 at the device's rate: its ``TrackSource`` (on the feeding
 /// side) parses, decodes, converts the rate and applies the fades, so the engine converts
 /// nothing and the frames are the session's. The player can start at any session position
-/// (``init(session:engine:options:from:)``, ``placement(of:in:deviceRate:position:)``).
+/// (``init(session:engine:options:from:)``, ``placement(of:in:deviceRate:position:)``), and
+/// seek, pause and resume while playing (``seek(to:lead:)``, ``pause()``, ``resume(lead:)``;
+/// SessionPlayer+Seek.swift).
 ///
 /// How it feeds: at creation every track's buffers are filled and enqueued (the first with the
 /// track's gain as a volume parameter event, exact from its first frame, at queue time 0).
@@ -84,10 +86,15 @@ public final class SessionPlayer: @unchecked Sendable {
         let queue: AudioQueue
         /// The track's frames along the player's timeline (Float32 at the device's rate, fades
         /// applied, loops unrolled); nil for a track that plays nothing from the position on.
-        let source: TrackFeed?
+        var source: TrackFeed?
         var buffers: [AudioQueueBuffer] = []
         /// Device frames from the player's start to the track's first frame played.
-        let startOffset: Int64
+        var startOffset: Int64
+        /// Device frames played before the last seek or pause (``seek(to:lead:)``).
+        var playedBefore: Int64 = 0
+        /// True once the track was stopped by a seek or a pause (its queue's start frame is
+        /// the latest run's only once the render thread reported it).
+        var restarted = false
         // Feeder side (the init thread, then the feeder thread):
         var first = true
         /// Frames enqueued so far (device rate): the queue time of the next buffer.
@@ -164,25 +171,49 @@ public final class SessionPlayer: @unchecked Sendable {
     public let engine: AudioQueueEngine
     /// The buffering used.
     public let options: Options
-    /// Device frames from the player's start (the session position it was made at) to the end
-    /// of the last track, with the loop's passes (``Session/loop``) counted; `Int64.max` while
-    /// a loop without a count has not been released (``releaseLoop()``).
+    /// Device frames from the player's start (the session position it was made at, or the
+    /// last ``seek(to:lead:)``'s) to the end of the last track, with the loop's passes
+    /// (``Session/loop``) counted; `Int64.max` while a loop without a count has not been
+    /// released (``releaseLoop()``). Any control thread (a short lock).
     public var lengthFrames: Int64 { timeline.length ?? .max }
-    /// The player's timeline: which session frame plays at which player frame.
-    let timeline: PlayTimeline
-    /// The session position the player starts at (device frames; 0: the session start).
-    public let position: Int64
+    /// The player's timeline: which session frame plays at which player frame (a new one at
+    /// each seek). Any control thread (a short lock).
+    var timeline: PlayTimeline {
+        cond.lock()
+        defer { cond.unlock() }
+        return currentTimeline
+    }
+    /// Guarded by `cond`.
+    var currentTimeline: PlayTimeline
+    /// The session position the player starts at (device frames; 0: the session start), or,
+    /// after ``seek(to:lead:)``, the one it restarted at. Any control thread (a short lock).
+    public var position: Int64 { timeline.position }
+    /// The loop region (device frames), when the session has one.
+    let loopRange: Range<Int64>?
 
     let tracks: [Track]
     /// The takes recorded (``Options/recordTakes``), in session order.
     public let takes: [TakeRecorder]
-    private let cond = NSCondition()
+    let cond = NSCondition()
+    /// Held by the feeder around each buffer it feeds, and by a seek, a pause or a stop for
+    /// their whole work (so no buffer is fed while the queues are stopped and refilled).
+    let feedLock = NSLock()
     // Guarded by `cond`:
-    private var work: [(Int, AudioQueueBuffer)] = []
-    private var stopping = false
+    var work: [(Int, AudioQueueBuffer)] = []
+    var stopping = false
     private var quit = false
-    private var startFrame: Int64?
-    private var stopFrame: Int64?
+    var startFrame: Int64?
+    var stopFrame: Int64?
+    /// True while a seek or a pause stops and refills the queues: returned buffers and
+    /// queue stops are not the tracks' own then.
+    var seeking = false
+    /// Bumped by each seek and pause: a returned buffer the feeder took before is stale.
+    var generation: UInt64 = 0
+    /// The session position a pause stopped at (nil: not paused), and the loop pass it was in.
+    var pausedAt: (frame: Int64, pass: Int)?
+    /// Loop passes played before the current timeline's first (after a resume inside the
+    /// loop), for the display.
+    var passOffset = 0
     private let feederDone = DispatchSemaphore(value: 0)
     private var feederStarted = false
 
@@ -218,7 +249,6 @@ public final class SessionPlayer: @unchecked Sendable {
         if position > 0 && options.recordTakes && !session.takes.isEmpty {
             throw SessionError(.invalidValue, file: session.url.path, "--from and [[record]] takes cannot be used together yet (takes are placed from the session start)")
         }
-        self.position = position
         let sessionRate = session.sampleRate ?? rate
         let loopRange = session.loop?.deviceRange(sessionRate: sessionRate, deviceRate: rate)
         if let loopRange, loopRange.upperBound > full {
@@ -229,7 +259,8 @@ public final class SessionPlayer: @unchecked Sendable {
             throw SessionError(.invalidValue, file: session.url.path, "a loop and [[record]] takes cannot be used together yet (takes are placed on the session's frames)")
         }
         let timeline = PlayTimeline(position: position, end: full, loop: loopRange, count: session.loop?.count)
-        self.timeline = timeline
+        self.currentTimeline = timeline
+        self.loopRange = loopRange
         var made: [Track] = []
         let cond = self.cond
         // The callbacks need `self`, which is not usable before every property is set: they
@@ -386,9 +417,11 @@ public final class SessionPlayer: @unchecked Sendable {
     /// Stops every track at once (the next render cycle) and finishes every take (everything
     /// captured so far written, the files closed valid). Buffers come back unplayed; the
     /// player is finished when this returns. Calling it again does nothing. Blocks while the
-    /// takes' writers finish.
+    /// takes' writers finish, and while a seek or a pause running on another thread finishes.
     public func stop() {
         defer { for r in takes { r.finish() } }
+        feedLock.lock()
+        defer { feedLock.unlock() }
         cond.lock()
         if stopping { cond.unlock(); return }
         stopping = true
@@ -420,7 +453,7 @@ public final class SessionPlayer: @unchecked Sendable {
     /// player was stopped).
     public var isFinished: Bool {
         cond.lock()
-        let tracksDone = tracks.allSatisfy(\.done)
+        let tracksDone = !seeking && tracks.allSatisfy(\.done)
         cond.unlock()
         return tracksDone && takes.allSatisfy(\.isFinished)
     }
@@ -431,10 +464,10 @@ public final class SessionPlayer: @unchecked Sendable {
     public func waitUntilFinished(timeout: Double? = nil) -> Bool {
         let deadline = timeout.map { Date().addingTimeInterval($0) } ?? .distantFuture
         cond.lock()
-        while !tracks.allSatisfy(\.done) {
+        while seeking || !tracks.allSatisfy(\.done) {
             if !cond.wait(until: deadline) { break }
         }
-        let tracksDone = tracks.allSatisfy(\.done)
+        let tracksDone = !seeking && tracks.allSatisfy(\.done)
         cond.unlock()
         guard tracksDone else { return false }
         for r in takes {
@@ -467,8 +500,9 @@ public final class SessionPlayer: @unchecked Sendable {
             if let bad = tracks.first(where: { $0.error != nil }) {
                 throw SessionError(.playback, file: bad.spec.file.path, "track '\(bad.spec.name)': \(bad.error!)")
             }
+            // Paused (``pause()``): nothing plays, nothing to wait for.
             let waiting = tracks.first { !$0.fed && !$0.done && $0.scheduledStart + $0.enqueuedEnd < frame }
-            guard waiting != nil else { return }
+            guard waiting != nil, pausedAt == nil else { return }
             if !cond.wait(until: deadline) {
                 throw SessionError(.playback, file: session.url.path, "the feeder made no progress for \(Int(timeout)) s (render stalled at frame \(frame))")
             }
@@ -488,12 +522,12 @@ public final class SessionPlayer: @unchecked Sendable {
             var played: Int64
             if t.completed {
                 played = t.enqueuedEnd
-            } else if let a = actual {
+            } else if let a = actual, !t.restarted || a >= t.scheduledStart, pausedAt == nil {
                 played = min(max(0, (stopFrame ?? now) - a), t.enqueuedEnd)
             } else {
                 played = 0
             }
-            played = max(0, played - late)
+            played = max(0, played + t.playedBefore - late)
             return TrackReport(
                 name: t.spec.name, scheduledStartFrame: t.scheduledStart, actualStartFrame: actual,
                 framesPlayed: played, lateFrames: late, completed: t.completed, damagedPackets: damagedPackets,
@@ -520,7 +554,7 @@ public final class SessionPlayer: @unchecked Sendable {
     /// Output callback (events thread): hand the buffer to the feeder, nothing else.
     func returned(track: Int, buffer: AudioQueueBuffer) {
         cond.lock()
-        if !stopping && !tracks[track].fed {
+        if !stopping && !seeking && !tracks[track].fed {
             work.append((track, buffer))
             cond.broadcast()
         }
@@ -531,7 +565,9 @@ public final class SessionPlayer: @unchecked Sendable {
     func runningChanged(track: Int, running: Bool, error: AudioQueueError?) {
         cond.lock()
         let t = tracks[track]
-        if running {
+        if seeking {
+            // A seek or a pause stopped the queue: not the track's end.
+        } else if running {
             t.wasRunning = true
         } else if t.wasRunning || error != nil {
             if let error { t.error = t.error ?? error.message }
@@ -550,15 +586,22 @@ public final class SessionPlayer: @unchecked Sendable {
             while work.isEmpty && !quit { cond.wait() }
             if quit { cond.unlock(); break }
             let (i, b) = work.removeFirst()
+            let taken = generation
             cond.unlock()
-            feed(tracks[i], b)
+            feedLock.lock()
+            cond.lock()
+            // A seek or a pause since: the buffer was taken back and refilled.
+            let stale = taken != generation
+            cond.unlock()
+            if !stale { feed(tracks[i], b) }
+            feedLock.unlock()
         }
         feederDone.signal()
     }
 
     /// Reads the next frames of `t` into `b` and enqueues it; after the last, flushes and
     /// stops the queue once drained. Init thread or feeder thread.
-    private func feed(_ t: Track, _ b: AudioQueueBuffer) {
+    func feed(_ t: Track, _ b: AudioQueueBuffer) {
         cond.lock()
         let skip = stopping || t.fed || t.error != nil
         cond.unlock()

@@ -350,6 +350,10 @@ final class Player: @unchecked Sendable {
         let stopControls = plainControls(player: player)
         defer { stopControls() }
         let status = monitor(player: player, engine: engine, device: device, sessionStart: sessionStart, epoch0: epoch0, rate: rate)
+        // The keys' reader is stopped once its last action returned: its line is not lost (a
+        // seek past the end ends playback before the key's line is queued).
+        stopControls()
+        for line in notices.withLock({ n in defer { n.removeAll() }; return n }) { log(line) }
         if let capture {
             capture.tap.stop()
             let dropped = capture.tap.droppedFrames
@@ -442,7 +446,7 @@ final class Player: @unchecked Sendable {
             let d = engine.discontinuity
             if d.epoch != epoch {
                 epoch = d.epoch
-                let pos = player.positionText(atPlayerFrame: Int64(now) - sessionStart)
+                let pos = player.positionText(atDeviceFrame: Int64(now))
                 // Several may have happened since the last look: one line per cause.
                 var causes: [String] = []
                 for r in reasons {
@@ -467,7 +471,8 @@ final class Player: @unchecked Sendable {
             }
             // The session position (loops unrolled), the session's end, the loop pass, the marker.
             let late = player.lateFrames
-            let head = "\(player.positionText(atPlayerFrame: Int64(now) - sessionStart))  discontinuities \(discontinuities)  late frames \(late)"
+            // Seeks and pauses (the keys, OSC) move the player's start: the player maps the frame.
+            let head = "\(player.positionText(atDeviceFrame: Int64(now)))  discontinuities \(discontinuities)  late frames \(late)"
             if tty {
                 let size = terminalSize()
                 let finished = player.report().map { $0.completed || $0.error != nil }
@@ -498,7 +503,7 @@ final class Player: @unchecked Sendable {
                     page += 1
                     pageTurned = t
                 }
-                let lines = StatusScreen.layout(head: "▶ " + head, scale: scale, tracks: trackLines, width: size.width, height: size.height, page: page)
+                let lines = StatusScreen.layout(head: (player.isPaused ? "■ " : "▶ ") + head, scale: scale, tracks: trackLines, width: size.width, height: size.height, page: page)
                 redraw(lines, &drawn)
             } else {
                 let reports = player.report()
@@ -531,7 +536,10 @@ final class Player: @unchecked Sendable {
                 player.stop()
             }
         }
-        if tty { clear(&drawn) } else {
+        if tty { clear(&drawn) }
+        // Lines that came with the end (a seek past the session's end ends playback).
+        for line in notices.withLock({ n in defer { n.removeAll() }; return n }) { log(line) }
+        if !tty {
             for (i, r) in player.report().enumerated() where !doneLogged.contains(i) && (r.completed || r.error != nil) {
                 log("track '\(r.name)' \(r.completed ? "finished" : "stopped: \(r.error ?? "")")")
             }
