@@ -182,10 +182,21 @@ extension Player {
             }
             let c = follower.counters
             note("transport: \(c.playedCycles) cycle(s) played, \(c.missedCycles) rolling cycle(s) silent (not primed at the transport's frame), \(c.primings) priming(s), sync answered ready \(c.readyAnswers) / not yet \(c.waitAnswers) time(s)")
-            if passedEnd { return 0 }
+            // Rolling cycles played silent are lost audio: not a success unless --allow-loss.
+            let lossStatus: Int32
+            if c.missedCycles == 0 {
+                lossStatus = 0
+            } else if command.allowLoss {
+                log("frames lost (\(c.missedCycles) rolling cycle(s) silent); exit status 0 because of --allow-loss")
+                lossStatus = 0
+            } else {
+                printError("frames lost: \(c.missedCycles) rolling cycle(s) silent, not primed at the transport's frame (exit status 3; --allow-loss accepts it)")
+                lossStatus = 3
+            }
+            if passedEnd { return lossStatus }
             if quitByKey {
                 note("stopped by the q key")
-                return 0
+                return lossStatus
             }
             let sig = caughtSignal.load(ordering: .relaxed)
             if sig != 0 {

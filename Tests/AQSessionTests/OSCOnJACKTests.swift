@@ -81,8 +81,10 @@ struct OSCOnJACKTests {
         let fh = try FileHandle(forWritingTo: log)
         let p = Process()
         p.executableURL = aqsyncURL()
+        // --allow-loss: what is judged is the exit at the end; a rolling cycle played silent
+        // (docs/transport.md, Known defects) would make it status 3.
         p.arguments = ["play", fx.url.path, "--transport", "follow", "--exit-at-end", "--server", server.name,
-                       "--no-connect", "--no-start-server", "--osc", "\(port)"]
+                       "--no-connect", "--no-start-server", "--osc", "\(port)", "--allow-loss"]
         p.standardOutput = fh
         p.standardError = fh
         p.standardInput = FileHandle.nullDevice

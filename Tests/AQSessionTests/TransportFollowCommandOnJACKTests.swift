@@ -86,7 +86,7 @@ struct TransportFollowCommandOnJACKTests {
     /// connected (`--connect`) to a recorder already recording the transport witness, so the
     /// whole run is in the recording: one rolling run from frame 4800, every frame exact but
     /// for a late client's cycle the server reported (``TransportFollowOnJACKTests/judge(recorded:full:)``).
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.enabled(if: transportTestsWanted, "opt-in (make transport-check): not yet reliable, docs/transport.md, Known defects"), .timeLimit(.minutes(2)))
     func leadPlaysTheSessionOnce() throws {
         let fx = try LoopRenderTests.make(loop: "")
         let session = try SessionLoader.load(fx.url)
@@ -112,7 +112,7 @@ struct TransportFollowCommandOnJACKTests {
             let rolled = (j.lastRollingFrame ?? 0) - (j.segments.first ?? 0) + 1
             #expect(rolled >= 97000 && rolled < 97000 + 48000, "rolled through \(rolled) transport frames (\(j.rollingFrames) recorded)")
             #expect(j.wrongRolling == 0 && j.wrongStopped == 0,
-                "\(j.wrongRolling) samples wrong while rolling, \(j.wrongStopped) not silent while stopped; first: \(j.firstWrong ?? "-")")
+                "\(j.wrongRolling) samples wrong while rolling, \(j.wrongStopped) not silent while stopped; first: \(j.firstWrong ?? "-")\n\(r.output)")
             return .judged
         }
     }
