@@ -87,7 +87,7 @@ public enum OfflineRenderer {
         let device = ManualDevice(sampleRate: rate, channels: channels, framesPerCycle: cycleFrames, uid: "offline")
         let engine: AudioQueueEngine
         do {
-            engine = try AudioQueueEngine(device: device)
+            engine = try AudioQueueEngine(device: device, capacities: SessionPlayer.engineCapacities(for: session, options: options))
         } catch {
             throw SessionError(.playback, file: session.url.path, "cannot make the offline engine: \(error.message)")
         }

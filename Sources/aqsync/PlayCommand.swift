@@ -238,9 +238,11 @@ final class Player: @unchecked Sendable {
             printError(error.message)
             return 1
         }
+        let playerOptions = SessionPlayer.Options(metering: tty, recordTakes: true)
         let engine: AudioQueueEngine
         do {
-            engine = try AudioQueueEngine(device: device, capacities: RenderCapacities(inputChannels: max(8, takeLayout.total)))
+            engine = try AudioQueueEngine(device: device, capacities: SessionPlayer.engineCapacities(
+                for: session, options: playerOptions, inputChannels: max(8, takeLayout.total)))
         } catch {
             printError(error.message)
             return 1
@@ -256,8 +258,7 @@ final class Player: @unchecked Sendable {
         }
         let player: SessionPlayer
         do {
-            player = try SessionPlayer(session: session, engine: engine, options: SessionPlayer.Options(metering: tty, recordTakes: true),
-                from: from)
+            player = try SessionPlayer(session: session, engine: engine, options: playerOptions, from: from)
         } catch {
             printError(error.description)
             return 1
