@@ -4,7 +4,8 @@
 // frame 0 is the file's first frame after the encoder's priming (the packet table's), and the
 // remainder is left out. Seeking decodes from a few packets before the frame asked for (the
 // decoder's pre-roll: its state then is what decoding from the start gives), so a read after a
-// seek gives the same samples as reading through. Same rate and channel count as the file only.
+// seek gives the same samples as reading through. The file's rate only; any channel count (the
+// file's channels routed as AudioConverter's default map routes them).
 import AQConvert
 import AQFileStream
 import AQTypes
@@ -23,6 +24,11 @@ final class ExtAudioFileReader {
     private(set) var client: CFormat?
     /// The client frame the next read starts at.
     private(set) var position: Int64 = 0
+    /// Per client channel, the file's plane it reads (Apple's default map: the first file
+    /// channels to the first client channels, extra file channels dropped, extra client
+    /// channels silent), the silent plane for the extras.
+    private var clientPlanes: [UnsafeMutablePointer<Float>] = []
+    private let silentPlane: UnsafeMutablePointer<Float>
 
     /// Made anew for a restart at the first packet (libavcodec's flush does not leave every
     /// decoder as a new one is, and reading from the start must give what a new decoder, as
@@ -94,6 +100,9 @@ final class ExtAudioFileReader {
         }
         let frames = capacity
         planes = (0..<max(1, channels)).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: frames) }
+        silentPlane = .allocate(capacity: frames)
+        silentPlane.initialize(repeating: 0, count: frames)
+        clientPlanes = planes
         bytesCapacity = max(Int(file.maximumPacketSize), 1) * (deinterleaver != nil ? Self.pcmChunk : 1)
         bytes = .allocate(byteCount: bytesCapacity, alignment: 16)
         if deinterleaver != nil, Self.clientFormatProblem(f.c, file: f) == nil { client = f.c }
@@ -123,18 +132,20 @@ final class ExtAudioFileReader {
 
     deinit {
         for p in planes { p.deallocate() }
+        silentPlane.deallocate()
         bytes.deallocate()
     }
 
     /// Why `c` cannot be the client format of a file in `f` (nil: it can). `converting`: an
     /// AudioConverter's destination, which may have another rate and channel count.
-    static func clientFormatProblem(_ c: CFormat, file f: SFormat, converting: Bool = false) -> String? {
+    static func clientFormatProblem(_ c: CFormat, file f: SFormat, converting: Bool = false, channelsMayDiffer: Bool = false) -> String? {
         let flags = c.mFormatFlags
         let isFloat = flags & UInt32(kAudioFormatFlagIsFloat) != 0
         let nonInterleaved = flags & UInt32(kAudioFormatFlagIsNonInterleaved) != 0
         guard c.mFormatID == UInt32(kAudioFormatLinearPCM) else { return "not linear PCM" }
         guard converting || c.mSampleRate == f.sampleRate else { return "another rate (\(c.mSampleRate) Hz; the file's is \(f.sampleRate) Hz): rate conversion is not there yet" }
-        guard converting || c.mChannelsPerFrame == f.channelsPerFrame else { return "another channel count: channel mapping is not there yet" }
+        guard converting || channelsMayDiffer || c.mChannelsPerFrame == f.channelsPerFrame else { return "another channel count: channel mapping is not there yet" }
+        guard c.mChannelsPerFrame >= 1, c.mChannelsPerFrame <= 64 else { return "\(c.mChannelsPerFrame) channels (1…64)" }
         guard c.mFramesPerPacket == 1 else { return "not one frame a packet" }
         if isFloat {
             guard c.mBitsPerChannel == 32 else { return "floats of \(c.mBitsPerChannel) bits" }
@@ -150,10 +161,11 @@ final class ExtAudioFileReader {
     }
 
     func setClient(_ c: CFormat) throws(AudioFileFailure) {
-        if let problem = Self.clientFormatProblem(c, file: file.format) {
+        if let problem = Self.clientFormatProblem(c, file: file.format, channelsMayDiffer: true) {
             throw AudioFileFailure(status: kExtAudioFileError_InvalidDataFormat, "client format: \(problem)")
         }
         client = c
+        clientPlanes = (0..<Int(c.mChannelsPerFrame)).map { $0 < planes.count && $0 < channels ? planes[$0] : silentPlane }
     }
 
     /// The next read starts at client frame `frame`.
@@ -169,7 +181,8 @@ final class ExtAudioFileReader {
         }
         let nonInterleaved = client.mFormatFlags & UInt32(kAudioFormatFlagIsNonInterleaved) != 0
         let buffers = UnsafeMutableRawPointer(list).advanced(by: 8).assumingMemoryBound(to: CAudioToolbox.AudioBuffer.self)
-        let bufferCount = nonInterleaved ? channels : 1
+        let clientChannels = clientPlanes.count
+        let bufferCount = nonInterleaved ? clientChannels : 1
         guard Int(list.pointee.mNumberBuffers) >= bufferCount else {
             throw AudioFileFailure(status: paramError, "\(bufferCount) buffers needed, \(list.pointee.mNumberBuffers) given")
         }
@@ -188,7 +201,7 @@ final class ExtAudioFileReader {
             }
             let from = Int(raw - pendingStart)
             let k = min(pendingCount - from, room - produced, Int(length - position))
-            PlanarPCM.store(planes, from: from, count: k, at: produced, format: client, channels: channels, buffers: buffers)
+            PlanarPCM.store(clientPlanes, from: from, count: k, at: produced, format: client, channels: clientChannels, buffers: buffers)
             produced += k
             position += Int64(k)
         }

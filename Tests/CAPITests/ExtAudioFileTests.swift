@@ -69,3 +69,21 @@ import Testing
         #expect(aiff == ramps, "the AIFF decodes to the ramps written (\(aiff.count / 8) frames)")
     }
 }
+
+/// ExtAudioFile reading into a client format with another channel count (issue 23):
+/// `extaudiofile_channels.c` reads stereo files (PCM and MP3) as mono (the left channel) and as
+/// 3 channels (left, right, silence), also after a seek, against the stereo read. No server.
+@Suite struct CAPIExtAudioFileChannelTests {
+    @Test(arguments: [("s16.wav", "-c:a pcm_s16le"), ("t.mp3", "-c:a libmp3lame -b:a 128k")])
+    func clientChannelsDifferFromTheFile(name: String, encoder: String) throws {
+        let prefix = try CAPI.prefix()
+        let dir = prefix.appendingPathComponent("extaudiofile-channels")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let file = dir.appendingPathComponent(name).path
+        let ff = try CAPI.shell("ffmpeg -loglevel error -y -f lavfi -i sine=frequency=1000:sample_rate=44100:duration=2 -af 'pan=stereo|c0=c0|c1=0.5*c0' \(encoder) '\(file)'")
+        try #require(ff.status == 0, "\(ff.output)")
+        let exe = try CAPI.build("Tests/CAPIPrograms/extaudiofile_channels.c", name: "extaudiofile_channels-\(name)")
+        let r = try CAPI.run(exe, [file])
+        #expect(r.status == 0 && r.output.contains(" 0 failed"), "\(r.output)")
+    }
+}
