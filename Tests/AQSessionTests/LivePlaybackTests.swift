@@ -112,14 +112,7 @@ struct LivePlaybackOnJACKTests {
         let server = try PrivateJackServer(sampleRate: 48000, period: 256)
         defer { server.stop() }
         let log = dir.file("play.log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let fh = try FileHandle(forWritingTo: log)
-        let p = Process()
-        p.executableURL = aqsyncURL()
-        p.arguments = [url.path, "--server", server.name, "--client-name", "aqt", "--no-connect", "--lead", "1.0", "--no-start-server", "--allow-loss"]
-        p.standardOutput = fh
-        p.standardError = fh
-        try p.run()
+        let p = try startAqsync([url.path, "--server", server.name, "--client-name", "aqt", "--no-connect", "--lead", "1.0", "--no-start-server", "--allow-loss"], log: log)
         defer { if p.isRunning { p.terminate() }; p.waitUntilExit() }
         let ports = ["aqt:out_1", "aqt:out_2"]
         let deadline = Date().addingTimeInterval(5)

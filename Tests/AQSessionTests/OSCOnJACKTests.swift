@@ -17,16 +17,8 @@ struct OSCOnJACKTests {
         defer { server.stop() }
         let port = Int.random(in: 20000...60000)
         let log = fx.dir.file("osc.log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let fh = try FileHandle(forWritingTo: log)
-        let p = Process()
-        p.executableURL = aqsyncURL()
-        p.arguments = ["play", fx.url.path, "--transport", "follow", "--transport-offset", "4800", "--server", server.name,
-                       "--no-connect", "--no-start-server", "--osc", "\(port)", "--client-name", "aqosc"]
-        p.standardOutput = fh
-        p.standardError = fh
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
+        let p = try startAqsync(["play", fx.url.path, "--transport", "follow", "--transport-offset", "4800", "--server", server.name,
+                       "--no-connect", "--no-start-server", "--osc", "\(port)", "--client-name", "aqosc"], log: log)
         defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) }; p.waitUntilExit() }
         // Polls aqsync's log (every 20 ms, at most 20 s) until it holds `text`.
         func waitFor(_ text: String) -> Bool {
@@ -77,18 +69,10 @@ struct OSCOnJACKTests {
         defer { server.stop() }
         let port = Int.random(in: 20000...60000)
         let log = fx.dir.file("end.log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let fh = try FileHandle(forWritingTo: log)
-        let p = Process()
-        p.executableURL = aqsyncURL()
         // --allow-loss: what is judged is the exit at the end; a rolling cycle played silent
         // (docs/transport.md, Known defects) would make it status 3.
-        p.arguments = ["play", fx.url.path, "--transport", "follow", "--exit-at-end", "--server", server.name,
-                       "--no-connect", "--no-start-server", "--osc", "\(port)", "--allow-loss"]
-        p.standardOutput = fh
-        p.standardError = fh
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
+        let p = try startAqsync(["play", fx.url.path, "--transport", "follow", "--exit-at-end", "--server", server.name,
+                       "--no-connect", "--no-start-server", "--osc", "\(port)", "--allow-loss"], log: log)
         defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) }; p.waitUntilExit() }
         func text() -> String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
         var deadline = Date().addingTimeInterval(20)

@@ -108,16 +108,8 @@ struct PlainSeekOnJACKTests {
         defer { server.stop() }
         let port = Int.random(in: 20000...60000)
         let log = fx.dir.file("plain-osc.log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let fh = try FileHandle(forWritingTo: log)
-        let p = Process()
-        p.executableURL = aqsyncURL()
-        p.arguments = ["play", fx.url.path, "--server", server.name, "--no-connect", "--no-start-server", "--osc", "\(port)",
-                       "--client-name", "aqplainosc", "--lead", "1", "--allow-loss"]
-        p.standardOutput = fh
-        p.standardError = fh
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
+        let p = try startAqsync(["play", fx.url.path, "--server", server.name, "--no-connect", "--no-start-server", "--osc", "\(port)",
+                       "--client-name", "aqplainosc", "--lead", "1", "--allow-loss"], log: log)
         defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) }; p.waitUntilExit() }
         func text() -> String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
         // Polls aqsync's log (every 20 ms, at most 20 s) until it holds `want`.

@@ -16,16 +16,8 @@ struct SignalOnJACKTests {
             file = "a.wav"
             """)
         let log = dir.file("play.log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let fh = try FileHandle(forWritingTo: log)
-        let p = Process()
-        p.executableURL = aqsyncURL()
         // A server name nobody runs: aqsync starts a private server (aqsync-PID).
-        p.arguments = [session.path, "--server", "aqsig-none-\(getpid())", "--no-connect"]
-        p.standardOutput = fh
-        p.standardError = fh
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
+        let p = try startAqsync([session.path, "--server", "aqsig-none-\(getpid())", "--no-connect"], log: log)
         defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) }; p.waitUntilExit() }
         // Wait until it plays (its log says so), then signal it.
         let deadline = Date().addingTimeInterval(20)

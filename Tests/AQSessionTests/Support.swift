@@ -56,6 +56,23 @@ func aqsyncURL() -> URL {
     return root.appendingPathComponent(".build/debug/aqsync")
 }
 
+/// Starts `aqsync ARGUMENTS` as a child process with its output and errors in `log` (made
+/// empty first) and its input from /dev/null. Returns the running process; the caller waits for
+/// it or ends it. Test thread; does not wait for the child.
+func startAqsync(_ arguments: [String], log: URL) throws -> Process {
+    _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+    let fh = try FileHandle(forWritingTo: log)
+    defer { try? fh.close() }
+    let p = Process()
+    p.executableURL = aqsyncURL()
+    p.arguments = arguments
+    p.standardOutput = fh
+    p.standardError = fh
+    p.standardInput = FileHandle.nullDevice
+    try p.run()
+    return p
+}
+
 /// An audio file of impulses made with sox: raw float samples of known value, converted.
 struct ImpulseFile {
     var url: URL

@@ -38,16 +38,8 @@ struct TransportFollowCommandOnJACKTests {
             let server = try PrivateJackServer(sampleRate: 48000, period: 256)
             defer { server.stop() }
             let log = fx.dir.file("follow.log")
-            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-            let fh = try FileHandle(forWritingTo: log)
-            let p = Process()
-            p.executableURL = aqsyncURL()
-            p.arguments = ["play", fx.url.path, "--transport", "follow", "--transport-offset", "4800", "--server", server.name,
-                           "--no-connect", "--no-start-server", "--client-name", "aqfollow"]
-            p.standardOutput = fh
-            p.standardError = fh
-            p.standardInput = FileHandle.nullDevice
-            try p.run()
+            let p = try startAqsync(["play", fx.url.path, "--transport", "follow", "--transport-offset", "4800", "--server", server.name,
+                           "--no-connect", "--no-start-server", "--client-name", "aqfollow"], log: log)
             defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) }; p.waitUntilExit() }
             // Its log says when the follower is installed (the sync callback registered).
             let deadline = Date().addingTimeInterval(20)

@@ -85,16 +85,7 @@ struct WallClockOnJACKTests {
     /// its log file.
     private func play(_ session: URL, server: String, dir: TempDir, extra: [String] = []) throws -> (Process, URL) {
         let log = dir.file("play-\(UUID().uuidString.prefix(6)).log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let fh = try FileHandle(forWritingTo: log)
-        let p = Process()
-        p.executableURL = aqsyncURL()
-        p.arguments = [session.path, "--server", server, "--client-name", "aqt", "--no-connect", "--lead", "1.0", "--no-start-server", "--allow-loss"] + extra
-        p.standardOutput = fh
-        p.standardError = fh
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
-        try? fh.close()
+        let p = try startAqsync([session.path, "--server", server, "--client-name", "aqt", "--no-connect", "--lead", "1.0", "--no-start-server", "--allow-loss"] + extra, log: log)
         return (p, log)
     }
 
