@@ -86,4 +86,36 @@ public struct OSCMessage: Sendable, Equatable {
         }
         return [OSCMessage(address: address, arguments: args)]
     }
+
+    /// The message as one OSC 1.0 packet: the address, the type tags, the arguments, each
+    /// padded to 4 bytes, big-endian (what ``parse(_:)`` and liblo read).
+    ///
+    /// Thread safety: pure function; any thread.
+    public func encoded() -> [UInt8] {
+        var out: [UInt8] = []
+        func pad() { while out.count % 4 != 0 { out.append(0) } }
+        func string(_ s: String) { out += Array(s.utf8); out.append(0); pad() }
+        func u32(_ v: UInt32) { out += [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+        func u64(_ v: UInt64) { u32(UInt32(v >> 32)); u32(UInt32(v & 0xFFFF_FFFF)) }
+        string(address)
+        string("," + arguments.map { a -> String in
+            switch a {
+            case .int: "i"
+            case .float: "f"
+            case .string: "s"
+            case .double: "d"
+            case .int64: "h"
+            }
+        }.joined())
+        for a in arguments {
+            switch a {
+            case .int(let v): u32(UInt32(bitPattern: v))
+            case .float(let v): u32(v.bitPattern)
+            case .string(let v): string(v)
+            case .double(let v): u64(v.bitPattern)
+            case .int64(let v): u64(UInt64(bitPattern: v))
+            }
+        }
+        return out
+    }
 }

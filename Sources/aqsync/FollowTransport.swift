@@ -62,7 +62,19 @@ extension Player {
             defer { keys?.stop() }
             let oscInbox = Mutex<[OSCMessage]>([])
             oscTarget.withLock { $0 = { m in oscInbox.withLock { $0.append(m) } } }
-            defer { oscTarget.withLock { $0 = nil } }
+            // OSC replies and subscriptions: the transport's position, rolling or stopped.
+            oscStatus.withLock {
+                $0 = { [follower] in
+                    let t = follower.lastTransport
+                    return oscPosition(frame: t.frame - offset, rate: rate, state: t.rolling ? "rolling" : "stopped")
+                }
+            }
+            defer {
+                oscTarget.withLock { $0 = nil }
+                let t = follower.lastTransport
+                let ended = oscPosition(frame: t.frame - offset, rate: rate, state: "ended")
+                oscStatus.withLock { $0 = { ended } }
+            }
             var quitByKey = false
             var passedEnd = false
             var missedSeen: UInt64 = 0

@@ -18,7 +18,7 @@ final class OSCServer: @unchecked Sendable {
 
     /// Binds `host:port` and starts reading.
     /// - Throws: a message: the address is not IPv4, or the port is in use (or refused).
-    init(host: String, port: Int, handler: @escaping @Sendable (OSCMessage) -> Void) throws(OSCServerError) {
+    init(host: String, port: Int, handler: @escaping @Sendable (OSCMessage, OSCPeer) -> Void) throws(OSCServerError) {
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -42,18 +42,36 @@ final class OSCServer: @unchecked Sendable {
             while !done.load(ordering: .relaxed) {
                 var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
                 guard poll(&p, 1, 100) > 0 else { continue }
-                let n = recv(fd, &buf, buf.count, 0)
+                var from = sockaddr_in()
+                var fromLength = socklen_t(MemoryLayout<sockaddr_in>.size)
+                let n = withUnsafeMutablePointer(to: &from) { a in
+                    a.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(fd, &buf, buf.count, 0, $0, &fromLength) }
+                }
                 guard n > 0 else { continue }
+                let peer = OSCPeer(address: from)
                 if let messages = OSCMessage.parse(Array(buf[0..<n])) {
-                    for m in messages { handler(m) }
+                    for m in messages { handler(m, peer) }
                 } else {
-                    handler(OSCMessage(address: "?", arguments: [.int(Int32(n))]))
+                    handler(OSCMessage(address: "?", arguments: [.int(Int32(n))]), peer)
                 }
             }
             finished.signal()
         }
         thread.name = "aqsync-osc"
         thread.start()
+    }
+
+    /// Sends `message` to `peer` from the server's own port (a UDP datagram; never blocks for
+    /// long). Any thread; false when the socket is closed or the send failed.
+    @discardableResult
+    func send(_ message: OSCMessage, to peer: OSCPeer) -> Bool {
+        guard !done.load(ordering: .relaxed) else { return false }
+        let bytes = message.encoded()
+        var to = peer.address
+        let sent = withUnsafePointer(to: &to) { a in
+            a.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, bytes, bytes.count, Int32(MSG_DONTWAIT), $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        return sent == bytes.count
     }
 
     /// Stops the thread and closes the socket. Idempotent.
@@ -64,6 +82,33 @@ final class OSCServer: @unchecked Sendable {
     }
 
     deinit { stop() }
+}
+
+/// Where an OSC message came from, or where one goes: an IPv4 address and UDP port.
+///
+/// Thread safety: a plain value; any thread.
+struct OSCPeer: Sendable, Equatable {
+    var address: sockaddr_in
+
+    /// The sender's address with another port (a subscription's `port` argument).
+    func with(port: Int) -> OSCPeer {
+        var a = address
+        a.sin_port = in_port_t(UInt16(truncatingIfNeeded: port).bigEndian)
+        return OSCPeer(address: a)
+    }
+
+    var port: Int { Int(UInt16(bigEndian: address.sin_port)) }
+
+    var description: String {
+        var a = address.sin_addr
+        var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+        inet_ntop(AF_INET, &a, &text, socklen_t(INET_ADDRSTRLEN))
+        return "\(String(cString: text)):\(port)"
+    }
+
+    static func == (a: OSCPeer, b: OSCPeer) -> Bool {
+        a.address.sin_addr.s_addr == b.address.sin_addr.s_addr && a.address.sin_port == b.address.sin_port
+    }
 }
 
 /// Why the OSC socket could not be opened.

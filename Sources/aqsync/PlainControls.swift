@@ -107,9 +107,20 @@ extension Player {
                 notices.withLock { $0.append(line) }
             }
         }
+        // OSC replies and subscriptions: the position now, paused or playing.
+        let status = { @Sendable () -> OSCMessage in
+            let at = now()
+            let state = at >= end || player.isFinished ? "ended" : player.isPaused ? "paused" : "playing"
+            return oscPosition(frame: min(at, end), rate: rate, state: state)
+        }
+        oscStatus.withLock { $0 = status }
         return { [self] in
             keys?.stop()
             oscTarget.withLock { $0 = nil }
+            // The last word for the subscribers: where it ended.
+            let last = status()
+            let ended = OSCMessage(address: last.address, arguments: Array(last.arguments.dropLast()) + [.string("ended")])
+            oscStatus.withLock { $0 = { ended } }
         }
     }
 }

@@ -132,6 +132,9 @@ final class Player: @unchecked Sendable {
     let from: SessionTime
     /// Where OSC messages go (set by the mode that plays; nil: dropped).
     let oscTarget = Mutex<(@Sendable (OSCMessage) -> Void)?>(nil)
+    /// The position OSC replies and subscriptions send (set by the mode that plays; nil:
+    /// nothing playing yet).
+    let oscStatus = Mutex<(@Sendable () -> OSCMessage?)?>(nil)
 
     init(command: PlayCommand, session: Session, from: SessionTime) {
         self.command = command
@@ -178,16 +181,24 @@ final class Player: @unchecked Sendable {
         }
         // OSC (--osc): the port is bound before anything plays, so one in use is refused first.
         var oscServer: OSCServer?
+        let oscReplies = OSCReplies(status: { [self] in oscStatus.withLock { $0 }?() }, note: { [self] line in notices.withLock { $0.append(line) } })
         if let port = command.osc {
             do throws(OSCServerError) {
-                oscServer = try OSCServer(host: command.oscHost, port: port) { [self] m in oscTarget.withLock { $0 }?(m) }
+                oscServer = try OSCServer(host: command.oscHost, port: port) { [self] m, peer in
+                    if oscReplies.handle(m, from: peer) { return }
+                    oscTarget.withLock { $0 }?(m)
+                }
                 log("OSC: listening on \(command.oscHost):\(port) (UDP)")
             } catch {
                 printError(error.message)
                 return 1
             }
+            oscReplies.start(sending: oscServer!)
         }
-        defer { oscServer?.stop() }
+        defer {
+            oscReplies.stop()
+            oscServer?.stop()
+        }
         // The server: the one asked for (or the default) when reachable, else a private one.
         var privateServer: JackServer?
         let serverName = JackDevice.resolveServerName(command.server)

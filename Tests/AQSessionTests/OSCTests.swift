@@ -8,6 +8,16 @@ import Testing
 /// while following, on the exact cycle.
 @Suite("OSC messages and live gain")
 struct OSCTests {
+    /// A message encodes as OSC 1.0 says (padded strings, big-endian numbers) and parses back.
+    @Test func encodesAndParsesBack() {
+        let m = OSCMessage(address: "/aqsync/position", arguments: [.double(1.5), .int64(72000), .string("playing"), .int(-3), .float(0.25)])
+        let bytes = m.encoded()
+        #expect(bytes.count % 4 == 0)
+        #expect(OSCMessage.parse(bytes) == [m])
+        #expect(OSCMessage(address: "/a", arguments: [.int(1)]).encoded() == [0x2F, 0x61, 0, 0, 0x2C, 0x69, 0, 0, 0, 0, 0, 1])
+        #expect(OSCMessage(address: "/where").encoded() == Array("/where\0\0,\0\0\0".utf8))
+    }
+
     static func padded(_ s: String) -> [UInt8] {
         var b = Array(s.utf8) + [0]
         while b.count % 4 != 0 { b.append(0) }
