@@ -1,7 +1,8 @@
 // Audio Converter Services' C functions (AudioToolbox/AudioConverter.h), issue 23: decoding
 // (AQConvert's PacketDecoder) or converting linear PCM (PCMDeinterleaver), then routing channels
 // and converting the rate (ConverterStage) into the destination's linear PCM (PlanarPCM),
-// pulled through the caller's input procedure. A converter is used from one thread at a time; the procedure runs on that thread.
+// pulled through the caller's input procedure. A converter is used from one thread at a time;
+// the procedure runs on that thread.
 import AQConvert
 import AQTypes
 import CAudioToolbox
