@@ -19,14 +19,17 @@ import Testing
         let glitches = Counter()
 
         // The steady queue: a constant 0.25 on output 1, six buffers cycling. `ahead` counts
-        // its buffers enqueued and not yet rendered: the render thread waits for two before a
-        // cycle, as a device would for a client that keeps up, so that a starved events thread
-        // on a loaded machine is not mistaken for a glitch: what is checked is the mix.
-        let ahead = Counter()
-        ahead.set(6)
+        // its buffers enqueued and not yet rendered (a semaphore: the callback signals it): the
+        // render thread waits for two before a cycle and gives one back, as a device would for a
+        // client that keeps up, so that a starved events thread on a loaded machine is not
+        // mistaken for a glitch: what is checked is the mix.
+        // Made at 0 and signalled for the six first buffers: libdispatch traps when a semaphore
+        // is freed below the value it was made with.
+        let ahead = DispatchSemaphore(value: 0)
+        for _ in 0..<6 { ahead.signal() }
         let steady = try engine.newOutput(format: int16Mono48k) { q, b in
             fillMono16(b, frames: 256, impulses: Array(0..<256), value: 8192)
-            if !(stop.value != 0), (try? q.enqueue(b)) != nil { ahead.add() }
+            if !(stop.value != 0), (try? q.enqueue(b)) != nil { ahead.signal() }
         }
         try steady.setOutputChannels([1])
         for _ in 0..<6 {
@@ -40,14 +43,15 @@ import Testing
         let renderer = Thread {
             var first = true
             while !(stop.value != 0) {
-                var waited = 0
-                while ahead.value < 2 && waited < 2000 && stop.value == 0 { usleep(500); waited += 1 }
+                // Two buffers ahead (one is given back): the one this cycle plays and the next.
+                // A bounded wait, so that the end of the test (stop set, no more refills) is seen.
+                guard ahead.wait(timeout: .now() + 1) == .success else { continue }
+                guard ahead.wait(timeout: .now() + 1) == .success else { ahead.signal(); continue }
+                ahead.signal()
                 if stop.value != 0 { break }
                 let out = device.render(frames: 256, cycle: 256)
-                ahead.add(-1)
                 if !first && !out[1].allSatisfy({ $0 == 0.25 }) { glitches.add() }
                 first = false
-                usleep(3000)
             }
             rendererDone.signal()
         }
