@@ -33,7 +33,9 @@ struct OSCRepliesOnJACKTests {
         dump.standardError = dumpHandle
         try dump.run()
         try? dumpHandle.close()
-        defer { if dump.isRunning { dump.terminate() }; dump.waitUntilExit() }
+        // oscdump does not end on SIGTERM while it waits for messages: SIGKILL (its output is
+        // line-buffered, already in the file).
+        defer { if dump.isRunning { kill(dump.processIdentifier, SIGKILL) }; dump.waitUntilExit() }
 
         let log = fx.dir.file("replies.log")
         // --allow-loss: what is judged is what the subscribers get, not the server's losses.
@@ -62,7 +64,7 @@ struct OSCRepliesOnJACKTests {
         let deadline = Date().addingTimeInterval(30)
         while p.isRunning && Date() < deadline { usleep(20_000) }
         #expect(!p.isRunning && p.terminationStatus == 0, "\(text())")
-        dump.terminate()
+        kill(dump.processIdentifier, SIGKILL)
         dump.waitUntilExit()
         // "TIMETAG /aqsync/position dhs 1.234000 59232 "playing"" per message.
         let lines = ((try? String(contentsOf: dumped, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.contains("/aqsync/position dhs") }
