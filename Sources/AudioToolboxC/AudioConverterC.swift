@@ -247,12 +247,7 @@ func converterProperty(_ c: CConverter, _ id: UInt32) throws(AudioFileFailure) -
                                          _ outPropertyData: UnsafeMutableRawPointer?) -> OSStatus {
     guard let ioPropertyDataSize, let outPropertyData else { return paramError }
     return withConverter(inAudioConverter) { c throws(AudioFileFailure) in
-        let bytes = try converterProperty(c, inPropertyID)
-        guard Int(ioPropertyDataSize.pointee) >= bytes.count else {
-            throw AudioFileFailure(status: kAudioConverterErr_BadPropertySizeError, "the property takes \(bytes.count) bytes")
-        }
-        bytes.withUnsafeBytes { outPropertyData.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
-        ioPropertyDataSize.pointee = UInt32(bytes.count)
+        try copyProperty(try converterProperty(c, inPropertyID), to: outPropertyData, size: ioPropertyDataSize, tooSmall: kAudioConverterErr_BadPropertySizeError)
     }
 }
 

@@ -56,6 +56,16 @@ enum AudioFiles {
     }
 }
 
+/// Copies a property's `bytes` to `data` and sets `size` to their count; `tooSmall` (the
+/// service's "bad property size" code) when `size` says there is less room. Any thread.
+func copyProperty(_ bytes: [UInt8], to data: UnsafeMutableRawPointer, size: UnsafeMutablePointer<UInt32>, tooSmall: OSStatus) throws(AudioFileFailure) {
+    guard Int(size.pointee) >= bytes.count else {
+        throw AudioFileFailure(status: tooSmall, "the property takes \(bytes.count) bytes; \(size.pointee) given")
+    }
+    bytes.withUnsafeBytes { if let b = $0.baseAddress { data.copyMemory(from: b, byteCount: bytes.count) } }
+    size.pointee = UInt32(bytes.count)
+}
+
 /// Runs `body` and turns an `AudioFileFailure` into its result code.
 func fileStatus(_ body: () throws(AudioFileFailure) -> Void) -> OSStatus {
     do {

@@ -152,12 +152,7 @@ extension AudioFileReadState {
         if inPropertyID == UInt32(kAudioFilePropertyInfoDictionary) && size < MemoryLayout<UnsafeRawPointer>.size {
             throw AudioFileFailure(status: kAudioFileBadPropertySizeError, "a CFDictionaryRef")  // (before one is made)
         }
-        let bytes = try f.propertyBytes(inPropertyID)
-        guard size >= bytes.count else {
-            throw AudioFileFailure(status: kAudioFileBadPropertySizeError, "the property takes \(bytes.count) bytes; \(size) given")
-        }
-        bytes.withUnsafeBytes { if let b = $0.baseAddress { outPropertyData.copyMemory(from: b, byteCount: bytes.count) } }
-        ioDataSize.pointee = UInt32(bytes.count)
+        try copyProperty(try f.propertyBytes(inPropertyID), to: outPropertyData, size: ioDataSize, tooSmall: kAudioFileBadPropertySizeError)
     }
 }
 

@@ -219,12 +219,7 @@ func extProperty(_ f: CExtAudioFile, _ id: UInt32) throws(AudioFileFailure) -> [
                                        _ outPropertyData: UnsafeMutableRawPointer?) -> OSStatus {
     guard let ioPropertyDataSize, let outPropertyData else { return paramError }
     return withExtAudioFile(inExtAudioFile) { f throws(AudioFileFailure) in
-        let bytes = try extProperty(f, inPropertyID)
-        guard Int(ioPropertyDataSize.pointee) >= bytes.count else {
-            throw AudioFileFailure(status: kExtAudioFileError_InvalidPropertySize, "the property takes \(bytes.count) bytes")
-        }
-        bytes.withUnsafeBytes { outPropertyData.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
-        ioPropertyDataSize.pointee = UInt32(bytes.count)
+        try copyProperty(try extProperty(f, inPropertyID), to: outPropertyData, size: ioPropertyDataSize, tooSmall: kExtAudioFileError_InvalidPropertySize)
     }
 }
 

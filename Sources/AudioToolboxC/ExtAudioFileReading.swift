@@ -165,7 +165,7 @@ final class ExtAudioFileReader {
             throw AudioFileFailure(status: kExtAudioFileError_InvalidDataFormat, "client format: \(problem)")
         }
         client = c
-        clientPlanes = (0..<Int(c.mChannelsPerFrame)).map { $0 < planes.count && $0 < channels ? planes[$0] : silentPlane }
+        clientPlanes = ConverterStage.defaultMap(from: min(channels, planes.count), to: Int(c.mChannelsPerFrame)).map { $0 >= 0 ? planes[$0] : silentPlane }
     }
 
     /// The next read starts at client frame `frame`.

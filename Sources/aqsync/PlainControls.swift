@@ -118,8 +118,7 @@ extension Player {
             keys?.stop()
             oscTarget.withLock { $0 = nil }
             // The last word for the subscribers: where it ended.
-            let last = status()
-            let ended = OSCMessage(address: last.address, arguments: Array(last.arguments.dropLast()) + [.string("ended")])
+            let ended = oscPosition(frame: min(now(), end), rate: rate, state: "ended")
             oscStatus.withLock { $0 = { ended } }
         }
     }

@@ -110,12 +110,7 @@ struct RecordOnJACKTests {
     /// xrunned before anything could be judged (``untouchedFrames``: two recorders are skipped
     /// independently by jackd2, so what an xrun did between the source and the take is known
     /// only up to it), at most 3 runs, printed, never when aqsync's late frames moved.
-    private func repeatedOnlyWhenTheMachineXruns(_ name: String, _ run: () throws -> LiveRunVerdict) throws {
-        try liveRun(name) { _, _ in try run() }
-    }
-
-    /// The same, for a run that needs to know whether it is the last (judged whatever the
-    /// witness says).
+    /// `run` is told whether it is the last attempt (judged whatever the witness says).
     private func repeatedOnlyWhenTheMachineXruns(_ name: String, _ run: (_ lastAttempt: Bool) throws -> LiveRunVerdict) throws {
         try liveRun(name) { _, isLast in try run(isLast) }
     }
@@ -128,7 +123,7 @@ struct RecordOnJACKTests {
     /// the timeline, so the clicker's offset from them is the same in both recordings.
     @Test(.timeLimit(.minutes(4)))
     func takeClicksWhereTheClickerSays() throws {
-        try repeatedOnlyWhenTheMachineXruns("takeClicksWhereTheClickerSays", clickerRun)
+        try repeatedOnlyWhenTheMachineXruns("takeClicksWhereTheClickerSays") { _ in try clickerRun() }
     }
 
     private func clickerRun() throws -> LiveRunVerdict {
@@ -197,7 +192,7 @@ struct RecordOnJACKTests {
     /// latencies the echo declares (capture `delay`, playback one period) from JACK.
     @Test(.timeLimit(.minutes(4)))
     func overdubLinesUpWithTheClickTrack() throws {
-        try repeatedOnlyWhenTheMachineXruns("overdubLinesUpWithTheClickTrack", overdubRun)
+        try repeatedOnlyWhenTheMachineXruns("overdubLinesUpWithTheClickTrack") { _ in try overdubRun() }
     }
 
     private func overdubRun() throws -> LiveRunVerdict {
@@ -261,7 +256,7 @@ struct RecordOnJACKTests {
     /// at the stop or before).
     @Test(.timeLimit(.minutes(3)))
     func sigintFinishesTheTake() throws {
-        try repeatedOnlyWhenTheMachineXruns("sigintFinishesTheTake") { (last: Bool) in try stopRun(prefix: nil, signal: SIGINT, lastAttempt: last) }
+        try repeatedOnlyWhenTheMachineXruns("sigintFinishesTheTake") { last in try stopRun(prefix: nil, signal: SIGINT, lastAttempt: last) }
     }
 
     /// A write error while recording (here the file size limit, as a full disk): the take
@@ -269,7 +264,7 @@ struct RecordOnJACKTests {
     /// go on, aqsync exits 1 saying why.
     @Test(.timeLimit(.minutes(3)))
     func writeErrorStopsTheTakeCleanly() throws {
-        try repeatedOnlyWhenTheMachineXruns("writeErrorStopsTheTakeCleanly") { (last: Bool) in try stopRun(prefix: "ulimit -f 600", signal: nil, lastAttempt: last) }
+        try repeatedOnlyWhenTheMachineXruns("writeErrorStopsTheTakeCleanly") { last in try stopRun(prefix: "ulimit -f 600", signal: nil, lastAttempt: last) }
     }
 
     private func stopRun(prefix: String?, signal: Int32?, lastAttempt: Bool) throws -> LiveRunVerdict {
