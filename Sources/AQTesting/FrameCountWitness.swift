@@ -207,6 +207,28 @@ public struct WitnessMarks: Sendable {
     /// report travels through the witness's notification thread: up to a few of the longest
     /// periods).
     public static let reportDelay = 4096
+
+    /// Stretches of wrong recorded frames (`wrong`, ascending; gaps under 64 frames joined),
+    /// each either **reported**: no longer than the longest period (1024 frames), with one of
+    /// `xruns` (the witness's xrun marks) from a period before it to ``reportDelay`` after —
+    /// what a downstream client read of a late client's ports in a cycle the server reported —
+    /// or **unexplained**. Pure function; any thread.
+    public static func lateCycleStretches(wrong: [Int], xruns: [Int]) -> (reported: [ClosedRange<Int>], unexplained: [ClosedRange<Int>]) {
+        var reported: [ClosedRange<Int>] = [], unexplained: [ClosedRange<Int>] = []
+        var i = 0
+        while i < wrong.count {
+            var j = i
+            while j + 1 < wrong.count && wrong[j + 1] - wrong[j] <= 64 { j += 1 }
+            let s = wrong[i], e = wrong[j]
+            if e - s < 1024 && xruns.contains(where: { $0 >= s - 1024 && $0 <= e + reportDelay }) {
+                reported.append(s...e)
+            } else {
+                unexplained.append(s...e)
+            }
+            i = j + 1
+        }
+        return (reported, unexplained)
+    }
 }
 
 /// Click tracks judged beside a recorded witness: every click of each track `spacing` frames

@@ -7,8 +7,10 @@
 /// or at the witness's mapping (render frame = witness frame at `p` − witness frame at
 /// `origin`: the recorder lost or repeated frames of every client alike). Samples within a
 /// period (1024 frames) of a break or slip are not judged: there the witness cannot tell
-/// which side of the loss a cycle was on. Only samples of stretches matching neither mapping
-/// count as mismatches: aqsync's doing.
+/// which side of the loss a cycle was on. In a stretch matching neither mapping, wrong frames
+/// beside one of the witness's xrun marks, a period long at most, are what the recorder read
+/// of a late client's ports in a cycle the server reported (``WitnessMarks/lateCycleStretches(wrong:xruns:)``):
+/// counted apart. The other samples that differ count as mismatches: aqsync's doing.
 ///
 /// Thread safety: a plain value.
 public struct LiveRenderMatch: Sendable, CustomStringConvertible {
@@ -20,6 +22,9 @@ public struct LiveRenderMatch: Sendable, CustomStringConvertible {
     public let first: String?
     /// Stretches, and of those matched only through the witness's mapping.
     public let stretches: Int, matchedThroughWitness: Int
+    /// Samples that differ beside the witness's xrun marks, a period long at most (not in
+    /// ``mismatches``).
+    public let inServerXruns: Int
 
     /// Compares `live` (channels, each at least `origin + render length` frames) with
     /// `offline` beside `witness`. `origin` must be ≥ 0.
@@ -31,7 +36,7 @@ public struct LiveRenderMatch: Sendable, CustomStringConvertible {
         for m in marks where m > bounds[bounds.count - 1] { bounds.append(m) }
         bounds.append(end)
         let w0 = origin < witness.frames.count ? witness.frames[origin] : nil
-        var mismatches = 0, judged = 0, unjudged = 0, viaWitness = 0, stretches = 0
+        var mismatches = 0, judged = 0, unjudged = 0, viaWitness = 0, stretches = 0, reported = 0
         var first: String?
         for k in 0..<(bounds.count - 1) {
             let a = bounds[k] + (k == 0 ? 0 : margin), b = bounds[k + 1] - (k + 1 == bounds.count - 1 ? 0 : margin)
@@ -39,27 +44,31 @@ public struct LiveRenderMatch: Sendable, CustomStringConvertible {
             guard a < b else { continue }
             stretches += 1
             judged += b - a
-            // The two mappings of recorded frame p into the render.
-            func count(_ index: (Int) -> Int?) -> (Int, String?) {
-                var bad = 0
-                var where_: String?
+            // The two mappings of recorded frame p into the render: per recorded frame, the
+            // samples that differ, and the first place.
+            func count(_ index: (Int) -> Int?) -> (bad: [Int: Int], first: [Int: String]) {
+                var bad: [Int: Int] = [:], where_: [Int: String] = [:]
                 for p in a..<b {
-                    guard let i = index(p), i >= 0, i < n else { bad += live.count; continue }
+                    guard let i = index(p), i >= 0, i < n else { bad[p] = live.count; continue }
                     for c in live.indices where c < offline.count && live[c][p] != offline[c][i] {
-                        bad += 1
-                        if where_ == nil { where_ = "output \(c + 1), render frame \(i) (recorded \(p))" }
+                        bad[p, default: 0] += 1
+                        if where_[p] == nil { where_[p] = "output \(c + 1), render frame \(i) (recorded \(p))" }
                     }
                 }
                 return (bad, where_)
             }
-            let (recorded, r1) = count { $0 - origin }
-            if recorded == 0 { continue }
+            let recorded = count { $0 - origin }
+            if recorded.bad.isEmpty { continue }
             if let w0 {
-                let (viaW, _) = count { p in p < witness.frames.count ? witness.frames[p].map { $0 - w0 } : nil }
-                if viaW == 0 { viaWitness += 1; continue }
+                let viaW = count { p in p < witness.frames.count ? witness.frames[p].map { $0 - w0 } : nil }
+                if viaW.bad.isEmpty { viaWitness += 1; continue }
             }
-            mismatches += recorded
-            if first == nil { first = r1 }
+            let split = WitnessMarks.lateCycleStretches(wrong: recorded.bad.keys.sorted(), xruns: witness.xruns)
+            for r in split.reported { reported += r.reduce(0) { $0 + (recorded.bad[$1] ?? 0) } }
+            for r in split.unexplained {
+                mismatches += r.reduce(0) { $0 + (recorded.bad[$1] ?? 0) }
+                if first == nil { first = recorded.first[r.lowerBound] }
+            }
         }
         self.mismatches = mismatches
         self.judgedFrames = judged
@@ -67,11 +76,12 @@ public struct LiveRenderMatch: Sendable, CustomStringConvertible {
         self.first = first
         self.stretches = stretches
         self.matchedThroughWitness = viaWitness
+        self.inServerXruns = reported
     }
 
     public var description: String {
         "\(mismatches) samples differ from the render in \(stretches) stretch(es) the witness vouched for"
             + (first.map { " (first: \($0))" } ?? "")
-            + "; \(judgedFrames) frames judged, \(unjudgedFrames) next to a break or slip not judged, \(matchedThroughWitness) stretch(es) matched through the witness's frames"
+            + "; \(judgedFrames) frames judged, \(unjudgedFrames) next to a break or slip not judged, \(matchedThroughWitness) stretch(es) matched through the witness's frames, \(inServerXruns) samples differing beside the server's xrun reports"
     }
 }

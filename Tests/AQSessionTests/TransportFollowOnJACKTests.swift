@@ -130,26 +130,16 @@ struct TransportFollowOnJACKTests {
                 }
             }
         }
-        // Stretches of wrong frames (gaps under 64 frames joined), each forgiven or counted.
-        var k = 0
-        while k < count {
-            guard wrong[k].rolling + wrong[k].stopped > 0 else { k += 1; continue }
-            var end = k, quiet = 0, i = k + 1
-            while i < count && quiet < 64 {
-                if wrong[i].rolling + wrong[i].stopped > 0 { end = i; quiet = 0 } else { quiet += 1 }
-                i += 1
-            }
-            let rolling = wrong[k...end].reduce(0) { $0 + $1.rolling }, stopped = wrong[k...end].reduce(0) { $0 + $1.stopped }
-            let reported = marks.contains { $0 >= k - 1024 && $0 <= end + WitnessMarks.reportDelay }
-            if end - k < 1024 && reported {
-                j.wrongInServerXruns += rolling + stopped
-                j.forgiven.append("frames \(k)...\(end)")
-            } else {
-                j.wrongRolling += rolling
-                j.wrongStopped += stopped
-                if j.firstWrong == nil { j.firstWrong = wrong[k].what }
-            }
-            k = end + 1
+        // Stretches of wrong frames, each beside an xrun report (forgiven) or not (counted).
+        let stretches = WitnessMarks.lateCycleStretches(wrong: wrong.indices.filter { wrong[$0].rolling + wrong[$0].stopped > 0 }, xruns: marks)
+        for r in stretches.reported {
+            j.wrongInServerXruns += wrong[r].reduce(0) { $0 + $1.rolling + $1.stopped }
+            j.forgiven.append("frames \(r.lowerBound)...\(r.upperBound)")
+        }
+        for r in stretches.unexplained {
+            j.wrongRolling += wrong[r].reduce(0) { $0 + $1.rolling }
+            j.wrongStopped += wrong[r].reduce(0) { $0 + $1.stopped }
+            if j.firstWrong == nil { j.firstWrong = wrong[r.lowerBound].what }
         }
         return j
     }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The clicks a C API program recorded from a ``ReferenceClicker`` (which clicks every
+/// The clicks a program recorded from a ``ReferenceClicker`` (a C API program, `record-tone`) (which clicks every
 /// `interval` frames of its own count), judged beside what the server reported.
 ///
 /// A spacing is exact, or short or long by whole periods where the server's log says a client
@@ -11,16 +11,18 @@ import Foundation
 /// skipped cycles than the server reported, is wrong.
 ///
 /// Thread safety: a plain value.
-struct ClickSpacingJudgement: CustomStringConvertible {
+public struct ClickSpacingJudgement: Sendable, CustomStringConvertible {
     /// Spacings neither exact nor explained by a reported late cycle.
-    var wrong: [Int] = []
+    public private(set) var wrong: [Int] = []
     /// Cycles the late client was skipped for, by the spacings (the most of any channel; a
     /// channel with more than ``lateReports`` is wrong, shown as minus its count).
-    var skippedCycles = 0
+    public private(set) var skippedCycles = 0
     /// The server's reports of a late client (not the clicker, not a recorder).
-    let lateReports: Int
+    public let lateReports: Int
 
-    init(spacings: [[Int]], interval: Int, period: Int, serverLog: String) {
+    /// Judges `spacings` (per channel, the gaps between consecutive clicks) of a clicker every
+    /// `interval` frames, on a server of `period` frames whose log is `serverLog`.
+    public init(spacings: [[Int]], interval: Int, period: Int, serverLog: String) {
         lateReports = serverLog.split(separator: "\n").filter {
             $0.contains("was not finished") && !$0.contains("client = clicker") && !$0.contains("client = jack-record")
         }.count
@@ -35,9 +37,10 @@ struct ClickSpacingJudgement: CustomStringConvertible {
         }
     }
 
-    var exact: Bool { wrong.isEmpty }
+    /// No spacing wrong.
+    public var exact: Bool { wrong.isEmpty }
 
-    var description: String {
+    public var description: String {
         "\(wrong.isEmpty ? "exact" : "wrong spacings \(wrong)"); \(skippedCycles) cycle(s) skipped beside \(lateReports) late-client report(s) of the server"
     }
 }
