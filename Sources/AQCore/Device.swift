@@ -226,8 +226,20 @@ extension AudioDevice {
 
 /// A device failure, with a message for people.
 public struct DeviceError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong, where a caller can act on it.
+    public enum Reason: Sendable, Equatable {
+        /// Anything else (the message says what).
+        case other
+        /// No server answered: the caller may start one and try again.
+        case serverUnreachable
+    }
     public var message: String
-    public init(_ message: String) { self.message = message }
+    public var reason: Reason
+    public init(_ message: String) { self.init(message, reason: .other) }
+    public init(_ message: String, reason: Reason) {
+        self.message = message
+        self.reason = reason
+    }
     public var description: String { message }
 }
 

@@ -136,8 +136,9 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
     /// Opens a client named `options.clientName` on the server and registers its ports.
     /// Never starts a server. Control thread.
     ///
-    /// - Throws: ``DeviceError`` naming the server when it is not reachable, or naming the
-    ///   port that could not be registered.
+    /// - Throws: ``DeviceError`` naming the server when it is not reachable (reason
+    ///   ``DeviceError/Reason/serverUnreachable``: a caller may start one and try again, without
+    ///   a probe client first), or naming the port that could not be registered.
     public init(options: JackDeviceOptions) throws(DeviceError) {
         JackMessages.install()
         guard options.outputChannels >= 0, options.inputChannels >= 0 else {
@@ -560,7 +561,8 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         guard let client else {
             throw DeviceError(
                 "JACK server “\(serverName)” is not reachable (client “\(options.clientName)”: "
-                    + "\(JackDevice.describe(status))); is jackd running with -n \(serverName)?")
+                    + "\(JackDevice.describe(status))); is jackd running with -n \(serverName)?",
+                reason: status.rawValue & JackServerFailed.rawValue != 0 ? .serverUnreachable : .other)
         }
         var ok = false
         defer { if !ok { jackClientLifecycleLock.withLock { _ in _ = jack_client_close(client) } } }

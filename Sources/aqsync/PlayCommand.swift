@@ -199,33 +199,6 @@ final class Player: @unchecked Sendable {
             oscReplies.stop()
             oscServer?.stop()
         }
-        // The server: the one asked for (or the default) when reachable, else a private one.
-        var privateServer: JackServer?
-        let serverName = JackDevice.resolveServerName(command.server)
-        var useServer = command.server
-        if !quietly({ JackDevice.isServerReachable(command.server) }) {
-            if command.noStartServer {
-                printError("no JACK server '\(serverName)' is reachable (and --no-start-server was given)")
-                return 1
-            }
-            do {
-                let name = "aqsync-\(getpid())"
-                // Quietly: libjack complains on stderr each time the launcher probes a server
-                // that is not up yet.
-                let started: Result<JackServer, DeviceError> = quietly {
-                    do throws(DeviceError) { return .success(try JackServer.startPrivate(name: name, sampleRate: Int(session.sampleRate ?? 48000))) } catch { return .failure(error) }
-                }
-                let srv = try started.get()
-                privateServer = srv
-                useServer = name
-                log("no JACK server '\(serverName)' was reachable: started a \(srv.summary); it stops when aqsync exits")
-            } catch {
-                printError("no JACK server '\(serverName)' is reachable and a private one could not start: \(error.message)")
-                return 1
-            }
-        }
-        defer { privateServer?.stop() }
-
         let outputs: JackConnections
         if command.noConnect { outputs = .none }
         else if let c = command.connect { outputs = .ports(c.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }) }
@@ -237,15 +210,52 @@ final class Player: @unchecked Sendable {
         // Takes ([[record]]): capture ports in_1… as the session lays them out (those with a
         // connect list first, so the list has no gap).
         let takeLayout = session.takeInputLayout
-        let device: JackDevice
-        do {
-            device = try JackDevice(options: JackDeviceOptions(
-                clientName: command.clientName ?? session.output.clientName, serverName: useServer,
+        // The server: the one asked for (or the default) when a client opens on it, else a
+        // private one. No probe client first: the client aqsync plays through is the first it
+        // opens (a probe opened and closed on a server that has just started is one more
+        // libjack close, and libjack's close has been seen to hang there).
+        var privateServer: JackServer?
+        defer { privateServer?.stop() }
+        let serverName = JackDevice.resolveServerName(command.server)
+        func openDevice(on server: String?) throws(DeviceError) -> JackDevice {
+            try JackDevice(options: JackDeviceOptions(
+                clientName: command.clientName ?? session.output.clientName, serverName: server,
                 outputChannels: channels, inputChannels: command.capture == nil ? takeLayout.total : channels,
                 outputConnections: outputs, inputConnections: takeLayout.connections.isEmpty ? .none : .ports(takeLayout.connections),
                 lostTimePolicy: command.followWallClock ? .followWallClock : command.keepEveryFrame ? .keepEveryFrame : nil,
                 reconnect: !command.noReconnect))
-        } catch {
+        }
+        let device: JackDevice
+        // Quietly: libjack prints several lines each time a client cannot reach a server.
+        let first: Result<JackDevice, DeviceError> = quietly {
+            do throws(DeviceError) { return .success(try openDevice(on: command.server)) } catch { return .failure(error) }
+        }
+        switch first {
+        case .success(let d): device = d
+        case .failure(let error) where error.reason == .serverUnreachable:
+            if command.noStartServer {
+                printError("no JACK server '\(serverName)' is reachable (and --no-start-server was given)")
+                return 1
+            }
+            let name = "aqsync-\(getpid())"
+            // Quietly: libjack complains on stderr each time the launcher probes a server
+            // that is not up yet.
+            let started: Result<JackServer, DeviceError> = quietly {
+                do throws(DeviceError) { return .success(try JackServer.startPrivate(name: name, sampleRate: Int(session.sampleRate ?? 48000))) } catch { return .failure(error) }
+            }
+            switch started {
+            case .success(let srv):
+                privateServer = srv
+                log("no JACK server '\(serverName)' was reachable: started a \(srv.summary); it stops when aqsync exits")
+            case .failure(let error):
+                printError("no JACK server '\(serverName)' is reachable and a private one could not start: \(error.message)")
+                return 1
+            }
+            do { device = try openDevice(on: name) } catch {
+                printError(error.message)
+                return 1
+            }
+        case .failure(let error):
             printError(error.message)
             return 1
         }

@@ -113,7 +113,7 @@ struct LivePlaybackOnJACKTests {
         defer { server.stop() }
         let log = dir.file("play.log")
         let p = try startAqsync([url.path, "--server", server.name, "--client-name", "aqt", "--no-connect", "--lead", "1.0", "--no-start-server", "--allow-loss"], log: log)
-        defer { if p.isRunning { p.terminate() }; p.waitUntilExit() }
+        defer { p.terminateAndReap() }
         let ports = ["aqt:out_1", "aqt:out_2"]
         let deadline = Date().addingTimeInterval(5)
         while Date() < deadline, !Set(try JackTools.ports(server: server.name)).isSuperset(of: ports) { usleep(20_000) }

@@ -55,7 +55,7 @@ struct OSCOnJACKTests {
         try send(["/aqsync/stop"])
         #expect(waitFor("osc /aqsync/stop: transport stopped"))
         kill(p.processIdentifier, SIGINT)
-        p.waitUntilExit()
+        #expect(p.waitUntilExit(within: 30), "aqsync did not stop on SIGINT")
         #expect(p.terminationStatus == 130)
     }
 

@@ -21,9 +21,11 @@ final class TempDir: @unchecked Sendable {
 
 struct ToolFailure: Error, CustomStringConvertible { var description: String }
 
-/// Runs a tool to completion with its output in a file (pipes and EINTR don't mix well).
+/// Runs a tool to completion with its output in a file (pipes and EINTR don't mix well). A
+/// tool still running after `timeout` seconds is hung: ended (``Process/terminateAndReap(grace:)``)
+/// and reported by a thrown ``ToolFailure`` with what it printed.
 @discardableResult
-func runTool(_ path: String, _ args: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
+func runTool(_ path: String, _ args: [String], environment: [String: String] = [:], timeout: Double = 300) throws -> (status: Int32, output: String) {
     guard FileManager.default.isExecutableFile(atPath: path) else {
         throw ToolFailure(description: "\(path) is missing (apt-get install sox ffmpeg)")
     }
@@ -41,9 +43,13 @@ func runTool(_ path: String, _ args: [String], environment: [String: String] = [
     p.standardError = fh
     p.standardInput = FileHandle.nullDevice
     try p.run()
-    p.waitUntilExit()
+    let end = Date().addingTimeInterval(timeout)
+    while p.isRunning && Date() < end { usleep(20_000) }
+    let hung = p.isRunning
+    p.terminateAndReap()
     try? fh.close()
     let out = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+    if hung { throw ToolFailure(description: "\(path) \(args.joined(separator: " ")) still ran after \(Int(timeout)) s:\n\(out)") }
     return (p.terminationStatus, out)
 }
 

@@ -101,8 +101,7 @@ struct WallClockOnJACKTests {
     private func finish(_ p: Process, seconds: Double) {
         let end = Date().addingTimeInterval(seconds)
         while p.isRunning && Date() < end { usleep(20_000) }
-        if p.isRunning { p.terminate() }
-        p.waitUntilExit()
+        p.terminateAndReap()
     }
 
     /// `aqsync play` through `jack_bufsize` 256 → 128 → 1024 → 64: every click of each track
@@ -134,7 +133,7 @@ struct WallClockOnJACKTests {
         let server = try PrivateJackServer(sampleRate: 48000, period: 256, realtime: realtime)
         defer { server.stop() }
         let (p, log) = try play(session, server: server.name, dir: dir)
-        defer { if p.isRunning { p.terminate() }; p.waitUntilExit() }
+        defer { p.terminateAndReap() }
         try waitForPorts(["aqt:out_1", "aqt:out_2"], server: server.name)
         let (rec, witness) = try record(server: server.name, dir: dir)
         defer { rec.removeFiles(); witness.stop() }
@@ -188,7 +187,7 @@ struct WallClockOnJACKTests {
         let first = try PrivateJackServer(sampleRate: 48000, period: 256, realtime: true)
         defer { first.stop() }
         let (p, log) = try play(session, server: first.name, dir: dir)
-        defer { if p.isRunning { p.terminate() }; p.waitUntilExit() }
+        defer { p.terminateAndReap() }
         try waitForPorts(["aqt:out_1", "aqt:out_2"], server: first.name)
         Thread.sleep(forTimeInterval: 3)  // playing time before the crash, not synchronisation
         first.kill()
@@ -229,7 +228,7 @@ struct WallClockOnJACKTests {
         let server = try PrivateJackServer(sampleRate: 48000, period: 256, realtime: true)
         defer { server.stop() }
         let (p, log) = try play(session, server: server.name, dir: dir)
-        defer { if p.isRunning { p.terminate() }; p.waitUntilExit() }
+        defer { p.terminateAndReap() }
         try waitForPorts(["aqt:out_1", "aqt:out_2"], server: server.name)
         let (rec, witness) = try record(server: server.name, dir: dir)
         defer { rec.removeFiles(); witness.stop() }

@@ -77,7 +77,7 @@ struct ChiptuneOnJACKTests {
             #expect(abs(f - expected) < 1, "channel \(c + 1): \(f) Hz, expected \(expected) Hz")
             #expect(wav.channels[c].map(abs).max() ?? 0 > 0.05, "channel \(c + 1) is (nearly) silent")
         }
-        p.waitUntilExit()
+        #expect(p.waitUntilExit(within: 30), "the program did not exit on its own")
         try? out.close()
         let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
         #expect(p.terminationReason == .exit && p.terminationStatus == 0, "\(text)")
@@ -115,7 +115,7 @@ struct EmbeddingExampleOnJACKTests {
             let f = risingZeroCrossingFrequency(wav.channels[c], rate: 48000)
             #expect(abs(f - 440) < 1, "channel \(c + 1): \(f) Hz")
         }
-        p.waitUntilExit()
+        #expect(p.waitUntilExit(within: 30), "the program did not exit on its own")
         #expect(p.terminationReason == .exit && p.terminationStatus == 0)
         #expect(Date().timeIntervalSince(started) >= 2, "it ended before its two seconds had played")
     }

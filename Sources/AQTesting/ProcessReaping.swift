@@ -1,0 +1,38 @@
+import Foundation
+
+extension Process {
+    /// Ends a child a test started, without ever waiting forever: SIGTERM when it still runs,
+    /// up to `grace` seconds for it to exit, then SIGKILL; then reaps it. Returns false when it
+    /// had to be killed (a child that ignores SIGTERM for that long is hung; the caller may
+    /// record that). Any thread; blocks at most `grace` seconds plus the reaping.
+    @discardableResult
+    public func terminateAndReap(grace: Double = 10) -> Bool {
+        guard isRunning else {
+            waitUntilExit()
+            return true
+        }
+        terminate()
+        let end = Date().addingTimeInterval(grace)
+        while isRunning && Date() < end { usleep(20_000) }
+        let clean = !isRunning
+        if !clean {
+            print("\(executableURL?.lastPathComponent ?? "child") \(processIdentifier) did not exit \(grace) s after SIGTERM: SIGKILL")
+            kill(processIdentifier, SIGKILL)
+        }
+        waitUntilExit()
+        return clean
+    }
+}
+
+extension Process {
+    /// Waits up to `seconds` for the child to exit on its own; a child still running then is
+    /// ended as ``terminateAndReap(grace:)`` does. Returns true when it exited on its own in
+    /// time. Any thread; blocks at most `seconds` plus the grace.
+    public func waitUntilExit(within seconds: Double) -> Bool {
+        let end = Date().addingTimeInterval(seconds)
+        while isRunning && Date() < end { usleep(20_000) }
+        let exited = !isRunning
+        terminateAndReap()
+        return exited
+    }
+}
