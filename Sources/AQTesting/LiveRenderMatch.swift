@@ -10,7 +10,15 @@
 /// which side of the loss a cycle was on. In a stretch matching neither mapping, wrong frames
 /// beside one of the witness's xrun marks, a period long at most, are what the recorder read
 /// of a late client's ports in a cycle the server reported (``WitnessMarks/lateCycleStretches(wrong:xruns:)``):
-/// counted apart. The other samples that differ count as mismatches: aqsync's doing.
+/// counted apart.
+///
+/// A stretch matching neither mapping is searched for the constant shift under which it
+/// matches the render (±8192 frames, a period after its first wrong frame). When that shift is at most the time
+/// aqsync reported lost and kept (`keptLostFrames`: under ``LostTimePolicy/keepEveryFrame``
+/// a cycle the server did not give aqsync leaves every track later by it, together), the
+/// stretch is aqsync doing what its policy and its report say: counted apart
+/// (``shiftedByKeptTime``). The other samples that differ count as mismatches: aqsync's doing,
+/// reported with the shift found, if any.
 ///
 /// Thread safety: a plain value.
 public struct LiveRenderMatch: Sendable, CustomStringConvertible {
@@ -25,10 +33,19 @@ public struct LiveRenderMatch: Sendable, CustomStringConvertible {
     /// Samples that differ beside the witness's xrun marks, a period long at most (not in
     /// ``mismatches``).
     public let inServerXruns: Int
+    /// Stretches that match the render moved later by exactly the frames aqsync reported lost
+    /// and kept (not in ``mismatches``).
+    public let shiftedByKeptTime: Int
+    /// Per stretch that matched neither mapping, the shift under which it matches the render
+    /// (positive: the recording later), nil when none in ±8192 does.
+    public let shifts: [Int?]
+    /// The frames aqsync reported lost and kept, as given.
+    public let keptLostFrames: Int
 
     /// Compares `live` (channels, each at least `origin + render length` frames) with
-    /// `offline` beside `witness`. `origin` must be ≥ 0.
-    public init(live: [[Float]], witness: WitnessTimeline, offline: [[Float]], origin: Int, margin: Int = 1024) {
+    /// `offline` beside `witness`. `origin` must be ≥ 0. `keptLostFrames`: the frames aqsync
+    /// reported the server lost and it kept (its device's lost minus skipped frames).
+    public init(live: [[Float]], witness: WitnessTimeline, offline: [[Float]], origin: Int, keptLostFrames: Int = 0, margin: Int = 1024) {
         let n = offline.first?.count ?? 0
         let end = min(origin + n, live.first?.count ?? 0)
         let marks = (witness.breaks + witness.slips).filter { $0 > origin && $0 < end }.sorted()
@@ -36,8 +53,9 @@ public struct LiveRenderMatch: Sendable, CustomStringConvertible {
         for m in marks where m > bounds[bounds.count - 1] { bounds.append(m) }
         bounds.append(end)
         let w0 = origin < witness.frames.count ? witness.frames[origin] : nil
-        var mismatches = 0, judged = 0, unjudged = 0, viaWitness = 0, stretches = 0, reported = 0
+        var mismatches = 0, judged = 0, unjudged = 0, viaWitness = 0, stretches = 0, reported = 0, kept = 0
         var first: String?
+        var shifts: [Int?] = []
         for k in 0..<(bounds.count - 1) {
             let a = bounds[k] + (k == 0 ? 0 : margin), b = bounds[k + 1] - (k + 1 == bounds.count - 1 ? 0 : margin)
             unjudged += (bounds[k + 1] - bounds[k]) - max(0, b - a)
@@ -63,11 +81,18 @@ public struct LiveRenderMatch: Sendable, CustomStringConvertible {
                 let viaW = count { p in p < witness.frames.count ? witness.frames[p].map { $0 - w0 } : nil }
                 if viaW.bad.isEmpty { viaWitness += 1; continue }
             }
+            let firstWrong = recorded.bad.keys.min() ?? a
+            let d = Self.shift(live: live, offline: offline, origin: origin, from: min(firstWrong + margin, b - 1), to: b)
+            shifts.append(d)
+            if let d, d > 0, d <= keptLostFrames {
+                kept += 1
+                continue
+            }
             let split = WitnessMarks.lateCycleStretches(wrong: recorded.bad.keys.sorted(), xruns: witness.xruns)
             for r in split.reported { reported += r.reduce(0) { $0 + (recorded.bad[$1] ?? 0) } }
             for r in split.unexplained {
                 mismatches += r.reduce(0) { $0 + (recorded.bad[$1] ?? 0) }
-                if first == nil { first = recorded.first[r.lowerBound] }
+                if first == nil { first = recorded.first[r.lowerBound].map { $0 + (d.map { ", the stretch matches the render \($0) frames later" } ?? ", no shift in ±8192 matches") } }
             }
         }
         self.mismatches = mismatches
@@ -77,11 +102,36 @@ public struct LiveRenderMatch: Sendable, CustomStringConvertible {
         self.stretches = stretches
         self.matchedThroughWitness = viaWitness
         self.inServerXruns = reported
+        self.shiftedByKeptTime = kept
+        self.shifts = shifts
+        self.keptLostFrames = keptLostFrames
+    }
+
+    /// The shift `d` in ±8192 under which recorded frames `a..<b` hold render frames
+    /// `p − origin − d` in every channel (frames outside the render compare as silence), the
+    /// smallest in size when several do; nil when none does.
+    static func shift(live: [[Float]], offline: [[Float]], origin: Int, from a: Int, to b: Int) -> Int? {
+        let n = offline.first?.count ?? 0
+        let channels = min(live.count, offline.count)
+        func matches(_ d: Int) -> Bool {
+            for p in a..<b {
+                let i = p - origin - d
+                for c in 0..<channels where live[c][p] != (i >= 0 && i < n ? offline[c][i] : 0) { return false }
+            }
+            return true
+        }
+        guard a < b else { return nil }
+        for size in 1...8192 {
+            if matches(size) { return size }
+            if matches(-size) { return -size }
+        }
+        return nil
     }
 
     public var description: String {
         "\(mismatches) samples differ from the render in \(stretches) stretch(es) the witness vouched for"
             + (first.map { " (first: \($0))" } ?? "")
             + "; \(judgedFrames) frames judged, \(unjudgedFrames) next to a break or slip not judged, \(matchedThroughWitness) stretch(es) matched through the witness's frames, \(inServerXruns) samples differing beside the server's xrun reports"
+            + (shiftedByKeptTime > 0 ? ", \(shiftedByKeptTime) stretch(es) later by the \(keptLostFrames) frames aqsync reported lost and kept" : "")
     }
 }

@@ -20,6 +20,10 @@ struct LiveRenderRun {
     /// True when every channel equals the render sample for sample from `origin`.
     let equal: Bool
     let report: [SessionPlayer.TrackReport]
+    /// What the device reported of the server: frames lost and kept (lost minus skipped), and
+    /// its counters, for the report.
+    let keptLostFrames: Int
+    let deviceFigures: String
 
     /// Plays `player` on `engine` (whose device's outputs are recorded) and records it. Blocks
     /// until the player has finished and a tenth of a second more (the last cycles reach the
@@ -42,7 +46,9 @@ struct LiveRenderRun {
             && live.indices.allSatisfy { c in (0..<n).allSatisfy { live[c][origin + $0] == offline[c][$0] } }
         return LiveRenderRun(
             start: start, live: live, witness: WitnessTimeline(channel: recorded.count > outputs ? recorded[outputs] : []),
-            origin: origin, equal: equal, report: player.report())
+            origin: origin, equal: equal, report: player.report(),
+            keptLostFrames: Int(device.lostFrames - device.skippedFrames),
+            deviceFigures: "device: \(device.lostFrames) frames lost, \(device.skippedFrames) skipped, \(device.lateCycleCount) late cycles, \(device.repeatedCycleCount) repeated calls, policy \(device.lostTimePolicy)")
     }
 
     /// The verdict before the last run when the recording differs from the render: repeat only
@@ -62,8 +68,8 @@ struct LiveRenderRun {
     func expectMatches(_ offline: [[Float]], _ name: String) throws {
         let n = offline[0].count
         try #require(origin >= 0 && origin + n <= live[0].count, "the recording covers the render (origin \(origin))")
-        let match = LiveRenderMatch(live: live, witness: witness, offline: offline, origin: origin)
-        #expect(match.mismatches == 0 && match.judgedFrames * 2 >= n, "\(name): \(match)")
-        if !equal { print("\(name): \(match)") }
+        let match = LiveRenderMatch(live: live, witness: witness, offline: offline, origin: origin, keptLostFrames: keptLostFrames)
+        #expect(match.mismatches == 0 && match.judgedFrames * 2 >= n, "\(name): \(match); \(deviceFigures)")
+        if !equal { print("\(name): \(match); \(deviceFigures)") }
     }
 }
