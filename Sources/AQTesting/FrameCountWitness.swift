@@ -24,10 +24,17 @@ import Foundation
 ///   the late cycle.
 /// - three: both.
 ///
+/// A second port (`server`) writes the server's frame counter instead: `counter + i` for the
+/// cycle's i-th frame (mod 2^24, plus 1), `counter` being the cycle's first frame as the server
+/// counts it. A recorded frame of it says which server frame the recorder got there, whatever
+/// the server skipped for the witness or the recorder (``WitnessTimeline/serverFrames``).
+///
 /// Thread safety: `init` and `stop` from the test's thread.
 public final class FrameCountWitness: @unchecked Sendable {
     /// Its output port's full name (`witness-PID:out`).
     public let port: String
+    /// The port carrying the server's frame counter (`witness-PID:server`).
+    public let serverPort: String
     private let program: JackClientProgram
 
     private static let source = #"""
@@ -37,7 +44,7 @@ public final class FrameCountWitness: @unchecked Sendable {
         #include <stdlib.h>
         #include <unistd.h>
         static jack_client_t *client;
-        static jack_port_t *out;
+        static jack_port_t *out, *server;
         static unsigned long long count;
         static jack_nframes_t last_counter, last_n;
         static jack_time_t last_usecs;
@@ -58,6 +65,8 @@ public final class FrameCountWitness: @unchecked Sendable {
             int xrun = atomic_exchange(&xrun_reported, 0);
             int marks = (slip ? 1 : 0) + (xrun ? 2 : 0);
             for (int i = 0; i < marks && (jack_nframes_t)i < n; i++) a[i] = -a[i];
+            float *b = jack_port_get_buffer(server, n);
+            for (jack_nframes_t i = 0; i < n; i++) b[i] = (float)(((counter + i) & 0xFFFFFF) + 1);
             return 0;
         }
         int main(int argc, char **argv) {
@@ -67,6 +76,7 @@ public final class FrameCountWitness: @unchecked Sendable {
             client = jack_client_open(name, JackNoStartServer, &st);
             if (!client) { fprintf(stderr, "witness: no server (0x%x)\n", st); return 1; }
             out = jack_port_register(client, "out", JACK_DEFAULT_AUDIO_TYPE, JackPortIsOutput, 0);
+            server = jack_port_register(client, "server", JACK_DEFAULT_AUDIO_TYPE, JackPortIsOutput, 0);
             jack_set_process_callback(client, process, NULL);
             jack_set_buffer_size_callback(client, bufsize, NULL);
             jack_set_xrun_callback(client, on_xrun, NULL);
@@ -82,6 +92,7 @@ public final class FrameCountWitness: @unchecked Sendable {
     public init(environment: [String: String], connectTo: [String] = [], directory: URL) throws(TestingError) {
         program = try JackClientProgram(source: Self.source, name: "witness", arguments: connectTo, environment: environment, directory: directory)
         port = "witness-\(program.process.processIdentifier):out"
+        serverPort = "witness-\(program.process.processIdentifier):server"
     }
 
     /// True while the client runs.
@@ -91,7 +102,7 @@ public final class FrameCountWitness: @unchecked Sendable {
     /// list every 20 ms: a port's appearance has no notification a test can wait on).
     public func waitForPort(server: String) throws(TestingError) {
         for _ in 0..<250 {
-            if ((try? JackTools.ports(server: server)) ?? []).contains(port) { return }
+            if Set((try? JackTools.ports(server: server)) ?? []).isSuperset(of: [port, serverPort]) { return }
             usleep(20_000)
         }
         throw TestingError("the witness's port \(port) did not appear on “\(server)”")
@@ -101,16 +112,18 @@ public final class FrameCountWitness: @unchecked Sendable {
     public func stop() { program.stop() }
 
     /// Starts a witness on jackd `server` (its program built in `directory`), waits for its
-    /// port, and records `ports` with the witness as the last channel (`seconds`: nil until
-    /// the recorder is stopped). Blocks while the client compiles and the ports appear.
+    /// ports, and records `ports` with the witness as the last channel, or (`serverCounter`)
+    /// the last two: its own count, then the server's counter (`seconds`: nil until the
+    /// recorder is stopped). Blocks while the client compiles and the ports appear.
     public static func recording(
-        _ ports: [String], server: String, directory: URL, seconds: Double? = nil
+        _ ports: [String], server: String, directory: URL, seconds: Double? = nil, serverCounter: Bool = false
     ) throws(TestingError) -> (JackRecorder, FrameCountWitness) {
         var env = ProcessInfo.processInfo.environment
         env["JACK_DEFAULT_SERVER"] = server
         let witness = try FrameCountWitness(environment: env, directory: directory)
         try witness.waitForPort(server: server)
-        let recorder = try JackRecorder(server: server, ports: ports + [witness.port], seconds: seconds)
+        let recorder = try JackRecorder(
+            server: server, ports: ports + [witness.port] + (serverCounter ? [witness.serverPort] : []), seconds: seconds)
         return (recorder, witness)
     }
 }
@@ -131,9 +144,12 @@ public struct WitnessTimeline: Sendable {
     /// Recorded frames at which the witness marked that the server had reported an xrun since
     /// its previous cycle (one or a few cycles after the late one).
     public let xruns: [Int]
+    /// The server's frame at each recorded frame, unwrapped past 2^24 (nil before the witness
+    /// ran, and everywhere when its server channel was not recorded).
+    public let serverFrames: [Int?]
 
-    /// Reads a recorded witness channel.
-    public init(channel: [Float]) {
+    /// Reads a recorded witness channel, and its server channel when recorded.
+    public init(channel: [Float], serverChannel: [Float]? = nil) {
         var frames: [Int?] = []
         frames.reserveCapacity(channel.count)
         var breaks: [Int] = [], marks = WitnessMarks()
@@ -151,6 +167,17 @@ public struct WitnessTimeline: Sendable {
         self.breaks = breaks
         slips = marks.slips
         xruns = marks.xruns
+        var server = [Int?](repeating: nil, count: channel.count)
+        if let serverChannel {
+            var wraps = 0, last = -1
+            for (i, v) in serverChannel.prefix(channel.count).enumerated() where v > 0 {
+                let f = Int(v) - 1
+                if f < last - (1 << 23) { wraps += 1 }
+                last = f
+                server[i] = f + wraps << 24
+            }
+        }
+        serverFrames = server
     }
 
     /// The witness frames of the recorded frames `positions` (those recorded before the

@@ -12,7 +12,13 @@
 /// of a late client's ports in a cycle the server reported (``WitnessMarks/lateCycleStretches(wrong:xruns:)``):
 /// counted apart.
 ///
-/// A stretch matching neither mapping is searched for the constant shift under which it
+/// Where the witness's server channel was recorded, a third mapping: render frame = server
+/// frame at `p` − server frame at `origin`, later by at most the frames aqsync reported lost
+/// and kept (from a period after the first frame wrong at none on). It holds where the server
+/// gave aqsync a cycle it did not give the recorder and the witness (their counts go on
+/// together; only the server's counter shows the cycle they missed).
+///
+/// A stretch matching none of these is searched for the constant shift under which it
 /// matches the render (±8192 frames, a period after its first wrong frame). When that shift is at most the time
 /// aqsync reported lost and kept (`keptLostFrames`: under ``LostTimePolicy/keepEveryFrame``
 /// a cycle the server did not give aqsync leaves every track later by it, together), the
@@ -30,6 +36,11 @@ public struct LiveRenderMatch: Sendable, CustomStringConvertible {
     public let first: String?
     /// Stretches, and of those matched only through the witness's mapping.
     public let stretches: Int, matchedThroughWitness: Int
+    /// Stretches matched only through the server's counter (the witness's server channel),
+    /// later by at most the frames aqsync reported lost and kept.
+    public let matchedThroughServerCounter: Int
+    /// For each of those, how much later than the server's counter it matched.
+    public let serverCounterShifts: [Int]
     /// Samples that differ beside the witness's xrun marks, a period long at most (not in
     /// ``mismatches``).
     public let inServerXruns: Int
@@ -53,9 +64,9 @@ public struct LiveRenderMatch: Sendable, CustomStringConvertible {
         for m in marks where m > bounds[bounds.count - 1] { bounds.append(m) }
         bounds.append(end)
         let w0 = origin < witness.frames.count ? witness.frames[origin] : nil
-        var mismatches = 0, judged = 0, unjudged = 0, viaWitness = 0, stretches = 0, reported = 0, kept = 0
+        var mismatches = 0, judged = 0, unjudged = 0, viaWitness = 0, viaServerCounter = 0, stretches = 0, reported = 0, kept = 0
         var first: String?
-        var shifts: [Int?] = []
+        var shifts: [Int?] = [], serverShifts: [Int] = []
         for k in 0..<(bounds.count - 1) {
             let a = bounds[k] + (k == 0 ? 0 : margin), b = bounds[k + 1] - (k + 1 == bounds.count - 1 ? 0 : margin)
             unjudged += (bounds[k + 1] - bounds[k]) - max(0, b - a)
@@ -67,8 +78,9 @@ public struct LiveRenderMatch: Sendable, CustomStringConvertible {
             func count(_ index: (Int) -> Int?) -> (bad: [Int: Int], first: [Int: String]) {
                 var bad: [Int: Int] = [:], where_: [Int: String] = [:]
                 for p in a..<b {
-                    guard let i = index(p), i >= 0, i < n else { bad[p] = live.count; continue }
-                    for c in live.indices where c < offline.count && live[c][p] != offline[c][i] {
+                    // Outside the render, what was played is silence.
+                    guard let i = index(p) else { bad[p] = live.count; continue }
+                    for c in live.indices where c < offline.count && live[c][p] != (i >= 0 && i < n ? offline[c][i] : 0) {
                         bad[p, default: 0] += 1
                         if where_[p] == nil { where_[p] = "output \(c + 1), render frame \(i) (recorded \(p))" }
                     }
@@ -81,8 +93,23 @@ public struct LiveRenderMatch: Sendable, CustomStringConvertible {
                 let viaW = count { p in p < witness.frames.count ? witness.frames[p].map { $0 - w0 } : nil }
                 if viaW.bad.isEmpty { viaWitness += 1; continue }
             }
+            // Through the server's counter (when recorded): render frame = server frame at p −
+            // server frame at origin, later by at most what aqsync reported lost and kept (a
+            // cycle the server gave aqsync but not the recorder and the witness, or the other
+            // way round).
+            if let s0 = origin < witness.serverFrames.count ? witness.serverFrames[origin] : nil {
+                let viaServer: (Int) -> Int? = { p in p < witness.serverFrames.count ? witness.serverFrames[p].map { $0 - s0 } : nil }
+                let wrong = count(viaServer).bad
+                if wrong.isEmpty { viaServerCounter += 1; serverShifts.append(0); continue }
+                let from = min((wrong.keys.min() ?? a) + margin, b - 1)
+                if keptLostFrames > 0, let d = Self.shift(live: live, offline: offline, index: viaServer, from: from, to: b, among: 1...keptLostFrames) {
+                    viaServerCounter += 1
+                    serverShifts.append(d)
+                    continue
+                }
+            }
             let firstWrong = recorded.bad.keys.min() ?? a
-            let d = Self.shift(live: live, offline: offline, origin: origin, from: min(firstWrong + margin, b - 1), to: b)
+            let d = Self.shift(live: live, offline: offline, index: { $0 - origin }, from: min(firstWrong + margin, b - 1), to: b, among: nil)
             shifts.append(d)
             if let d, d > 0, d <= keptLostFrames {
                 kept += 1
@@ -101,26 +128,30 @@ public struct LiveRenderMatch: Sendable, CustomStringConvertible {
         self.first = first
         self.stretches = stretches
         self.matchedThroughWitness = viaWitness
+        self.matchedThroughServerCounter = viaServerCounter
+        self.serverCounterShifts = serverShifts
         self.inServerXruns = reported
         self.shiftedByKeptTime = kept
         self.shifts = shifts
         self.keptLostFrames = keptLostFrames
     }
 
-    /// The shift `d` in ±8192 under which recorded frames `a..<b` hold render frames
-    /// `p − origin − d` in every channel (frames outside the render compare as silence), the
-    /// smallest in size when several do; nil when none does.
-    static func shift(live: [[Float]], offline: [[Float]], origin: Int, from a: Int, to b: Int) -> Int? {
+    /// The shift `d` under which recorded frames `a..<b` hold render frames `index(p) − d` in
+    /// every channel (frames outside the render compare as silence): the first of `among`, or
+    /// (nil) the smallest in size in ±8192; nil when none does.
+    static func shift(live: [[Float]], offline: [[Float]], index: (Int) -> Int?, from a: Int, to b: Int, among: ClosedRange<Int>?) -> Int? {
         let n = offline.first?.count ?? 0
         let channels = min(live.count, offline.count)
         func matches(_ d: Int) -> Bool {
             for p in a..<b {
-                let i = p - origin - d
+                guard let j = index(p) else { return false }
+                let i = j - d
                 for c in 0..<channels where live[c][p] != (i >= 0 && i < n ? offline[c][i] : 0) { return false }
             }
             return true
         }
         guard a < b else { return nil }
+        if let among { return among.first(where: matches) }
         for size in 1...8192 {
             if matches(size) { return size }
             if matches(-size) { return -size }
@@ -131,7 +162,7 @@ public struct LiveRenderMatch: Sendable, CustomStringConvertible {
     public var description: String {
         "\(mismatches) samples differ from the render in \(stretches) stretch(es) the witness vouched for"
             + (first.map { " (first: \($0))" } ?? "")
-            + "; \(judgedFrames) frames judged, \(unjudgedFrames) next to a break or slip not judged, \(matchedThroughWitness) stretch(es) matched through the witness's frames, \(inServerXruns) samples differing beside the server's xrun reports"
+            + "; \(judgedFrames) frames judged, \(unjudgedFrames) next to a break or slip not judged, \(matchedThroughWitness) stretch(es) matched through the witness's frames, \(matchedThroughServerCounter) through the server's counter\(serverCounterShifts.contains { $0 != 0 } ? " (later by \(serverCounterShifts.map(String.init).joined(separator: ", ")))" : ""), \(inServerXruns) samples differing beside the server's xrun reports"
             + (shiftedByKeptTime > 0 ? ", \(shiftedByKeptTime) stretch(es) later by the \(keptLostFrames) frames aqsync reported lost and kept" : "")
     }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// What one run of a live test concluded (see ``liveRun(_:attempts:_:)``).
 public enum LiveRunVerdict: Sendable {
     /// The run was judged (its expectations recorded, passing or failing): no repeat.
@@ -26,11 +28,15 @@ public struct LiveRunRefused: Error, CustomStringConvertible {
 /// zero is never repeated: the helper throws ``LiveRunRefused``. On the last attempt `isLast`
 /// is true: the run must judge (a `witnessCouldNotTell` then throws too).
 ///
+/// With `AQSYNC_LIVE_RUNS=1` in the environment every test judges its first run (for looking
+/// into a judgement: a run that would have been repeated is judged and its figures printed).
+///
 /// Thread: the test's. Blocks for as long as the runs take.
 public func liveRun(
     _ name: String, attempts: Int = 3, _ run: (_ attempt: Int, _ isLast: Bool) throws -> LiveRunVerdict
 ) throws {
-    let attempts = min(max(attempts, 1), 3)
+    let asked = ProcessInfo.processInfo.environment["AQSYNC_LIVE_RUNS"].flatMap { Int($0) } ?? 3
+    let attempts = min(max(attempts, 1), max(1, min(asked, 3)))
     for attempt in 1...attempts {
         switch try run(attempt, attempt == attempts) {
         case .judged:

@@ -52,4 +52,21 @@ struct LiveRenderMatchTests {
         let m = LiveRenderMatch(live: live, witness: witness, offline: Self.render, origin: Self.origin, keptLostFrames: 256)
         #expect(m.mismatches > 0 && m.shifts == [-256], "\(m)")
     }
+
+    /// The server gave aqsync a cycle (256 frames at render frame 8000) that the recorder and
+    /// the witness both missed: their counts go on, only the server's counter jumps. The
+    /// recording matches neither the recorded nor the witness mapping there, but the server's.
+    @Test func cycleOnlyAqsyncGotMatchesThroughTheServerCounter() {
+        let at = 8000, gap = 256
+        let live = Self.render.map { ch in [Float](repeating: 0, count: Self.origin) + ch[..<at] + ch[(at + gap)...] + [Float](repeating: 0, count: 800) }
+        let count = live[0].count
+        let own = (0..<count).map { Float($0 + 1) }
+        let server = (0..<count).map { p in Float((p < Self.origin + at ? p : p + gap) + 5001) }
+        let witness = WitnessTimeline(channel: own, serverChannel: server)
+        let m = LiveRenderMatch(live: live, witness: witness, offline: Self.render, origin: Self.origin)
+        #expect(m.mismatches == 0 && m.matchedThroughServerCounter == 1 && m.serverCounterShifts == [0], "\(m)")
+        // Without the server channel the same recording is aqsync's doing.
+        let blind = LiveRenderMatch(live: live, witness: WitnessTimeline(channel: own), offline: Self.render, origin: Self.origin)
+        #expect(blind.mismatches > 0, "\(blind)")
+    }
 }

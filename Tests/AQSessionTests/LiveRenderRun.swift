@@ -30,7 +30,7 @@ struct LiveRenderRun {
     /// recorder after the player ends); not for a fixed time: on a loaded machine the start
     /// can come late enough for a fixed window to miss what was played.
     static func play(_ player: SessionPlayer, engine: AudioQueueEngine, device: JackDevice, server: String, directory: URL, offline: [[Float]]) throws -> LiveRenderRun {
-        let (rec, witness) = try FrameCountWitness.recording(device.outputPortNames, server: server, directory: directory)
+        let (rec, witness) = try FrameCountWitness.recording(device.outputPortNames, server: server, directory: directory, serverCounter: true)
         defer { rec.removeFiles(); witness.stop() }
         let start = try player.start(at: AudioTimeStamp(sampleTime: engine.deviceCurrentTime().sampleTime + 14_400))
         #expect(player.waitUntilFinished(timeout: 15))
@@ -45,7 +45,8 @@ struct LiveRenderRun {
         let equal = origin >= 0 && origin + n <= live[0].count
             && live.indices.allSatisfy { c in (0..<n).allSatisfy { live[c][origin + $0] == offline[c][$0] } }
         return LiveRenderRun(
-            start: start, live: live, witness: WitnessTimeline(channel: recorded.count > outputs ? recorded[outputs] : []),
+            start: start, live: live, witness: WitnessTimeline(
+                channel: recorded.count > outputs ? recorded[outputs] : [], serverChannel: recorded.count > outputs + 1 ? recorded[outputs + 1] : nil),
             origin: origin, equal: equal, report: player.report(),
             keptLostFrames: Int(device.lostFrames - device.skippedFrames),
             deviceFigures: "device: \(device.lostFrames) frames lost, \(device.skippedFrames) skipped, \(device.lateCycleCount) late cycles, \(device.repeatedCycleCount) repeated calls, policy \(device.lostTimePolicy)")

@@ -40,7 +40,7 @@ struct PlainSeekOnJACKTests {
         defer { engine.close() }
         let player = try SessionPlayer(session: session, engine: engine)
         defer { player.close() }
-        let (rec, witness) = try FrameCountWitness.recording(device.outputPortNames, server: server.name, directory: fx.dir.url)
+        let (rec, witness) = try FrameCountWitness.recording(device.outputPortNames, server: server.name, directory: fx.dir.url, serverCounter: true)
         defer { rec.removeFiles(); witness.stop() }
         let start = try player.start(at: AudioTimeStamp(sampleTime: engine.deviceCurrentTime().sampleTime + 14_400))
         while Int64(engine.deviceCurrentTime().sampleTime) < start + 12_000 { usleep(2_000) }
@@ -58,7 +58,9 @@ struct PlainSeekOnJACKTests {
         let recorded = try rec.read().channels
         let outputs = device.outputPortNames.count
         let live = Array(recorded.prefix(outputs))
-        let timeline = WitnessTimeline(channel: recorded.count > outputs ? recorded[outputs] : [])
+        let timeline = WitnessTimeline(
+            channel: recorded.count > outputs ? recorded[outputs] : [], serverChannel: recorded.count > outputs + 1 ? recorded[outputs + 1] : nil)
+        let kept = Int(device.lostFrames - device.skippedFrames)
         let report = player.report()
         // Where device frame `start` is in the recording: lined up on the first impulse.
         let origin = (live[0].firstIndex { $0 != 0 } ?? -1) - (full[0].firstIndex { $0 != 0 } ?? 0)
@@ -82,12 +84,12 @@ struct PlainSeekOnJACKTests {
         try #require(covered, "the recording covers both stretches (origin \(origin), restart at recorded frame \(origin2))")
         // Before the seek: the render from the start; between the stops and the restart:
         // silence; from the restart: the render from 20000.
-        let m1 = LiveRenderMatch(live: live, witness: timeline, offline: head, origin: origin)
+        let m1 = LiveRenderMatch(live: live, witness: timeline, offline: head, origin: origin, keptLostFrames: kept)
         #expect(m1.mismatches == 0 && m1.judgedFrames * 2 >= before, "before the seek: \(m1)")
         for c in live.indices {
             #expect(live[c][(origin2 - 1000)..<origin2].allSatisfy { $0 == 0 }, "output \(c + 1) silent before the restart")
         }
-        let m2 = LiveRenderMatch(live: live, witness: timeline, offline: fromP, origin: origin2)
+        let m2 = LiveRenderMatch(live: live, witness: timeline, offline: fromP, origin: origin2, keptLostFrames: kept)
         #expect(m2.mismatches == 0 && m2.judgedFrames * 2 >= n, "from the restart: \(m2)")
         #expect(report.allSatisfy { $0.completed && $0.lateFrames == 0 && $0.error == nil }, "\(report)")
         #expect(report.map(\.scheduledStartFrame) == [0, 4000, 0, 0, 10011].map { restart + $0 })
