@@ -269,8 +269,11 @@ public struct WitnessMarks: Sendable {
 /// - **witness frames**: placement beside a plain C client counting its own frames. Right
 ///   where the recorder lost or repeated frames of every client alike, or took only the second
 ///   of jackd2's two calls of a late cycle from aqsync and the witness alike.
+/// - **server frames** (when the witness's server channel was recorded): the server's counter.
+///   Right where the server gave aqsync a cycle it did not give the recorder and the witness
+///   (their counts go on together, the witness marks a slip).
 ///
-/// A window exact in either measure is exact: aqsync did what the plain client beside it did,
+/// A window exact in any measure is exact: aqsync did what the plain client beside it did,
 /// or what its downstream heard is continuous. A window off in both is off; the witness vouches
 /// for it (aqsync's doing) unless the recording broke or the witness marked a slip inside it.
 ///
@@ -301,6 +304,8 @@ public struct WitnessedClicks: Sendable, CustomStringConvertible {
     /// the witness alike), and only in recorded frames (the server skipped aqsync and its
     /// downstream while the witness went on): printed, never failures.
     public let exactOnlyInWitnessFrames: Int, exactOnlyInRecordedFrames: Int
+    /// Windows exact only in server frames: printed, never failures.
+    public let exactOnlyInServerFrames: Int
     /// Windows judged (each click against the one before it, and each later track's click
     /// against the first track's), and of those, the ones where the recording broke or the
     /// witness slipped (exact or not).
@@ -317,15 +322,22 @@ public struct WitnessedClicks: Sendable, CustomStringConvertible {
         recorded = positions
         self.frames = frames
         var off: [Off] = [], vouchedOff: [Off] = []
-        var unvouched = false, onlyWitness = 0, onlyRecorded = 0, windows = 0, unsureWindows = 0
+        var unvouched = false, onlyWitness = 0, onlyRecorded = 0, onlyServer = 0, windows = 0, unsureWindows = 0
+        // Per track, the server frames of its clicks (nil where not recorded).
+        let server = positions.map { $0.map { witness.serverFrames.indices.contains($0) ? witness.serverFrames[$0] : nil } }
+        let serverOff = { (t: Int, i: Int, u: Int, j: Int, by: Int) -> Int? in
+            guard let a = server[t][i], let b = server[u][j] else { return nil }
+            return a - b - by
+        }
         let unsure = { (r: ClosedRange<Int>) in witness.slipped(in: r) || witness.breaks.contains { r.contains($0) } }
         // One window: `rec` and `wit` are how far off it is in each measure.
-        let judge = { (track: Int, from: Int, to: Int, rec: Int, wit: Int) in
+        let judge = { (track: Int, from: Int, to: Int, rec: Int, wit: Int, srv: Int?) in
             windows += 1
             if unsure(min(from, to)...max(from, to)) { unsureWindows += 1 }
             if rec == 0 && wit == 0 { return }
             if wit == 0 { onlyWitness += 1; return }
             if rec == 0 { onlyRecorded += 1; return }
+            if srv == 0 { onlyServer += 1; return }
             let o = Off(track: track, position: to, byRecorded: rec, byWitness: wit)
             off.append(o)
             if unsure(min(from, to)...max(from, to)) { unvouched = true } else { vouchedOff.append(o) }
@@ -333,7 +345,7 @@ public struct WitnessedClicks: Sendable, CustomStringConvertible {
         for t in positions.indices {
             let p = positions[t], f = frames[t]
             for i in 1..<max(p.count, 1) {
-                judge(t, p[i - 1], p[i], p[i] - p[i - 1] - spacing, f[i] - f[i - 1] - spacing)
+                judge(t, p[i - 1], p[i], p[i] - p[i - 1] - spacing, f[i] - f[i - 1] - spacing, serverOff(t, i, t, i - 1, spacing))
             }
         }
         if let firstP = positions.first, let firstF = frames.first, let start = firstP.first {
@@ -343,11 +355,11 @@ public struct WitnessedClicks: Sendable, CustomStringConvertible {
                 let o = t - 1 < offsets.count ? offsets[t - 1] : 0
                 for i in positions[t].indices where positions[t][i] - o >= start {
                     let p = positions[t][i], f = frames[t][i]
-                    if let j = atP[p - o] { judge(t, firstP[j], p, 0, f - o - firstF[j]); continue }
-                    if let j = atF[f - o] { judge(t, firstP[j], p, p - o - firstP[j], 0); continue }
+                    if let j = atP[p - o] { judge(t, firstP[j], p, 0, f - o - firstF[j], nil); continue }
+                    if let j = atF[f - o] { judge(t, firstP[j], p, p - o - firstP[j], 0, nil); continue }
                     // The nearest earlier click of the first track says how far off it is.
                     let j = (firstP.lastIndex { $0 <= p - o }) ?? 0
-                    judge(t, firstP[j], p, p - o - firstP[j], f - o - firstF[j])
+                    judge(t, firstP[j], p, p - o - firstP[j], f - o - firstF[j], serverOff(t, i, 0, j, o))
                 }
             }
         }
@@ -358,6 +370,7 @@ public struct WitnessedClicks: Sendable, CustomStringConvertible {
         witnessCouldNotTell = unvouched
         exactOnlyInWitnessFrames = onlyWitness
         exactOnlyInRecordedFrames = onlyRecorded
+        exactOnlyInServerFrames = onlyServer
         recorderBreaks = witness.breaks.count
         witnessSlips = witness.slips.count
     }
@@ -368,7 +381,7 @@ public struct WitnessedClicks: Sendable, CustomStringConvertible {
     public var description: String {
         let counts = frames.map { "\($0.count)" }.joined(separator: " + ")
         let notes = "recorder breaks: \(recorderBreaks), witness slips: \(witnessSlips), "
-            + "windows exact only in witness frames: \(exactOnlyInWitnessFrames), only in recorded frames: \(exactOnlyInRecordedFrames)"
+            + "windows exact only in witness frames: \(exactOnlyInWitnessFrames), only in recorded frames: \(exactOnlyInRecordedFrames), only in server frames: \(exactOnlyInServerFrames)"
         if exact { return "\(counts) clicks, exact (\(notes))" }
         let sign = { (n: Int) in n > 0 ? "+\(n)" : "\(n)" }
         let shown = off.prefix(12).map { "track \($0.track) at \($0.position): \(sign($0.byRecorded)) recorded, \(sign($0.byWitness)) witness" }

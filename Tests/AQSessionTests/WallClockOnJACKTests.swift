@@ -45,12 +45,13 @@ struct WallClockOnJACKTests {
             """)
     }
 
-    /// Judges a recording of aqsync's two outputs and the witness (third channel): every click
-    /// of each track `spacing` frames after the previous one, every click of b `offset` after
-    /// one of a's, in recorded frames or in the witness's (``WitnessedClicks``).
+    /// Judges a recording of aqsync's two outputs and the witness (third channel; the server's
+    /// counter fourth, when recorded): every click of each track `spacing` frames after the
+    /// previous one, every click of b `offset` after one of a's, in recorded frames, the
+    /// witness's or the server's (``WitnessedClicks``).
     static func examine(_ channels: [[Float]]) -> WitnessedClicks {
         let found = ImpulseFinder.find(channels: Array(channels.prefix(2)), threshold: 0.25)
-        let witness = WitnessTimeline(channel: channels.count > 2 ? channels[2] : [])
+        let witness = WitnessTimeline(channel: channels.count > 2 ? channels[2] : [], serverChannel: channels.count > 3 ? channels[3] : nil)
         return WitnessedClicks(clicks: found, witness: witness, spacing: spacing, offsets: [offset])
     }
 
@@ -78,7 +79,7 @@ struct WallClockOnJACKTests {
 
     /// A witness on `server` and a recorder of aqsync's two outputs and the witness's.
     private func record(server: String, dir: TempDir) throws -> (JackRecorder, FrameCountWitness) {
-        try FrameCountWitness.recording(["aqt:out_1", "aqt:out_2"], server: server, directory: dir.url)
+        try FrameCountWitness.recording(["aqt:out_1", "aqt:out_2"], server: server, directory: dir.url, serverCounter: true)
     }
 
     /// Starts `aqsync play` on `server` as client `aqt`, unconnected; returns the process and
