@@ -286,6 +286,8 @@ public struct WitnessedClicks: Sendable, CustomStringConvertible {
         public let position: Int
         public let byRecorded: Int
         public let byWitness: Int
+        /// And in server frames (nil: the server channel was not recorded).
+        public let byServer: Int?
     }
     /// Per track, the recorded positions of its clicks (those recorded before the witness ran
     /// are left out).
@@ -329,6 +331,13 @@ public struct WitnessedClicks: Sendable, CustomStringConvertible {
             guard let a = server[t][i], let b = server[u][j] else { return nil }
             return a - b - by
         }
+        // A later track's click `by` after the first track's click nearest to it in server
+        // frames (its own nearest: in other measures another click may be nearest).
+        let firstServer = (server.first ?? []).compactMap { $0 }
+        let nearestInServerFrames = { (t: Int, i: Int, by: Int) -> Int? in
+            guard let x = server[t][i] else { return nil }
+            return firstServer.map { x - by - $0 }.min { abs($0) < abs($1) }
+        }
         let unsure = { (r: ClosedRange<Int>) in witness.slipped(in: r) || witness.breaks.contains { r.contains($0) } }
         // One window: `rec` and `wit` are how far off it is in each measure.
         let judge = { (track: Int, from: Int, to: Int, rec: Int, wit: Int, srv: Int?) in
@@ -338,7 +347,7 @@ public struct WitnessedClicks: Sendable, CustomStringConvertible {
             if wit == 0 { onlyWitness += 1; return }
             if rec == 0 { onlyRecorded += 1; return }
             if srv == 0 { onlyServer += 1; return }
-            let o = Off(track: track, position: to, byRecorded: rec, byWitness: wit)
+            let o = Off(track: track, position: to, byRecorded: rec, byWitness: wit, byServer: srv)
             off.append(o)
             if unsure(min(from, to)...max(from, to)) { unvouched = true } else { vouchedOff.append(o) }
         }
@@ -359,7 +368,7 @@ public struct WitnessedClicks: Sendable, CustomStringConvertible {
                     if let j = atF[f - o] { judge(t, firstP[j], p, p - o - firstP[j], 0, nil); continue }
                     // The nearest earlier click of the first track says how far off it is.
                     let j = (firstP.lastIndex { $0 <= p - o }) ?? 0
-                    judge(t, firstP[j], p, p - o - firstP[j], f - o - firstF[j], serverOff(t, i, 0, j, o))
+                    judge(t, firstP[j], p, p - o - firstP[j], f - o - firstF[j], nearestInServerFrames(t, i, o))
                 }
             }
         }
@@ -384,7 +393,7 @@ public struct WitnessedClicks: Sendable, CustomStringConvertible {
             + "windows exact only in witness frames: \(exactOnlyInWitnessFrames), only in recorded frames: \(exactOnlyInRecordedFrames), only in server frames: \(exactOnlyInServerFrames)"
         if exact { return "\(counts) clicks, exact (\(notes))" }
         let sign = { (n: Int) in n > 0 ? "+\(n)" : "\(n)" }
-        let shown = off.prefix(12).map { "track \($0.track) at \($0.position): \(sign($0.byRecorded)) recorded, \(sign($0.byWitness)) witness" }
+        let shown = off.prefix(12).map { "track \($0.track) at \($0.position): \(sign($0.byRecorded)) recorded, \(sign($0.byWitness)) witness\($0.byServer.map { ", \(sign($0)) server" } ?? "")" }
         return "\(counts) clicks, \(off.count) off in both measures (\(shown.joined(separator: "; "))\(off.count > 12 ? "; …" : "")); "
             + "\(notes); witness \(witnessCouldNotTell ? "marked a slip or a break where clicks were off" : "vouched for every window")"
     }
