@@ -21,10 +21,14 @@ public struct RecordingScan: Sendable {
     public let witnessXruns: [Int]
     /// The first recorded frame the witness had played into (nil: never).
     public let witnessStart: Int?
+    /// Per channel, aligned with ``clicks``: the server's frame at each click, from the
+    /// witness's server channel (unwrapped past 2^24; nil where it was not recorded).
+    public let clickServerFrames: [[Int?]]
 
     /// Scans `url` (RIFF/WAVE, IEEE float 32-bit, any channel count). `witnessChannel`: the
-    /// channel holding the witness (nil: none). Blocks while it reads the file.
-    public init(url: URL, threshold: Float = 0.25, witnessChannel: Int?) throws(TestingError) {
+    /// channel holding the witness (nil: none); `serverChannel`: the one holding its server
+    /// counter (``FrameCountWitness/serverPort``; nil: none). Blocks while it reads the file.
+    public init(url: URL, threshold: Float = 0.25, witnessChannel: Int?, serverChannel: Int? = nil) throws(TestingError) {
         guard let fh = FileHandle(forReadingAtPath: url.path) else { throw TestingError("cannot open \(url.path)") }
         defer { try? fh.close() }
         // The header: find "fmt " for the channel count and "data" for the start.
@@ -44,6 +48,8 @@ public struct RecordingScan: Sendable {
         try? fh.seek(toOffset: UInt64(dataStart))
         var clicks = [[Int]](repeating: [], count: channels)
         var clickWitness = [[Int?]](repeating: [], count: channels)
+        var clickServer = [[Int?]](repeating: [], count: channels)
+        var server: Int?, serverLast = -1, serverWraps = 0
         var current: Int?, wraps = 0
         var above = [Bool](repeating: false, count: channels)
         var breaks: [Int] = [], marks = WitnessMarks()
@@ -73,10 +79,21 @@ public struct RecordingScan: Sendable {
                             current = nil
                         }
                     }
-                    for c in 0..<channels where c != witnessChannel {
+                    if let sc = serverChannel, sc < channels {
+                        let v = x[f * channels + sc]
+                        if v > 0 {
+                            let s = Int(v) - 1
+                            if s < serverLast - (1 << 23) { serverWraps += 1 }
+                            serverLast = s
+                            server = s + serverWraps << 24
+                        } else {
+                            server = nil
+                        }
+                    }
+                    for c in 0..<channels where c != witnessChannel && c != serverChannel {
                         let v = x[f * channels + c]
                         let on = abs(v) > threshold
-                        if on && !above[c] { clicks[c].append(frame + f); clickWitness[c].append(current) }
+                        if on && !above[c] { clicks[c].append(frame + f); clickWitness[c].append(current); clickServer[c].append(server) }
                         above[c] = on
                     }
                 }
@@ -86,6 +103,7 @@ public struct RecordingScan: Sendable {
         frames = frame
         self.clicks = clicks
         clickWitnessFrames = clickWitness
+        clickServerFrames = clickServer
         witnessBreaks = breaks
         marks.finish()
         witnessSlips = marks.slips
