@@ -274,13 +274,13 @@ public struct WitnessMarks: Sendable {
 ///   (their counts go on together, the witness marks a slip).
 ///
 /// A window exact in any measure is exact: aqsync did what the plain client beside it did,
-/// or what its downstream heard is continuous. A window off in both is off; the witness vouches
+/// or what its downstream heard is continuous. A window off in all is off; the witness vouches
 /// for it (aqsync's doing) unless the recording broke or the witness marked a slip inside it.
 ///
 /// Thread safety: a plain value.
 public struct WitnessedClicks: Sendable, CustomStringConvertible {
-    /// A click off in both measures: its track, recorded position, and how far off it is in
-    /// recorded frames and in witness frames.
+    /// A click off in every measure: its track, recorded position, and how far off it is in
+    /// recorded frames, in witness frames and (when recorded) in server frames.
     public struct Off: Sendable {
         public let track: Int
         public let position: Int
@@ -295,7 +295,7 @@ public struct WitnessedClicks: Sendable, CustomStringConvertible {
     /// Per track, the witness frames of its clicks (aligned with ``recorded``).
     public let frames: [[Int]]
     /// Clicks not `spacing` after the previous one, or not on their offset from the first
-    /// track, in both measures.
+    /// track, in every measure.
     public let off: [Off]
     /// True when a click was off in a window where the recording broke or the witness marked a
     /// slip: there, the witness cannot tell.
@@ -394,7 +394,7 @@ public struct WitnessedClicks: Sendable, CustomStringConvertible {
         if exact { return "\(counts) clicks, exact (\(notes))" }
         let sign = { (n: Int) in n > 0 ? "+\(n)" : "\(n)" }
         let shown = off.prefix(12).map { "track \($0.track) at \($0.position): \(sign($0.byRecorded)) recorded, \(sign($0.byWitness)) witness\($0.byServer.map { ", \(sign($0)) server" } ?? "")" }
-        return "\(counts) clicks, \(off.count) off in both measures (\(shown.joined(separator: "; "))\(off.count > 12 ? "; …" : "")); "
+        return "\(counts) clicks, \(off.count) off in every measure (\(shown.joined(separator: "; "))\(off.count > 12 ? "; …" : "")); "
             + "\(notes); witness \(witnessCouldNotTell ? "marked a slip or a break where clicks were off" : "vouched for every window")"
     }
 }
