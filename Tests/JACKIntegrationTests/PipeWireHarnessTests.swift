@@ -413,7 +413,9 @@ struct AqsyncOnPipeWireTests {
                 // it and the reported losses put it: short by whole quanta lost, in all no more
                 // than the server lost (clicks that fell into lost time are missing).
                 #expect(lost.allSatisfy { $0 <= 4096 }, "a loss the size of the driver move: \(lost)\n\(r.output)")
-                #expect(r.status == 3, "lost audio is not a success: \(r.output)")
+                // aqsync runs with --allow-loss here: the loss is reported, and the status is 0
+                // only because of that flag (without it: 3).
+                #expect(r.status == 0 && r.output.contains("exit status 0 because of --allow-loss"), "lost audio is reported: \(r.output)")
                 let deficits = [r.found.a, r.found.b].map { clicks in
                     zip(clicks.dropFirst(), clicks).map { x, p in
                         let gap = x - p
