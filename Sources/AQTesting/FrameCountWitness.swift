@@ -312,6 +312,9 @@ public struct WitnessedClicks: Sendable, CustomStringConvertible {
     /// against the first track's), and of those, the ones where the recording broke or the
     /// witness slipped (exact or not).
     public let windows: Int, windowsWitnessCouldNotTell: Int
+    /// Windows judged: exact in some measure, or off where the witness vouched (every window
+    /// but those off in every measure where it could not tell).
+    public let windowsJudged: Int
     /// Recorder breaks in the recording (frames lost or repeated by the recorder or server).
     public let recorderBreaks: Int
     /// Cycles the witness marked as slipped in the recording.
@@ -324,7 +327,7 @@ public struct WitnessedClicks: Sendable, CustomStringConvertible {
         recorded = positions
         self.frames = frames
         var off: [Off] = [], vouchedOff: [Off] = []
-        var unvouched = false, onlyWitness = 0, onlyRecorded = 0, onlyServer = 0, windows = 0, unsureWindows = 0
+        var unvouched = false, onlyWitness = 0, onlyRecorded = 0, onlyServer = 0, windows = 0, unsureWindows = 0, unsureOff = 0
         // Per track, the server frames of its clicks (nil where not recorded).
         let server = positions.map { $0.map { witness.serverFrames.indices.contains($0) ? witness.serverFrames[$0] : nil } }
         let serverOff = { (t: Int, i: Int, u: Int, j: Int, by: Int) -> Int? in
@@ -349,7 +352,7 @@ public struct WitnessedClicks: Sendable, CustomStringConvertible {
             if srv == 0 { onlyServer += 1; return }
             let o = Off(track: track, position: to, byRecorded: rec, byWitness: wit, byServer: srv)
             off.append(o)
-            if unsure(min(from, to)...max(from, to)) { unvouched = true } else { vouchedOff.append(o) }
+            if unsure(min(from, to)...max(from, to)) { unvouched = true; unsureOff += 1 } else { vouchedOff.append(o) }
         }
         for t in positions.indices {
             let p = positions[t], f = frames[t]
@@ -375,6 +378,7 @@ public struct WitnessedClicks: Sendable, CustomStringConvertible {
         self.off = off
         self.windows = windows
         windowsWitnessCouldNotTell = unsureWindows
+        windowsJudged = windows - unsureOff
         offWhereVouched = vouchedOff
         witnessCouldNotTell = unvouched
         exactOnlyInWitnessFrames = onlyWitness
