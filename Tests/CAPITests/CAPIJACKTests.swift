@@ -275,7 +275,12 @@ final class ProgramRunner: @unchecked Sendable {
         let clicks = r.output.split(separator: "\n").compactMap { $0.hasPrefix("click ") ? Int($0.dropFirst(6)) : nil }
         #expect(clicks.count >= 17, "clicks heard: \(clicks)")
         let spacing = zip(clicks.dropFirst(), clicks).map { $0 - $1 }
-        #expect(spacing.allSatisfy { $0 == interval }, "spacing \(spacing)")
+        // Judged beside the server's log (docs/timing.md, "Live tests"): exact, or off by whole
+        // periods where jackd reported another client not finished (it skips the late client
+        // for the cycle while the clicker goes on), no more cycles than reports.
+        let judged = ClickSpacingJudgement(spacings: [spacing], interval: interval, period: 256, serverLog: server.log)
+        if judged.skippedCycles > 0 { print("recordingQueueHearsClicksAtExactFrames: \(judged)") }
+        #expect(judged.exact, "spacing \(spacing): \(judged)")
     }
 
     /// Apple Lossless through AudioQueueNewInput: cookie from creation, buffers with packet
