@@ -169,12 +169,9 @@ public struct WitnessTimeline: Sendable {
         xruns = marks.xruns
         var server = [Int?](repeating: nil, count: channel.count)
         if let serverChannel {
-            var wraps = 0, last = -1
+            var unwrap = Unwrapped24()
             for (i, v) in serverChannel.prefix(channel.count).enumerated() where v > 0 {
-                let f = Int(v) - 1
-                if f < last - (1 << 23) { wraps += 1 }
-                last = f
-                server[i] = f + wraps << 24
+                server[i] = unwrap(Int(v) - 1)
             }
         }
         serverFrames = server
@@ -183,21 +180,24 @@ public struct WitnessTimeline: Sendable {
     /// The witness frames of the recorded frames `positions` (those recorded before the
     /// witness ran are left out), unwrapped past 2^24 in order.
     public func witnessFrames(of positions: [Int]) -> [Int] {
-        var out: [Int] = []
-        var wraps = 0
-        var last = -1
-        for p in positions where p < frames.count {
-            guard let f = frames[p] else { continue }
-            if f < last - (1 << 23) { wraps += 1 }
-            last = f
-            out.append(f + wraps << 24)
-        }
-        return out
+        var unwrap = Unwrapped24()
+        return positions.compactMap { p in p < frames.count ? frames[p].map { unwrap($0) } : nil }
     }
 
     /// True when the witness marked a slip in recorded frames `range`.
     public func slipped(in range: ClosedRange<Int>) -> Bool {
         slips.contains { range.contains($0) }
+    }
+}
+
+/// A count written mod 2^24 (the witness's channels), read in order and unwrapped: a value
+/// more than 2^23 below the previous one has wrapped. Thread safety: a plain value.
+struct Unwrapped24 {
+    private var wraps = 0, last = -1
+    mutating func callAsFunction(_ f: Int) -> Int {
+        if f < last - (1 << 23) { wraps += 1 }
+        last = f
+        return f + wraps << 24
     }
 }
 

@@ -49,8 +49,8 @@ public struct RecordingScan: Sendable {
         var clicks = [[Int]](repeating: [], count: channels)
         var clickWitness = [[Int?]](repeating: [], count: channels)
         var clickServer = [[Int?]](repeating: [], count: channels)
-        var server: Int?, serverLast = -1, serverWraps = 0
-        var current: Int?, wraps = 0
+        var server: Int?, serverUnwrap = Unwrapped24()
+        var current: Int?, unwrap = Unwrapped24()
         var above = [Bool](repeating: false, count: channels)
         var breaks: [Int] = [], marks = WitnessMarks()
         var previous: Int?
@@ -72,9 +72,8 @@ public struct RecordingScan: Sendable {
                             if start == nil { start = frame + f }
                             let w = Int(abs(v)) - 1
                             if let p = previous, w != (p + 1) & 0xFFFFFF { breaks.append(frame + f) }
-                            if let p = previous, w < p - (1 << 23) { wraps += 1 }
                             previous = w
-                            current = w + wraps << 24
+                            current = unwrap(w)
                         } else {
                             current = nil
                         }
@@ -82,10 +81,7 @@ public struct RecordingScan: Sendable {
                     if let sc = serverChannel, sc < channels {
                         let v = x[f * channels + sc]
                         if v > 0 {
-                            let s = Int(v) - 1
-                            if s < serverLast - (1 << 23) { serverWraps += 1 }
-                            serverLast = s
-                            server = s + serverWraps << 24
+                            server = serverUnwrap(Int(v) - 1)
                         } else {
                             server = nil
                         }
