@@ -270,17 +270,26 @@ public final class AudioQueueEngine: @unchecked Sendable {
 
     /// The earliest device time a start or buffer scheduled now can still honour, and never
     /// earlier than `requested` (`AudioQueueDeviceGetNearestStartTime`): the first frame of
-    /// the next cycle plus the device's scheduling lead. The sample time is a whole frame.
-    /// Any thread but the render thread; does not block.
+    /// the next cycle plus the device's scheduling lead, and never earlier than the current
+    /// time (``deviceCurrentTime()``, which runs on with the host clock while a cycle is
+    /// late). The sample time is a whole frame. Any thread but the render thread; does not
+    /// block.
     public func nearestStartTime(_ requested: AudioTimeStamp? = nil) -> AudioTimeStamp {
         let tb = timebase
         var earliest: Int64 = 0
         if let a = core.pointee.clock.anchor() {
             earliest = a.frame + Int64(a.frames) + device.schedulingLead
-            if !device.isRunning, let tb {
-                // The device is away (its server is coming back): its next cycle is where the
-                // wall clock will be by then, not after the last cycle it rendered.
-                earliest = max(earliest, Int64(tb.sampleTime(forHostTime: HostClock.now())) + Int64(a.frames) + device.schedulingLead)
+            if device.handDriven == nil, let tb {
+                let wall = tb.sampleTime(forHostTime: HostClock.now())
+                if !device.isRunning {
+                    // The device is away (its server is coming back): its next cycle is where
+                    // the wall clock will be by then, not after the last cycle it rendered.
+                    earliest = max(earliest, Int64(wall) + Int64(a.frames) + device.schedulingLead)
+                } else {
+                    // A late cycle (a loaded machine): never earlier than the current time
+                    // `deviceCurrentTime()` reports, which runs on with the host clock.
+                    earliest = max(earliest, Int64(wall.rounded(.up)))
+                }
             }
         } else if let manual = device.handDriven {
             earliest = manual.currentFrame
