@@ -86,6 +86,9 @@ public final class AudioQueue: @unchecked Sendable {
     var tails: [TailChunk] = []
     var disposing = false
     var disposeWhenStopped = false
+    /// Called once when the disposal completes (``dispose(immediately:whenDisposed:)``), with
+    /// no lock held. Guarded by `lock`.
+    var whenDisposed: (@Sendable () -> Void)?
     /// A stop after the enqueued buffers is under way: queue time restarts when it completes.
     var drainStopPending = false
     /// True while an immediate stop or a reset calls the callback for the buffers it took back:

@@ -176,24 +176,44 @@ extension AudioQueue {
     /// disposal completes on the events thread when the last buffer has played. A queue that
     /// is not running is disposed of at once.
     ///
+    /// `whenDisposed` is called once when the disposal has completed (the handle is stale, the
+    /// queue will call nothing more), with no lock of the queue held: on this thread before
+    /// this returns when the disposal completes at once, else on the events thread (or the
+    /// thread in ``AudioQueueEngine/deliverPendingEvents()``) when the last buffer has played,
+    /// or on the thread that closes the engine. Not called when this throws.
+    ///
     /// Any thread but the render thread, including callbacks.
-    public func dispose(immediately: Bool) throws(AudioQueueError) {
+    public func dispose(immediately: Bool, whenDisposed: (@Sendable () -> Void)? = nil) throws(AudioQueueError) {
+        // Declared first, so that it runs after both locks are given back.
+        var completed: (@Sendable () -> Void)?
+        defer { completed?() }
         callbackLock.lock()
         defer { callbackLock.unlock() }
         lock.lock()
         defer { lock.unlock() }
         if disposed { throw AudioQueueError(.invalidQueue, "the queue was already disposed of") }
         if disposing { throw AudioQueueError(.disposalPending, "the queue is already being disposed of") }
-        if hub.closed { goneLocked(); return }
+        self.whenDisposed = whenDisposed
+        if hub.closed { completed = goneLocked(); return }
         // A queue that is not playing has nothing to drain (a paused one would wait forever:
         // its handle refuses start from now on).
         if immediately || !(isRunningValue || startRequested) || pauseRequested || ledger.count == 0 {
-            try hub.sendNow([.release(slot: slot)])
-            goneLocked()
+            do {
+                try hub.sendNow([.release(slot: slot)])
+            } catch {
+                self.whenDisposed = nil
+                throw error
+            }
+            completed = goneLocked()
             hub.freeSlot(self, released: true)
         } else {
             flushTail()
-            try hub.send(.stop(slot: slot, immediately: false, epoch: queueTime.epoch))
+            do {
+                try hub.send(.stop(slot: slot, immediately: false, epoch: queueTime.epoch))
+            } catch {
+                self.whenDisposed = nil
+                throw error
+            }
             disposeWhenStopped = true
             drainStopPending = true
             disposing = true

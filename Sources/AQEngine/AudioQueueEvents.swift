@@ -47,7 +47,10 @@ extension AudioQueue {
 
     /// The handle becomes stale and its buffers are released (disposal, or the engine
     /// closed). Lock held.
-    func goneLocked() {
+    /// Marks the queue disposed of (queue lock held); returns its ``whenDisposed`` handler,
+    /// taken, for the caller to call once it holds no lock.
+    @discardableResult
+    func goneLocked() -> (@Sendable () -> Void)? {
         _ = takeBackAll()
         disposed = true
         disposing = true
@@ -55,13 +58,16 @@ extension AudioQueue {
         isRunningValue = false
         for b in ledger.removeAll() { b.isEnqueued = false }
         tails.removeAll()
+        defer { whenDisposed = nil }
+        return whenDisposed
     }
 
     /// The engine closed. Any control thread.
     func markGone() {
         lock.lock()
-        goneLocked()
+        let completed = goneLocked()
         lock.unlock()
+        completed?()
     }
 
     // MARK: - Events (events thread, or the thread in deliverPendingEvents)
@@ -100,6 +106,9 @@ extension AudioQueue {
 
     /// The queue stopped by itself (a stop after the enqueued buffers completed).
     func stopped(run: UInt32, drainEnd: Int64) {
+        // Declared first, so that it runs after both locks are given back.
+        var completed: (@Sendable () -> Void)?
+        defer { completed?() }
         callbackLock.lock()
         defer { callbackLock.unlock() }
         lock.lock()
@@ -116,7 +125,7 @@ extension AudioQueue {
         isRunningValue = false
         if disposeWhenStopped {
             disposeWhenStopped = false
-            disposeNowLocked()
+            completed = disposeNowLocked()
             lock.unlock()
             return
         }
@@ -137,8 +146,9 @@ extension AudioQueue {
     /// Disposes of the queue now: the renderer lets go of it (synchronously), the handle is
     /// stale. The slot is free once the render thread acknowledged the release; when it could
     /// not be sent (a full command ring), the engine sends it again before the next queue is
-    /// made and the slot stays taken until then. Queue lock (and callback lock) held.
-    func disposeNowLocked() {
+    /// made and the slot stays taken until then. Queue lock (and callback lock) held. Returns
+    /// the ``whenDisposed`` handler, for the caller to call once it holds no lock.
+    func disposeNowLocked() -> (@Sendable () -> Void)? {
         var released = false
         if !hub.closed {
             do {
@@ -146,7 +156,8 @@ extension AudioQueue {
                 released = true
             } catch {}
         }
-        goneLocked()
+        let completed = goneLocked()
         hub.freeSlot(self, released: released)
+        return completed
     }
 }

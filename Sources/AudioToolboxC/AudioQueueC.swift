@@ -213,13 +213,9 @@ func newInputQueue(
             release(q)
             return
         }
-        try q.queue.dispose(immediately: inImmediate)
-        q.lock.withLock { q.disposed = inImmediate }
-        if inImmediate { release(q) }
-        else {
-            // Asynchronous: the handle stays valid until the engine reports the queue gone.
-            DisposalWatcher.watch(q)
-        }
+        // Asynchronous (not immediate): the handle stays valid until the engine reports the
+        // disposal complete (on its events thread, once the last buffer has played).
+        try q.queue.dispose(immediately: inImmediate, whenDisposed: { release(q) })
     }
 }
 
@@ -236,26 +232,6 @@ func release(_ q: CQueue) {
     for (p, b) in buffers {
         b.userData = nil
         p.deallocate()
-    }
-}
-
-/// An asynchronous disposal completes on the engine's events thread; its handle is released
-/// once the engine calls the queue gone (checked every 10 ms on a utility thread).
-enum DisposalWatcher {
-    static func watch(_ q: CQueue) {
-        let t = Thread {
-            while true {
-                // After the disposal completed, every call through the queue is invalidQueue.
-                if case .failure(let e) = Result(catching: { () throws(AudioQueueError) in _ = try q.queue.propertySize(UInt32(kAudioQueueProperty_IsRunning)) }),
-                   e.code == .invalidQueue {
-                    release(q)
-                    return
-                }
-                usleep(10_000)
-            }
-        }
-        t.name = "AudioToolbox-disposal"
-        t.start()
     }
 }
 
