@@ -16,7 +16,10 @@ struct JackDeviceTests {
         #expect(rig.device.schedulingLead == 256)
         #expect(rig.device.uid == "jack:\(rig.server.name):\(rig.device.clientName)")
         #expect(rig.device.outputPortNames == ["\(rig.device.clientName):out_1", "\(rig.device.clientName):out_2"])
-        #expect(rig.clock.epoch.lastReason == .deviceStarted)
+        // The start is the first discontinuity; an xrun or lost time in the first cycles (a
+        // loaded machine: the server's own report, read after the reason) may follow it.
+        let firstReason = rig.clock.epoch.lastReason
+        #expect(firstReason == .deviceStarted || rig.device.xrunCount > 0 || rig.device.lostFrames > 0, "\(firstReason)")
         #expect(rig.waitCycles(10))
 
         // Host time of the latest anchor is CLOCK_MONOTONIC now, minus at most about a period.

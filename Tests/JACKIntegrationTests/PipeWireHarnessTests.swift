@@ -133,6 +133,9 @@ struct PipeWireHarnessTests {
         var written: [Int]
         /// Late graph cycles the clicker saw (see `clickerSource`).
         var glitches: Int
+        /// Breaks of a `FrameCountWitness` recorded beside them, between the first and the
+        /// last click written: the recorder (or the server) lost or repeated frames there.
+        var witnessBreaks: Int
     }
 
     /// Plays `clicks` clicks through the sink at `quantum`; calls `during(server, k)` once the
@@ -149,12 +152,18 @@ struct PipeWireHarnessTests {
 
         let wav = work.appendingPathComponent("recording.wav")
         let recorder = try pw.spawn(
-            "jack-record", ["-n", "2", wav.path], output: work.appendingPathComponent("rec.log"), realtimePriority: 20)
-        let inputs = (1...2).map { "jack-record-\(recorder.processIdentifier):in_\($0)" }
+            "jack-record", ["-n", "3", wav.path], output: work.appendingPathComponent("rec.log"), realtimePriority: 20)
+        let inputs = (1...3).map { "jack-record-\(recorder.processIdentifier):in_\($0)" }
         try #require(
             poll(timeout: .seconds(5)) { (try? pw.ports()).map { Set($0).isSuperset(of: inputs) } == true },
             "jack-record's ports never appeared")
         try pw.connect(pw.monitorPorts[0], inputs[0])
+        // The in-run witness: a frame count recorded beside the clicks shows where the
+        // recorder lost or repeated frames.
+        let witness = try FrameCountWitness(environment: pw.childEnvironment, directory: work)
+        defer { witness.stop() }
+        try #require(poll(timeout: .seconds(5)) { (try? pw.ports())?.contains(witness.port) == true }, "the witness's port never appeared")
+        try pw.connect(witness.port, inputs[2])
 
         // The clicker connects itself to the sink and to the recorder before its first frame.
         let progress = work.appendingPathComponent("progress")
@@ -175,26 +184,32 @@ struct PipeWireHarnessTests {
         #expect(player.terminationStatus == 0, "clicker: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
         pw.terminate(recorder, signal: SIGINT)
         let recording = try WAVReader.read(wav)
-        let found = ImpulseFinder.find(channels: recording.channels)
-        return Clicks(played: found[0], written: found[1], glitches: report().dropFirst().first ?? -1)
+        let found = ImpulseFinder.find(channels: Array(recording.channels.prefix(2)))
+        let timeline = WitnessTimeline(channel: recording.channels[2])
+        let window = (found[1].first ?? 0)...(found[1].last ?? 0)
+        return Clicks(
+            played: found[0], written: found[1], glitches: report().dropFirst().first ?? -1,
+            witnessBreaks: timeline.breaks.filter { window.contains($0) }.count)
     }
 
     /// Runs `run` (a playClicks run) through ``liveRun(_:attempts:_:)`` and checks the result
     /// with `check`: a run in which the clicker (the C client under test here, no aqsync) saw a
-    /// late graph cycle, its own witness that the machine lost time, is repeated, printed, at
-    /// most 3 runs. A third such run is printed as not judged: these tests characterise
-    /// PipeWire (docs/pipewire.md), not aqsync, and a run with late cycles shows nothing of it.
-    /// A run without late cycles is judged whatever happens.
+    /// late graph cycle, its own witness that the machine lost time, or in which the frame-count
+    /// witness recorded beside it broke (the recorder lost or repeated frames) is repeated,
+    /// printed, at most 3 runs. A third such run is printed as not judged: these tests
+    /// characterise PipeWire (docs/pipewire.md), not aqsync, and such a run shows nothing of it.
+    /// A run without either is judged whatever happens.
     func judgedClicks(_ name: String, _ run: () throws -> Clicks, _ check: (Clicks) -> Void) throws {
         try liveRun(name) { _, isLast in
             let c = try run()
-            if c.glitches != 0 && !isLast {
-                return .witnessCouldNotTell(reason: "the clicker saw \(c.glitches) late graph cycles", aqsyncFigures: [:])
+            let why = "the clicker saw \(c.glitches) late graph cycles, the witness broke \(c.witnessBreaks) times"
+            if (c.glitches != 0 || c.witnessBreaks != 0) && !isLast {
+                return .witnessCouldNotTell(reason: why, aqsyncFigures: [:])
             }
-            if c.glitches != 0 {
+            if c.glitches != 0 || c.witnessBreaks != 0 {
                 // These tests characterise PipeWire itself (no aqsync in them): a third run in a
-                // row with late graph cycles shows nothing about it, and says so.
-                print("\(name): not judged: the clicker saw \(c.glitches) late graph cycles in 3 runs in a row (the machine, not PipeWire's behaviour)")
+                // row in which the machine lost time shows nothing about it, and says so.
+                print("\(name): not judged: \(why), in 3 runs in a row (the machine, not PipeWire's behaviour)")
                 return .judged
             }
             check(c)
