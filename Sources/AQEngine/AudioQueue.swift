@@ -97,6 +97,9 @@ public final class AudioQueue: @unchecked Sendable {
     /// `kAudioQueueProperty_DecodeBufferSizeFrames`. Guarded by `lock`.
     var decodeBufferFrames = 4096
     var volumeValue: Float = 1
+    /// The largest volume ``setParameter(_:_:)`` and parameter events take (``setMaximumVolume(_:)``):
+    /// 1, Apple's range, unless a Swift caller raised it. Guarded by `lock`.
+    var maximumVolume: Float = 1
     /// `kAudioQueueParam_VolumeRampTime` and `kAudioQueueParam_Pan` as last set. Guarded by `lock`.
     var volumeRampTime: Float = 0
     var panValue: Float = 0

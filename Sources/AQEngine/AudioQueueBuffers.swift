@@ -203,8 +203,8 @@ extension AudioQueue {
                     ? "unknown parameter ID \(e.parameter)"
                     : "only kAudioQueueParam_Volume can be a buffer's parameter event (set \(e.parameter) with AudioQueueSetParameter)")
             }
-            guard e.value.isFinite, e.value >= 0, e.value <= 1 else {
-                throw AudioQueueError(.invalidParameter, "volume \(e.value) is outside 0…1 (kAudioQueueParam_Volume)")
+            guard e.value.isFinite, e.value >= 0, e.value <= maximumVolume else {
+                throw AudioQueueError(.invalidParameter, "volume \(e.value) is outside 0…\(maximumVolume) (kAudioQueueParam_Volume)")
             }
             volume = e.value
             volumeChanged = true

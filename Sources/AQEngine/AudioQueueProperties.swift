@@ -138,7 +138,8 @@ extension AudioQueue {
 
     /// Sets a parameter now (`AudioQueueSetParameter`); values outside a parameter's range are
     /// refused with `.invalidParameter`.
-    /// - `.volume`: a linear gain from 0 to 1. On a running queue it ramps linearly over
+    /// - `.volume`: a linear gain from 0 to 1 (to ``setMaximumVolume(_:)``'s value when a Swift
+    ///   caller raised it). On a running queue it ramps linearly over
     ///   `.volumeRampTime` seconds when that is set (> 0), else over the engine's
     ///   ``AudioQueueEngine/volumeRampSeconds`` (never a step): round(seconds × device rate)
     ///   frames R, from the first frame of the render cycle that applies it (which still plays
@@ -171,11 +172,11 @@ extension AudioQueue {
             panValue = value
             return
         }
-        guard value.isFinite, value >= 0, value <= 1 else {
-            throw AudioQueueError(.invalidParameter, "volume \(value) is outside 0…1 (kAudioQueueParam_Volume)")
-        }
         lock.lock()
         defer { lock.unlock() }
+        guard value.isFinite, value >= 0, value <= maximumVolume else {
+            throw AudioQueueError(.invalidParameter, "volume \(value) is outside 0…\(maximumVolume) (kAudioQueueParam_Volume)")
+        }
         try checkLive()
         let seconds = volumeRampTime > 0 ? Double(volumeRampTime) : hub.volumeRampSeconds
         let ramp = Int32(clamping: Int64((seconds * hub.device.sampleRate).rounded()))
@@ -183,6 +184,25 @@ extension AudioQueue {
         volumeValue = value
         volumeCommandsSent += 1
         volumeChanged = true
+    }
+
+    /// The largest linear volume a Swift caller may set (``setMaximumVolume(_:)``): +24 dB.
+    public static let loudestVolume: Float = 15.848932
+
+    /// Raises (or lowers back) the largest volume ``setParameter(_:_:)`` and volume parameter
+    /// events take, from Apple's 1 up to ``loudestVolume`` (+24 dB): for a Swift player whose
+    /// tracks have gains above unity (a session's `gain_db`). The C API never calls it, so C
+    /// programs keep Apple's 0…1. The current volume is not changed. Throws `.invalidParameter`
+    /// for a value outside 1…``loudestVolume``. Any thread but the render thread; does not
+    /// block.
+    public func setMaximumVolume(_ value: Float) throws(AudioQueueError) {
+        guard value.isFinite, value >= 1, value <= Self.loudestVolume else {
+            throw AudioQueueError(.invalidParameter, "a maximum volume of \(value) is outside 1…\(Self.loudestVolume)")
+        }
+        lock.lock()
+        defer { lock.unlock() }
+        try checkLive()
+        maximumVolume = value
     }
 
     /// Sets a parameter by raw ID; unknown IDs are refused with `.invalidParameter`.

@@ -105,12 +105,15 @@ public final class SessionPlayer: @unchecked Sendable {
         var completed = false
         var wasRunning = false
         var enqueuedEnd: Int64 = 0
+        /// The track's gain (linear): the session's `gain_db` until ``SessionPlayer/setGain(track:decibels:)``.
+        var gain: Float = 1
         var error: String?
         var scheduledStart: Int64 = 0
         var damagedPackets = 0
 
         init(index: Int, spec: SessionTrack, queue: AudioQueue, source: TrackFeed?, startOffset: Int64) {
             self.index = index
+            self.gain = spec.linearGain
             self.spec = spec
             self.queue = queue
             self.source = source
@@ -282,6 +285,8 @@ public final class SessionPlayer: @unchecked Sendable {
                 let t = Track(index: i, spec: spec, queue: queue, source: feed, startOffset: feed?.startOffset ?? 0)
                 made.append(t)
                 do throws(AudioQueueError) {
+                    // Track gains go up to +24 dB (gain_db, setGain): above Apple's volume range.
+                    try queue.setMaximumVolume(AudioQueue.loudestVolume)
                     if let outputs = spec.outputs { try queue.setOutputChannels(outputs.map { $0 - 1 }) }
                     if options.metering { try queue.setLevelMeteringEnabled(true) }
                     if t.source != nil {
@@ -604,6 +609,7 @@ public final class SessionPlayer: @unchecked Sendable {
     func feed(_ t: Track, _ b: AudioQueueBuffer) {
         cond.lock()
         let skip = stopping || t.fed || t.error != nil
+        let gain = t.gain
         cond.unlock()
         if skip { return }
         var failure: String?
@@ -624,7 +630,7 @@ public final class SessionPlayer: @unchecked Sendable {
                     if t.first {
                         t.first = false
                         try t.queue.enqueue(
-                            b, parameterEvents: [AudioQueueParameterEvent(.volume, t.spec.linearGain)], startTime: at)
+                            b, parameterEvents: [AudioQueueParameterEvent(.volume, gain)], startTime: at)
                     } else {
                         try t.queue.enqueue(b, startTime: at)
                     }

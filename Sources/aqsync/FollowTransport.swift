@@ -149,13 +149,10 @@ extension Player {
                             note("osc /aqsync/marker: no such marker (markers: \(markers.map(\.name).joined(separator: ", ")))")
                         }
                     case "/aqsync/gain":
-                        var index: Int?
-                        if case .string(let name)? = args.first { index = session.tracks.firstIndex { $0.name == name } }
-                        if case .int(let i)? = args.first { index = Int(i) - 1 }
-                        if args.count == 2, let i = index, let db = args[1].number, follower.setGain(track: i, decibels: db) {
+                        if let (i, db) = oscGainArguments(args, in: session), follower.setGain(track: i, decibels: db) {
                             note("osc /aqsync/gain: track '\(session.tracks[i].name)' at \(db) dB from the next cycle")
                         } else {
-                            note("osc /aqsync/gain: give a track (name, or number from 1) and decibels (at most +24)")
+                            note(oscGainUsage)
                         }
                     case "/aqsync/loop": note("osc /aqsync/loop: loops are not applied while following the transport")
                     default: note("osc \(m.address): unknown (docs/control.md)")

@@ -101,7 +101,12 @@ extension Player {
                     } else {
                         line = "osc /aqsync/marker: no such marker (markers: \(markers.isEmpty ? "none" : markers.map(\.name).joined(separator: ", ")))"
                     }
-                case "/aqsync/gain": line = "osc /aqsync/gain: not there yet without --transport follow"
+                case "/aqsync/gain":
+                    if let (i, db) = oscGainArguments(args, in: session), player.setGain(track: i, decibels: db) {
+                        line = "osc /aqsync/gain: track '\(session.tracks[i].name)' at \(db) dB (ramped over \(player.engine.volumeRampSeconds * 1000) ms from the next cycle)"
+                    } else {
+                        line = oscGainUsage
+                    }
                 default: line = "osc \(m.address): unknown (docs/control.md)"
                 }
                 notices.withLock { $0.append(line) }

@@ -98,7 +98,8 @@ struct PlainSeekOnJACKTests {
 
     /// `aqsync play` without `--transport`, driven by `oscsend` (liblo-tools): stop pauses
     /// (before the start: at 0), a marker and a locate while paused move the paused position,
-    /// play resumes there, a locate in frames seeks while playing, bad input is answered; the
+    /// play resumes there, a locate in frames seeks while playing, a track's gain is set, bad
+    /// input is answered; the
     /// session then plays to its end, status 0 (`--allow-loss`: a non-realtime server on a
     /// busy machine may lose frames, which is not what this test is about). Judged on aqsync's
     /// log lines; the frames are judged by the test above.
@@ -148,6 +149,12 @@ struct PlainSeekOnJACKTests {
         #expect(waitFor("osc /aqsync/marker: no such marker (markers: a, chorus, b)"))
         try send(["/aqsync/play"])
         #expect(waitFor("osc /aqsync/play: already playing"))
+        // Gain by track number, then a track the session does not have (the gain's frames are
+        // judged by TrackGainTests, hand-driven).
+        try send(["/aqsync/gain", "if", "1", "-6"])
+        #expect(waitFor(" at -6.0 dB (ramped over 5.0 ms from the next cycle)"))
+        try send(["/aqsync/gain", "if", "99", "0"])
+        #expect(waitFor("osc /aqsync/gain: give a track (name, or number from 1) and decibels (at most +24)"))
         #expect(p.waitUntilExit(within: 60), "aqsync did not exit at the session's end")
         #expect(p.terminationStatus == 0, "\(text())")
         #expect(!text().contains("played nothing"))
