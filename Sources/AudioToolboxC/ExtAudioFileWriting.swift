@@ -23,6 +23,8 @@ final class ExtAudioFileWriter {
     private var packetsWritten: Int64 = 0
     /// File frames written (after rate conversion: the file's rate).
     private(set) var framesWritten: Int64 = 0
+    /// Client frames taken by ExtAudioFileWrite (before rate conversion).
+    private var clientFramesWritten: Int64 = 0
     /// Client frames to the file's rate, when the client's rate is another.
     private var rate: RateConverter?
     private var converted: [UnsafeMutablePointer<Float>] = []
@@ -61,19 +63,20 @@ final class ExtAudioFileWriter {
         }
         let fileRate = file.format.sampleRate
         if c.mSampleRate != fileRate {
-            guard framesWritten == 0 || rate?.inputRate == c.mSampleRate else {
+            guard clientFramesWritten == 0 || rate?.inputRate == c.mSampleRate else {
                 throw AudioFileFailure(status: kExtAudioFileError_InvalidOperationOrder, "the client's rate changes after frames were written")
             }
-            if rate == nil {
+            if rate?.inputRate != c.mSampleRate {
                 do { rate = try RateConverter(inputRate: c.mSampleRate, outputRate: fileRate, channels: channels) } catch {
                     throw AudioFileFailure(status: kExtAudioFileError_InvalidDataFormat, "client format: \(error)")
                 }
+                for p in converted { p.deallocate() }
                 convertedCapacity = RateConverter.maximumOutputFrames(inputFrames: Self.rateChunk, inputRate: c.mSampleRate, outputRate: fileRate) + 4096
                 let cap = convertedCapacity
                 converted = (0..<channels).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: cap) }
             }
         } else if rate != nil {
-            guard framesWritten == 0 else {
+            guard clientFramesWritten == 0 else {
                 throw AudioFileFailure(status: kExtAudioFileError_InvalidOperationOrder, "the client's rate changes after frames were written")
             }
             rate = nil
@@ -115,6 +118,7 @@ final class ExtAudioFileWriter {
             let target = nonInterleaved ? [planes[b]] : planes
             target.withUnsafeBufferPointer { deinterleaver.convert(buffers[b].mData!, frames: frames, into: $0.baseAddress!, offset: 0) }
         }
+        clientFramesWritten += Int64(frames)
         guard let rate else { return try output(planes, frames) }
         var done = 0
         while done < frames {

@@ -11,7 +11,8 @@
  * seeking to what Tell gives returns to the same client frame. Then the read-through is written
  * back through a client at RATE into a 32-bit float WAVE and an ALAC CAF at the file's rate in
  * DIR (exactly round(n × file / RATE) frames) and read back at the file's rate: level and
- * frequency again. A client rate of 500 Hz is refused. Prints "N passed, M failed".
+ * frequency again (a first client rate replaced before writing; a change after writing
+ * refused). A client rate of 500 Hz is refused. Prints "N passed, M failed".
  * Usage: extaudiofile_rate FILE RATE OUT DIR */
 #include <AudioToolbox/AudioToolbox.h>
 #include <math.h>
@@ -76,7 +77,9 @@ static SInt64 writeFile(const char *path, AudioFileTypeID type, AudioStreamBasic
     CFRelease(url);
     EXPECT(r == noErr && w, "create %s: %d", path, (int)r);
     if (!w) return -1;
-    AudioStreamBasicDescription client = floats(rate, 2);
+    /* A client rate set before another, before any frame: the last one counts. */
+    AudioStreamBasicDescription first = floats(rate == 32000 ? 16000 : 32000, 2), client = floats(rate, 2);
+    EXPECT(ExtAudioFileSetProperty(w, kExtAudioFileProperty_ClientDataFormat, sizeof first, &first) == noErr, "%s: a first client rate", path);
     EXPECT(ExtAudioFileSetProperty(w, kExtAudioFileProperty_ClientDataFormat, sizeof client, &client) == noErr, "%s: client at %g Hz", path, rate);
     for (SInt64 at = 0; at < n; at += 1500) {
         UInt32 k = (UInt32)(n - at < 1500 ? n - at : 1500);
@@ -84,6 +87,8 @@ static SInt64 writeFile(const char *path, AudioFileTypeID type, AudioStreamBasic
         r = ExtAudioFileWrite(w, k, &list);
         if (r != noErr) { EXPECT(0, "%s: write %d", path, (int)r); break; }
     }
+    EXPECT(ExtAudioFileSetProperty(w, kExtAudioFileProperty_ClientDataFormat, sizeof first, &first) == kExtAudioFileError_InvalidOperationOrder,
+           "%s: the client's rate cannot change after frames were written", path);
     EXPECT(ExtAudioFileDispose(w) == noErr, "%s: dispose", path);
     /* Read back at the file's rate. */
     url = CFURLCreateFromFileSystemRepresentation(NULL, (const UInt8 *)path, (CFIndex)strlen(path), false);
