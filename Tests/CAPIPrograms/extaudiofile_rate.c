@@ -8,7 +8,10 @@
  * ExtAudioFileTell right after ExtAudioFileSeek(F) gives round(C × file / RATE) for C = round(F
  * × RATE / file), and the frames read from there equal the read-through's from C (exactly within
  * the first 8192 client frames; elsewhere within the bound printed as "max seek difference");
- * seeking to what Tell gives returns to the same client frame. Then the read-through is written
+ * seeking to what Tell says keeps the position, and seeking back to it after reading on lands
+ * on its own client frame, within RATE / file / 2 frames of where Tell was asked (1e-4 of the
+ * read-through's frames there). A mono 16-bit client at RATE
+ * gives the read-through's left channel to the 16-bit step. Then the read-through is written
  * back through a client at RATE into a 32-bit float WAVE and an ALAC CAF at the file's rate in
  * DIR (exactly round(n × file / RATE) frames) and read back at the file's rate: level and
  * frequency again (a first client rate replaced before writing; a change after writing
@@ -204,6 +207,25 @@ int main(int argc, char **argv) {
         for (SInt64 i = 0; same && i < 2 * again; i++) same = fabs(x[i] - ref[2 * back + i]) <= 1e-4;
         EXPECT(same, "seek %lld: back to the saved Tell %lld resumes at client frame %lld", (long long)f, (long long)t0, (long long)back);
     }
+    /* A mono 16-bit client at the same rate: the read-through's left channel, rounded. */
+    AudioStreamBasicDescription mono = {0};
+    mono.mSampleRate = rate; mono.mFormatID = kAudioFormatLinearPCM;
+    mono.mFormatFlags = kAudioFormatFlagIsSignedInteger | kAudioFormatFlagIsPacked;
+    mono.mBitsPerChannel = 16; mono.mChannelsPerFrame = 1; mono.mFramesPerPacket = 1; mono.mBytesPerFrame = mono.mBytesPerPacket = 2;
+    EXPECT(ExtAudioFileSetProperty(file, kExtAudioFileProperty_ClientDataFormat, sizeof mono, &mono) == noErr, "mono 16-bit client");
+    EXPECT(ExtAudioFileSeek(file, 0) == noErr, "seek 0 (mono)");
+    SInt16 *m16 = malloc(sizeof(SInt16) * (size_t)(n + 100));
+    SInt64 monoFrames = 0;
+    for (;;) {
+        UInt32 k = 3000;
+        AudioBufferList l = { 1, { { 1, k * 2, m16 + monoFrames } } };
+        if (ExtAudioFileRead(file, &k, &l) != noErr || k == 0) break;
+        monoFrames += k;
+    }
+    double monoWorst = 0;
+    for (SInt64 i = 0; i < monoFrames && i < n; i++) monoWorst = fmax(monoWorst, fabs(m16[i] / 32768.0 - ref[2 * i]));
+    EXPECT(monoFrames == n && monoWorst <= 1 / 32768.0, "mono 16-bit: %lld frames, %g from the left channel", (long long)monoFrames, monoWorst);
+    free(m16);
     printf("max seek difference %g\n", worst);
     EXPECT(worst < 1e-4, "a seek's frames within 1e-4 of the read-through's: %g", worst);
     ExtAudioFileDispose(file);
