@@ -254,7 +254,7 @@ func converterProperty(_ c: CConverter, _ id: UInt32) throws(AudioFileFailure) -
     case Int(kAudioConverterCurrentOutputStreamDescription): return of(c.output)
     case Int(kAudioConverterPropertyMaximumOutputPacketSize): return of(try c.encoding?.maximumPacketSize() ?? c.output.mBytesPerPacket)
     case Int(kAudioConverterPrimeInfo): return of(try c.encoding?.primeInfo() ?? AudioConverterPrimeInfo(leadingFrames: 0, trailingFrames: 0))
-    case Int(kAudioConverterCompressionMagicCookie), Int(kAudioConverterEncodeBitRate):
+    case Int(kAudioConverterCompressionMagicCookie), Int(kAudioConverterEncodeBitRate), Int(kAudioConverterCodecQuality):
         guard let e = c.encoding else { throw AudioFileFailure(status: kAudioConverterErr_PropertyNotSupported, "not an encoder") }
         return try e.property(id)
     case Int(kAudioConverterChannelMap): return c.stage.map.flatMap { of(Int32($0)) }
@@ -275,6 +275,7 @@ func converterProperty(_ c: CConverter, _ id: UInt32) throws(AudioFileFailure) -
         }
         outSize?.pointee = UInt32(try converterProperty(c, inPropertyID).count)
         outWritable?.pointee = CConverter.settable.contains(inPropertyID) || (inPropertyID == UInt32(kAudioConverterEncodeBitRate) && c.encoding?.isAAC == true)
+            || (inPropertyID == UInt32(kAudioConverterCodecQuality) && c.encoding != nil)
     }
 }
 
@@ -300,6 +301,9 @@ func converterProperty(_ c: CConverter, _ id: UInt32) throws(AudioFileFailure) -
         case Int(kAudioConverterEncodeBitRate):
             guard let e = c.encoding else { throw AudioFileFailure(status: kAudioConverterErr_PropertyNotSupported, "not an encoder") }
             try e.setBitRate(Int(try uint32()))
+        case Int(kAudioConverterCodecQuality):
+            guard let e = c.encoding else { throw AudioFileFailure(status: kAudioConverterErr_PropertyNotSupported, "not an encoder") }
+            e.codecQuality = try uint32()
         case Int(kAudioConverterDecompressionMagicCookie):
             guard c.encoding == nil else { throw AudioFileFailure(status: kAudioConverterErr_PropertyNotSupported, "an encoder takes no decompression cookie") }
             c.setCookie(bytes)

@@ -1,7 +1,7 @@
 // An AudioConverter's encoding (issue 23): linear PCM, routed and rate-converted by the
 // converter's ConverterStage, encoded by AQConvert's PacketEncoder (libavcodec: AAC LC, ALAC)
 // into whole packets with their descriptions. Its properties: the compression cookie, AAC's
-// bit rate, the prime info, the largest packet. Used from one thread at a time, like its
+// bit rate, the codec quality (kept), the prime info, the largest packet. Used from one thread at a time, like its
 // converter; the encoder is made at the first need (after the bit rate had its chance).
 import AQConvert
 import AQTypes
@@ -12,6 +12,9 @@ final class ConverterEncoding {
     let format: CFormat
     let isAAC: Bool
     private var bitRate = 0
+    /// kAudioConverterCodecQuality as set (kept and read back: libavcodec's encoders run at their
+    /// defaults, AAC's quality following its bit rate, ALAC's lossless whatever it says).
+    var codecQuality = UInt32(kAudioConverterQuality_High)
     private var encoder: PacketEncoder?
     /// Packets encoded and not given yet (from `next`), and whether the stream was finished.
     private var packets: [[UInt8]] = []
@@ -61,10 +64,11 @@ final class ConverterEncoding {
         return AudioConverterPrimeInfo(leadingFrames: UInt32(e.primingFrames), trailingFrames: UInt32(finished ? e.remainderFrames : 0))
     }
 
-    /// The compression cookie or the bit rate, in their C layout.
+    /// The compression cookie, the bit rate or the codec quality, in their C layout.
     func property(_ id: UInt32) throws(AudioFileFailure) -> [UInt8] {
         let e = try encoderMade()
         if id == UInt32(kAudioConverterCompressionMagicCookie) { return e.magicCookie }
+        if id == UInt32(kAudioConverterCodecQuality) { return withUnsafeBytes(of: codecQuality) { Array($0) } }
         guard isAAC else { throw AudioFileFailure(status: kAudioConverterErr_PropertyNotSupported, "ALAC has no bit rate") }
         return withUnsafeBytes(of: UInt32(e.bitRate)) { Array($0) }
     }

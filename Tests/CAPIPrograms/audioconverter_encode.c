@@ -3,7 +3,8 @@
  * AudioConverterNewSpecific) from 16-bit stereo PCM at 44100 Hz (a 1 kHz tone, the right channel
  * at half the left's level, 2 s) to the codec, kAudioConverterCurrentOutputStreamDescription
  * completed, kAudioConverterPropertyMaximumOutputPacketSize for the buffer,
- * kAudioConverterEncodeBitRate set and read back (AAC), kAudioConverterCompressionMagicCookie
+ * kAudioConverterEncodeBitRate set and read back (AAC), kAudioConverterCodecQuality set and read
+ * back, kAudioConverterCompressionMagicCookie
  * into a CAF made by AudioFileCreateWithURL, AudioConverterFillComplexBuffer with packet
  * descriptions, 10 packets a call (the first AAC converter's input answering "no data yet"
  * every fifth call), the packets written with AudioFileWritePackets,
@@ -78,6 +79,10 @@ static void encode(const char *dir, const char *name, AudioFormatID id, Float64 
         UInt32 bits = 0; size = sizeof bits;
         EXPECT(AudioConverterGetProperty(c, kAudioConverterEncodeBitRate, &size, &bits) == kAudioConverterErr_PropertyNotSupported, "%s: ALAC has no bit rate", name);
     }
+    UInt32 quality = kAudioConverterQuality_Max;
+    EXPECT(AudioConverterSetProperty(c, kAudioConverterCodecQuality, sizeof quality, &quality) == noErr, "%s: set the codec quality", name);
+    quality = 0; size = sizeof quality;
+    EXPECT(AudioConverterGetProperty(c, kAudioConverterCodecQuality, &size, &quality) == noErr && quality == kAudioConverterQuality_Max, "%s: quality %u", name, quality);
     UInt32 dummy = 0;
     EXPECT(AudioConverterSetProperty(c, kAudioConverterDecompressionMagicCookie, sizeof dummy, &dummy) == kAudioConverterErr_PropertyNotSupported, "%s: no decompression cookie", name);
     UInt32 maxPacket = 0; size = sizeof maxPacket;

@@ -34,6 +34,7 @@ CF_ENUM(AudioConverterPropertyID) {
     kAudioConverterSampleRateConverterQuality     = 0x73726371, /* 'srcq' UInt32, a kAudioConverterQuality_ value */
     kAudioConverterSampleRateConverterComplexity  = 0x73726361, /* 'srca' UInt32, a kAudioConverterSampleRateConverterComplexity_ value */
     kAudioConverterEncodeBitRate                  = 0x62726174, /* 'brat' UInt32 bits per second: an AAC encoder's target */
+    kAudioConverterCodecQuality                   = 0x63647175, /* 'cdqu' UInt32, a kAudioConverterQuality_ value: an encoder's (kept and read back) */
     kAudioConverterPrimeInfo                      = 0x7072696D  /* 'prim' AudioConverterPrimeInfo */
 };
 
@@ -127,7 +128,9 @@ extern OSStatus AudioConverterReset(AudioConverterRef inAudioConverter);
  * kAudioConverterSampleRateConverterQuality and …Complexity (kept and read back; libsoxr's
  * high-quality recipe serves them all). An encoder's: kAudioConverterCompressionMagicCookie
  * (read-only: AAC's ES descriptor, ALAC's ALACSpecificConfig) and, for AAC,
- * kAudioConverterEncodeBitRate (settable before the first fill; 0 or unset: 96000 a channel).
+ * kAudioConverterEncodeBitRate (settable before the first fill; 0 or unset: 96000 a channel);
+ * kAudioConverterCodecQuality (settable, kept and read back: libavcodec's encoders run at
+ * their defaults, AAC's quality following the bit rate; default kAudioConverterQuality_High).
  * Others: kAudioConverterErr_PropertyNotSupported. */
 extern OSStatus AudioConverterGetPropertyInfo(AudioConverterRef inAudioConverter, AudioConverterPropertyID inPropertyID,
                                               UInt32 *outSize, Boolean *outWritable);
