@@ -81,7 +81,9 @@ public final class PacketEncoder {
     private var pending = 0
     private var nextPTS: Int64 = 0
     private let alacBits: Int
-    private let bitRate: Int
+    /// AAC's target bits per second as opened: the rate asked for (0: 96000 a channel), capped at
+    /// AAC's limit; ALAC does not use it. Any thread may read it.
+    public let bitRate: Int
     private var finished = false
 
     /// The AAC object type flag for AAC LC (`kMPEG4Object_AAC_LC`).

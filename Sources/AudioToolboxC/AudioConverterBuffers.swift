@@ -29,8 +29,8 @@ extension CConverter {
     /// converter's stream starts over before and after. Returns the frames made.
     func convertAll(_ data: UnsafeMutableRawPointer, frames: Int, into list: UnsafeMutablePointer<CAudioToolbox.AudioBufferList>) throws(AudioFileFailure) -> Int {
         let pcm = [UInt32(kAudioFormatLinearPCM), UInt32(kAudioFormatULaw), UInt32(kAudioFormatALaw)]
-        guard pcm.contains(input.mFormatID), input.mSampleRate == output.mSampleRate else {
-            throw AudioFileFailure(status: kAudioConverterErr_OperationNotSupported, "converting a buffer takes linear PCM at the same rate (AudioConverterFillComplexBuffer does the rest)")
+        guard pcm.contains(input.mFormatID), input.mSampleRate == output.mSampleRate, encoding == nil else {
+            throw AudioFileFailure(status: kAudioConverterErr_OperationNotSupported, "converting a buffer takes linear PCM to linear PCM at the same rate (AudioConverterFillComplexBuffer does the rest)")
         }
         reset()
         defer { reset() }

@@ -1,7 +1,8 @@
 // Audio Converter Services' C functions (AudioToolbox/AudioConverter.h), issue 23: decoding
 // (AQConvert's PacketDecoder) or converting linear PCM (PCMDeinterleaver), then routing channels
-// and converting the rate (ConverterStage) into the destination's linear PCM (PlanarPCM),
-// pulled through the caller's input procedure. A converter is used from one thread at a time;
+// and converting the rate (ConverterStage) into the destination's linear PCM (PlanarPCM) or,
+// from linear PCM, into AAC or ALAC packets (ConverterEncoding.swift), pulled through the
+// caller's input procedure. A converter is used from one thread at a time;
 // the procedure runs on that thread.
 import AQConvert
 import AQTypes
@@ -11,7 +12,10 @@ import Foundation
 /// What an `AudioConverterRef` points to. Used from one thread at a time.
 final class CConverter {
     let input: CFormat
+    /// The destination, completed (an encoder's frames per packet and flags).
     let output: CFormat
+    /// The encoding to AAC or ALAC, when the destination is one of them.
+    let encoding: ConverterEncoding?
     let channels: Int
     private var decoder: PacketDecoder?
     private let deinterleaver: PCMDeinterleaver?
@@ -37,14 +41,22 @@ final class CConverter {
 
     init(input: CFormat, output: CFormat) throws(AudioFileFailure) {
         self.input = input
-        self.output = output
         channels = Int(input.mChannelsPerFrame)
         let i = SFormat(c: input)
         guard output.mChannelsPerFrame >= 1, channels >= 1 else {
             throw AudioFileFailure(status: kAudioConverterErr_FormatNotSupported, "no channels")
         }
-        stage = try ConverterStage(inChannels: channels, outChannels: Int(output.mChannelsPerFrame), inRate: input.mSampleRate, outRate: output.mSampleRate)
-        if let problem = ExtAudioFileReader.clientFormatProblem(output, file: i, converting: true) {
+        var destination = output
+        if PacketEncoder.canEncode(SFormat(c: output).formatID) {
+            let e = try ConverterEncoding(destination: output, source: i)
+            encoding = e
+            destination = e.format
+        } else {
+            encoding = nil
+        }
+        self.output = destination
+        stage = try ConverterStage(inChannels: channels, outChannels: Int(destination.mChannelsPerFrame), inRate: input.mSampleRate, outRate: destination.mSampleRate)
+        if encoding == nil, let problem = ExtAudioFileReader.clientFormatProblem(output, file: i, converting: true) {
             throw AudioFileFailure(status: kAudioConverterErr_FormatNotSupported, "destination: \(problem)")
         }
         if i.formatID == AudioFormatID.linearPCM || i.formatID == AudioFormatID.uLaw || i.formatID == AudioFormatID.aLaw {
@@ -78,6 +90,7 @@ final class CConverter {
         given = 0
         sourceEnded = false
         stage.reset()
+        encoding?.reset()
     }
 
     /// The decoder, made on first use (after the cookie had its chance to be set).
@@ -92,7 +105,7 @@ final class CConverter {
         }
     }
 
-    /// AudioConverterFillComplexBuffer: returns the frames made and the status to answer.
+    /// AudioConverterFillComplexBuffer to linear PCM: returns the frames made and the status to answer.
     func fill(_ proc: AudioConverterComplexInputDataProc, _ user: UnsafeMutableRawPointer?, frames wanted: Int,
               into list: UnsafeMutablePointer<CAudioToolbox.AudioBufferList>) throws(AudioFileFailure) -> (Int, OSStatus) {
         let nonInterleaved = output.mFormatFlags & UInt32(kAudioFormatFlagIsNonInterleaved) != 0
@@ -109,14 +122,25 @@ final class CConverter {
         var status: OSStatus = 0
         let outChannels = stage.outChannels
         while made < room {
-            // Converted frames first, then decoded frames through the stage.
-            if stage.given < stage.held {
-                let k = min(stage.held - stage.given, room - made)
-                PlanarPCM.store(stage.out, from: stage.given, count: k, at: made, format: output, channels: outChannels, buffers: buffers)
-                stage.gave(k)
-                made += k
-                continue
+            if let s = try refill(proc, user, frames: room - made) {
+                status = s
+                break
             }
+            let k = min(stage.held - stage.given, room - made)
+            PlanarPCM.store(stage.out, from: stage.given, count: k, at: made, format: output, channels: outChannels, buffers: buffers)
+            stage.gave(k)
+            made += k
+        }
+        for b in 0..<bufferCount { buffers[b].mDataByteSize = UInt32(made * Int(output.mBytesPerFrame)) }
+        return (made, status)
+    }
+
+    /// Makes converted frames ready in the stage (`stage.given < stage.held`: returns nil),
+    /// asking the input procedure for up to `frames` frames of PCM (a packet of a compressed
+    /// format) when nothing is held; returns the procedure's status when it is not noErr, and
+    /// noErr once the input ended and the stage gave everything.
+    func refill(_ proc: AudioConverterComplexInputDataProc, _ user: UnsafeMutableRawPointer?, frames: Int) throws(AudioFileFailure) -> OSStatus? {
+        while stage.given >= stage.held {
             if given < held {
                 let k = min(held - given, stage.chunk)
                 stage.push(planes, from: given, count: k)
@@ -124,16 +148,15 @@ final class CConverter {
                 continue
             }
             if sourceEnded {
-                if stage.ended { break }
+                if stage.ended { return 0 }
                 stage.finish()
                 continue
             }
-            // Ask for input: one packet of a compressed format, up to a chunk of PCM.
-            var count: UInt32 = deinterleaver != nil ? UInt32(min(room - made, Self.pcmChunk)) : 1
+            var count: UInt32 = deinterleaver != nil ? UInt32(max(1, min(frames, Self.pcmChunk))) : 1
             var inList = CAudioToolbox.AudioBufferList(mNumberBuffers: 1, mBuffers: CAudioToolbox.AudioBuffer(mNumberChannels: UInt32(channels), mDataByteSize: 0, mData: nil))
             var descriptions: UnsafeMutablePointer<CPacketDescription>? = nil
-            status = proc(ref, &count, &inList, &descriptions, user)
-            if status != 0 { break }
+            let status = proc(ref, &count, &inList, &descriptions, user)
+            if status != 0 { return status }
             if count == 0 {
                 sourceEnded = true
                 continue
@@ -141,8 +164,7 @@ final class CConverter {
             guard let data = inList.mBuffers.mData else { throw AudioFileFailure(status: kAudioConverterErr_InvalidInputSize, "input without data") }
             try take(data, bytes: Int(inList.mBuffers.mDataByteSize), packets: Int(count), descriptions: descriptions)
         }
-        for b in 0..<bufferCount { buffers[b].mDataByteSize = UInt32(made * Int(output.mBytesPerFrame)) }
-        return (made, status)
+        return nil
     }
 
     /// Decodes or converts the input given into the planes (replacing what was given out).
@@ -202,6 +224,16 @@ func withConverter(_ id: OpaquePointer?, _ body: (CConverter) throws(AudioFileFa
     }
 }
 
+/// `AudioConverterNewSpecific`, exported to C: its contract is in `AudioToolbox/AudioConverter.h`
+/// (the class descriptions are accepted and not used: one codec a format here). Any thread; does
+/// not block.
+@c public func AudioConverterNewSpecific(_ inSourceFormat: UnsafePointer<CFormat>?, _ inDestinationFormat: UnsafePointer<CFormat>?,
+                                         _ inNumberClassDescriptions: UInt32, _ inClassDescriptions: UnsafePointer<AudioClassDescription>?,
+                                         _ outAudioConverter: UnsafeMutablePointer<OpaquePointer?>?) -> OSStatus {
+    guard inNumberClassDescriptions == 0 || inClassDescriptions != nil else { return paramError }
+    return AudioConverterNew(inSourceFormat, inDestinationFormat, outAudioConverter)
+}
+
 /// `AudioConverterDispose`, exported to C: its contract is in `AudioToolbox/AudioConverter.h`.
 @c public func AudioConverterDispose(_ inAudioConverter: OpaquePointer?) -> OSStatus {
     guard let inAudioConverter else { return paramError }
@@ -220,7 +252,11 @@ func converterProperty(_ c: CConverter, _ id: UInt32) throws(AudioFileFailure) -
     switch Int(id) {
     case Int(kAudioConverterCurrentInputStreamDescription): return of(c.input)
     case Int(kAudioConverterCurrentOutputStreamDescription): return of(c.output)
-    case Int(kAudioConverterPropertyMaximumOutputPacketSize): return of(c.output.mBytesPerPacket)
+    case Int(kAudioConverterPropertyMaximumOutputPacketSize): return of(try c.encoding?.maximumPacketSize() ?? c.output.mBytesPerPacket)
+    case Int(kAudioConverterPrimeInfo): return of(try c.encoding?.primeInfo() ?? AudioConverterPrimeInfo(leadingFrames: 0, trailingFrames: 0))
+    case Int(kAudioConverterCompressionMagicCookie), Int(kAudioConverterEncodeBitRate), Int(kAudioConverterCodecQuality):
+        guard let e = c.encoding else { throw AudioFileFailure(status: kAudioConverterErr_PropertyNotSupported, "not an encoder") }
+        return try e.property(id)
     case Int(kAudioConverterChannelMap): return c.stage.map.flatMap { of(Int32($0)) }
     case Int(kAudioConverterSampleRateConverterQuality): return of(c.rateQuality)
     case Int(kAudioConverterSampleRateConverterComplexity): return of(c.rateComplexity)
@@ -232,13 +268,14 @@ func converterProperty(_ c: CConverter, _ id: UInt32) throws(AudioFileFailure) -
 @c public func AudioConverterGetPropertyInfo(_ inAudioConverter: OpaquePointer?, _ inPropertyID: UInt32, _ outSize: UnsafeMutablePointer<UInt32>?,
                                              _ outWritable: UnsafeMutablePointer<Bool>?) -> OSStatus {
     withConverter(inAudioConverter) { c throws(AudioFileFailure) in
-        if inPropertyID == UInt32(kAudioConverterDecompressionMagicCookie) {
+        if inPropertyID == UInt32(kAudioConverterDecompressionMagicCookie), c.encoding == nil {
             outWritable?.pointee = true
             outSize?.pointee = 0
             return
         }
         outSize?.pointee = UInt32(try converterProperty(c, inPropertyID).count)
-        outWritable?.pointee = CConverter.settable.contains(inPropertyID)
+        outWritable?.pointee = CConverter.settable.contains(inPropertyID) || (inPropertyID == UInt32(kAudioConverterEncodeBitRate) && c.encoding?.isAAC == true)
+            || (inPropertyID == UInt32(kAudioConverterCodecQuality) && c.encoding != nil)
     }
 }
 
@@ -261,7 +298,14 @@ func converterProperty(_ c: CConverter, _ id: UInt32) throws(AudioFileFailure) -
             return bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }
         }
         switch Int(inPropertyID) {
+        case Int(kAudioConverterEncodeBitRate):
+            guard let e = c.encoding else { throw AudioFileFailure(status: kAudioConverterErr_PropertyNotSupported, "not an encoder") }
+            try e.setBitRate(Int(try uint32()))
+        case Int(kAudioConverterCodecQuality):
+            guard let e = c.encoding else { throw AudioFileFailure(status: kAudioConverterErr_PropertyNotSupported, "not an encoder") }
+            e.codecQuality = try uint32()
         case Int(kAudioConverterDecompressionMagicCookie):
+            guard c.encoding == nil else { throw AudioFileFailure(status: kAudioConverterErr_PropertyNotSupported, "an encoder takes no decompression cookie") }
             c.setCookie(bytes)
         case Int(kAudioConverterChannelMap):
             guard bytes.count % 4 == 0 else { throw AudioFileFailure(status: kAudioConverterErr_BadPropertySizeError, "the map is SInt32s") }
@@ -290,7 +334,10 @@ func converterProperty(_ c: CConverter, _ id: UInt32) throws(AudioFileFailure) -
     guard let inInputDataProc, let ioOutputDataPacketSize, let outOutputData else { return paramError }
     var answer: OSStatus = 0
     let result = withConverter(inAudioConverter) { c throws(AudioFileFailure) in
-        let (made, status) = try c.fill(inInputDataProc, inInputDataProcUserData, frames: Int(ioOutputDataPacketSize.pointee), into: outOutputData)
+        let wanted = Int(ioOutputDataPacketSize.pointee)
+        let (made, status) = c.encoding != nil
+            ? try c.fillPackets(inInputDataProc, inInputDataProcUserData, packets: wanted, into: outOutputData, descriptions: outPacketDescription)
+            : try c.fill(inInputDataProc, inInputDataProcUserData, frames: wanted, into: outOutputData)
         ioOutputDataPacketSize.pointee = UInt32(made)
         answer = status
     }

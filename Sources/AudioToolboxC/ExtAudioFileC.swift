@@ -165,7 +165,7 @@ func withExtAudioFile(_ id: OpaquePointer?, _ body: (CExtAudioFile) throws(Audio
     guard let outFrameOffset else { return paramError }
     return withExtAudioFile(inExtAudioFile) { f throws(AudioFileFailure) in
         switch f.kind {
-        case .reading(let r): outFrameOffset.pointee = r.position
+        case .reading(let r): outFrameOffset.pointee = r.tell
         case .writing(let w): outFrameOffset.pointee = w.framesWritten
         }
     }

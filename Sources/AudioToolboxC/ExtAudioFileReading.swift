@@ -4,8 +4,9 @@
 // frame 0 is the file's first frame after the encoder's priming (the packet table's), and the
 // remainder is left out. Seeking decodes from a few packets before the frame asked for (the
 // decoder's pre-roll: its state then is what decoding from the start gives), so a read after a
-// seek gives the same samples as reading through. The file's rate only; any channel count (the
-// file's channels routed as AudioConverter's default map routes them).
+// seek gives the same samples as reading through. Any channel count (the file's channels routed
+// as AudioConverter's default map routes them); a client at another rate reads through
+// ExtAudioFileRateStage (ExtAudioFileRateReading.swift).
 import AQConvert
 import AQFileStream
 import AQTypes
@@ -22,12 +23,15 @@ final class ExtAudioFileReader {
     private(set) var length: Int64
     /// The client's format (nil: not set, for a file whose own format cannot be given).
     private(set) var client: CFormat?
-    /// The client frame the next read starts at.
+    /// The file-rate frame (after the priming) the next read starts at, when the client's rate
+    /// is the file's.
     private(set) var position: Int64 = 0
+    /// The rate conversion, when the client's rate is not the file's.
+    private var rateStage: ExtAudioFileRateStage?
     /// Per client channel, the file's plane it reads (Apple's default map: the first file
     /// channels to the first client channels, extra file channels dropped, extra client
     /// channels silent), the silent plane for the extras.
-    private var clientPlanes: [UnsafeMutablePointer<Float>] = []
+    private(set) var clientPlanes: [UnsafeMutablePointer<Float>] = []
     private let silentPlane: UnsafeMutablePointer<Float>
 
     /// Made anew for a restart at the first packet (libavcodec's flush does not leave every
@@ -138,12 +142,13 @@ final class ExtAudioFileReader {
 
     /// Why `c` cannot be the client format of a file in `f` (nil: it can). `converting`: an
     /// AudioConverter's destination, which may have another rate and channel count.
-    static func clientFormatProblem(_ c: CFormat, file f: SFormat, converting: Bool = false, channelsMayDiffer: Bool = false) -> String? {
+    static func clientFormatProblem(_ c: CFormat, file f: SFormat, converting: Bool = false, rateMayDiffer: Bool = false, channelsMayDiffer: Bool = false) -> String? {
         let flags = c.mFormatFlags
         let isFloat = flags & UInt32(kAudioFormatFlagIsFloat) != 0
         let nonInterleaved = flags & UInt32(kAudioFormatFlagIsNonInterleaved) != 0
         guard c.mFormatID == UInt32(kAudioFormatLinearPCM) else { return "not linear PCM" }
-        guard converting || c.mSampleRate == f.sampleRate else { return "another rate (\(c.mSampleRate) Hz; the file's is \(f.sampleRate) Hz): rate conversion is not there yet" }
+        guard converting || rateMayDiffer || c.mSampleRate == f.sampleRate else { return "another rate (\(c.mSampleRate) Hz; the file's is \(f.sampleRate) Hz)" }
+        guard c.mSampleRate == f.sampleRate || (c.mSampleRate >= 1000 && c.mSampleRate <= 768_000) else { return "a rate of \(c.mSampleRate) Hz (1000…768000 Hz)" }
         guard converting || channelsMayDiffer || c.mChannelsPerFrame == f.channelsPerFrame else { return "another channel count: channel mapping is not there yet" }
         guard c.mChannelsPerFrame >= 1, c.mChannelsPerFrame <= 64 else { return "\(c.mChannelsPerFrame) channels (1…64)" }
         guard c.mFramesPerPacket == 1 else { return "not one frame a packet" }
@@ -161,17 +166,44 @@ final class ExtAudioFileReader {
     }
 
     func setClient(_ c: CFormat) throws(AudioFileFailure) {
-        if let problem = Self.clientFormatProblem(c, file: file.format, channelsMayDiffer: true) {
+        if let problem = Self.clientFormatProblem(c, file: file.format, rateMayDiffer: true, channelsMayDiffer: true) {
             throw AudioFileFailure(status: kExtAudioFileError_InvalidDataFormat, "client format: \(problem)")
+        }
+        // The read position stays (in file frames) across a change of client format.
+        let at = tell
+        if c.mSampleRate != file.format.sampleRate {
+            let stage = try ExtAudioFileRateStage(fileRate: file.format.sampleRate, clientRate: c.mSampleRate, channels: Int(c.mChannelsPerFrame), fileLength: length)
+            stage.seek(toFile: at)
+            rateStage = stage
+        } else {
+            rateStage = nil
+            position = at
         }
         client = c
         clientPlanes = ConverterStage.defaultMap(from: min(channels, planes.count), to: Int(c.mChannelsPerFrame)).map { $0 >= 0 ? planes[$0] : silentPlane }
     }
 
-    /// The next read starts at client frame `frame`.
+    /// The next read starts at file frame `frame` (at the file's rate, as Apple's QA1609 says;
+    /// with a client at another rate, at that frame's client frame: ExtAudioFileRateStage).
     func seek(_ frame: Int64) throws(AudioFileFailure) {
         guard frame >= 0 else { throw AudioFileFailure(status: kExtAudioFileError_InvalidSeek, "frame \(frame)") }
-        position = frame
+        if let rateStage { rateStage.seek(toFile: frame) } else { position = frame }
+    }
+
+    /// ExtAudioFileTell: the read position in file frames.
+    var tell: Int64 { rateStage?.fileFrame ?? position }
+
+    /// The routed frames (``clientPlanes``) at file-rate position `p` (a client frame when the
+    /// rates are equal): their index in the planes and how many (at most `n`; 0 at the end).
+    func source(at p: Int64, max n: Int) throws(AudioFileFailure) -> (Int, Int) {
+        guard p >= 0, p < length else { return (0, 0) }
+        let raw = p + priming
+        if raw < pendingStart || raw >= pendingStart + Int64(pendingCount) {
+            try fill(raw)
+            if raw < pendingStart || raw >= pendingStart + Int64(pendingCount) { return (0, 0) }  // the file ended early
+        }
+        let from = Int(raw - pendingStart)
+        return (from, min(pendingCount - from, n, Int(length - p)))
     }
 
     /// Reads up to `frames` frames into `list`'s buffers; returns the frames read.
@@ -193,14 +225,14 @@ final class ExtAudioFileReader {
             room = min(room, Int(buffers[b].mDataByteSize) / frameBytes)
         }
         var produced = 0
-        while produced < room && position < length {
-            let raw = position + priming
-            if raw < pendingStart || raw >= pendingStart + Int64(pendingCount) {
-                try fill(raw)
-                if raw < pendingStart || raw >= pendingStart + Int64(pendingCount) { break }  // the file ended early
+        if let rateStage {
+            produced = try rateStage.read(room, format: client, buffers: buffers, planes: clientPlanes) { p, n throws(AudioFileFailure) in
+                try self.source(at: p, max: n)
             }
-            let from = Int(raw - pendingStart)
-            let k = min(pendingCount - from, room - produced, Int(length - position))
+        }
+        while rateStage == nil && produced < room {
+            let (from, k) = try source(at: position, max: room - produced)
+            if k == 0 { break }  // the end (or the file ended early)
             PlanarPCM.store(clientPlanes, from: from, count: k, at: produced, format: client, channels: clientChannels, buffers: buffers)
             produced += k
             position += Int64(k)

@@ -2,7 +2,9 @@
 // to planar floats (PCMDeinterleaver), then written in the file's format: linear PCM by
 // PCMInterleaver's rule (or as floats), or AAC and ALAC packets from AQConvert's PacketEncoder
 // into a CAF with the encoder's cookie and, at the end, its priming and remainder in the packet
-// table. Same rate and channel count as the file only.
+// table. The file's channel count; a client at another rate is converted to the file's by libsoxr
+// (AQConvert's RateConverter, as AudioConverter converts): N client frames become exactly
+// round(N × file / client) file frames, the resampler's tail written at ExtAudioFileDispose.
 import AQConvert
 import AQTypes
 import CAudioToolbox
@@ -19,7 +21,15 @@ final class ExtAudioFileWriter {
     private var scratch: UnsafeMutableRawPointer?
     private var scratchBytes = 0
     private var packetsWritten: Int64 = 0
+    /// File frames written (after rate conversion: the file's rate).
     private(set) var framesWritten: Int64 = 0
+    /// Client frames taken by ExtAudioFileWrite (before rate conversion).
+    private var clientFramesWritten: Int64 = 0
+    /// Client frames to the file's rate, when the client's rate is another.
+    private var rate: RateConverter?
+    private var converted: [UnsafeMutablePointer<Float>] = []
+    private var convertedCapacity = 0
+    private static let rateChunk = 4096
     private var finished = false
 
     /// Writes into `file`; compressed formats get an encoder (whose cookie goes into the file).
@@ -43,12 +53,33 @@ final class ExtAudioFileWriter {
 
     deinit {
         for p in planes { p.deallocate() }
+        for p in converted { p.deallocate() }
         scratch?.deallocate()
     }
 
     func setClient(_ c: CFormat) throws(AudioFileFailure) {
-        if let problem = ExtAudioFileReader.clientFormatProblem(c, file: file.format) {
+        if let problem = ExtAudioFileReader.clientFormatProblem(c, file: file.format, rateMayDiffer: true) {
             throw AudioFileFailure(status: kExtAudioFileError_InvalidDataFormat, "client format: \(problem)")
+        }
+        let fileRate = file.format.sampleRate
+        if c.mSampleRate != fileRate {
+            guard clientFramesWritten == 0 || rate?.inputRate == c.mSampleRate else {
+                throw AudioFileFailure(status: kExtAudioFileError_InvalidOperationOrder, "the client's rate changes after frames were written")
+            }
+            if rate?.inputRate != c.mSampleRate {
+                do { rate = try RateConverter(inputRate: c.mSampleRate, outputRate: fileRate, channels: channels) } catch {
+                    throw AudioFileFailure(status: kExtAudioFileError_InvalidDataFormat, "client format: \(error)")
+                }
+                for p in converted { p.deallocate() }
+                convertedCapacity = RateConverter.maximumOutputFrames(inputFrames: Self.rateChunk, inputRate: c.mSampleRate, outputRate: fileRate) + 4096
+                let cap = convertedCapacity
+                converted = (0..<channels).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: cap) }
+            }
+        } else if rate != nil {
+            guard clientFramesWritten == 0 else {
+                throw AudioFileFailure(status: kExtAudioFileError_InvalidOperationOrder, "the client's rate changes after frames were written")
+            }
+            rate = nil
         }
         client = c
     }
@@ -87,12 +118,30 @@ final class ExtAudioFileWriter {
             let target = nonInterleaved ? [planes[b]] : planes
             target.withUnsafeBufferPointer { deinterleaver.convert(buffers[b].mData!, frames: frames, into: $0.baseAddress!, offset: 0) }
         }
+        clientFramesWritten += Int64(frames)
+        guard let rate else { return try output(planes, frames) }
+        var done = 0
+        while done < frames {
+            let k = min(Self.rateChunk, frames - done)
+            let input = planes.map { UnsafePointer($0 + done) }
+            let n = input.withUnsafeBufferPointer { i in
+                converted.withUnsafeBufferPointer { o in rate.process(input: i.baseAddress!, frames: k, output: o.baseAddress!, capacity: convertedCapacity) }
+            }
+            try output(converted, n)
+            done += k
+        }
+    }
+
+    /// Writes `frames` frames of `source` (planes at the file's rate) into the file.
+    private func output(_ source: [UnsafeMutablePointer<Float>], _ frames: Int) throws(AudioFileFailure) {
+        guard frames > 0 else { return }
         if let encoder {
             var packets: [[UInt8]] = []
-            planes.map { UnsafePointer($0) }.withUnsafeBufferPointer { encoder.encode($0.baseAddress!, frames: frames, into: &packets) }
+            source.map { UnsafePointer($0) }.withUnsafeBufferPointer { encoder.encode($0.baseAddress!, frames: frames, into: &packets) }
             try writePackets(packets)
         } else {
-            let bytes = storePCM(frames)
+            ensureScratch(frames)
+            let bytes = storePCM(source, frames)
             try file.writeBytes(start: file.dataBytes, count: bytes, from: scratch!)
         }
         framesWritten += Int64(frames)
@@ -102,6 +151,14 @@ final class ExtAudioFileWriter {
     func finish() throws(AudioFileFailure) {
         guard !finished else { return }
         finished = true
+        if let rate {
+            // What the resampler still holds: the file gets exactly round(N × file / client).
+            while true {
+                let n = converted.withUnsafeBufferPointer { rate.flush(output: $0.baseAddress!, capacity: convertedCapacity) }
+                if n == 0 { break }
+                try output(converted, n)
+            }
+        }
         guard let encoder else { return }
         var packets: [[UInt8]] = []
         encoder.finish(into: &packets)
@@ -125,7 +182,7 @@ final class ExtAudioFileWriter {
     }
 
     /// The planes' `frames` frames in the file's PCM, into `scratch`; returns the bytes.
-    private func storePCM(_ frames: Int) -> Int {
+    private func storePCM(_ planes: [UnsafeMutablePointer<Float>], _ frames: Int) -> Int {
         let f = file.format
         let big = f.formatFlags.contains(.isBigEndian)
         let bytes = frames * Int(f.bytesPerFrame)
@@ -145,7 +202,6 @@ final class ExtAudioFileWriter {
                 }
             }
         } else {
-            let planes = self.planes
             PCMInterleaver(bits: Int(f.bitsPerChannel), bigEndian: big).interleave(frames: frames, channels: channels, into: scratch!) { c, i in planes[c][i] }
         }
         return bytes
@@ -158,6 +214,11 @@ final class ExtAudioFileWriter {
             capacity = frames
             planes = (0..<channels).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: frames) }
         }
+        ensureScratch(frames)
+    }
+
+    /// Room for `frames` frames in the scratch bytes.
+    private func ensureScratch(_ frames: Int) {
         let need = frames * max(Int(file.format.bytesPerFrame), 8 * channels)
         if need > scratchBytes {
             scratch?.deallocate()

@@ -64,8 +64,9 @@ int main(int argc, char **argv) {
         EXPECT(ExtAudioFileRead(file, &n, &list) == kExtAudioFileError_NonPCMClientFormat, "a compressed file needs a client format");
     }
     AudioStreamBasicDescription client = floatFormat(fileFormat.mSampleRate, channels);
-    AudioStreamBasicDescription wrongRate = floatFormat(fileFormat.mSampleRate / 2, channels);
-    EXPECT(ExtAudioFileSetProperty(file, kExtAudioFileProperty_ClientDataFormat, sizeof wrongRate, &wrongRate) == kExtAudioFileError_InvalidDataFormat, "another rate");
+    /* Another rate is converted (extaudiofile_rate.c); one libsoxr cannot take is refused. */
+    AudioStreamBasicDescription wrongRate = floatFormat(500, channels);
+    EXPECT(ExtAudioFileSetProperty(file, kExtAudioFileProperty_ClientDataFormat, sizeof wrongRate, &wrongRate) == kExtAudioFileError_InvalidDataFormat, "a 500 Hz client");
     EXPECT(ExtAudioFileSetProperty(file, kExtAudioFileProperty_ClientDataFormat, sizeof client, &client) == noErr, "client format");
 
     float *all = malloc((size_t)(length + 10) * channels * sizeof(float));

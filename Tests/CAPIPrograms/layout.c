@@ -38,6 +38,8 @@ int main(void) {
     SIZE(AudioBufferList, 24); OFF(AudioBufferList, mBuffers, 8);
     SIZE(AudioObjectPropertyAddress, 12); OFF(AudioObjectPropertyAddress, mElement, 8);
     SIZE(AudioFileTypeAndFormatID, 8);
+    SIZE(AudioConverterPrimeInfo, 8); OFF(AudioConverterPrimeInfo, trailingFrames, 4);
+    SIZE(AudioClassDescription, 12); OFF(AudioClassDescription, mSubType, 4); OFF(AudioClassDescription, mManufacturer, 8);
 
     SIZE(SMPTETime, 24);
     OFF(SMPTETime, mSubframes, 0); OFF(SMPTETime, mSubframeDivisor, 2); OFF(SMPTETime, mCounter, 4);

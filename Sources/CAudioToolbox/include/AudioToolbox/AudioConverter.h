@@ -1,7 +1,8 @@
 /*
  * AudioToolbox/AudioConverter.h — aqsync's C API (issue 23): Audio Converter Services, the part
  * file converters use: a converter from a compressed format (AAC, MP3, ALAC, FLAC, Opus, Vorbis:
- * libavcodec) or linear PCM to linear PCM at the same rate and channel count, pulled with
+ * libavcodec) or linear PCM to linear PCM, or from linear PCM to AAC LC or Apple Lossless
+ * (libavcodec's encoders), at any rates and channel counts, pulled with
  * AudioConverterFillComplexBuffer. Also the converter property IDs programs pass to an audio
  * queue (Apple's queue forwards them to its converter): AudioQueueGetProperty answers
  * kAudioConverterCurrentOutputStreamDescription and kAudioConverterCurrentInputStreamDescription
@@ -9,10 +10,10 @@
  * kAudioConverterDecompressionMagicCookie with its magic cookie;
  * kAudioConverterPropertyMaximumOutputPacketSize is the queue's own
  * kAudioQueueProperty_MaximumOutputPacketSize (the same ID). docs/c-api.md, "Audio Converter
- * Services", says what is not there yet (encoding).
+ * Services", says what is not there yet.
  *
  * Threads: a converter is used from one thread at a time, any thread; AudioConverterFillComplexBuffer
- * calls the input procedure on that thread, before it returns, and decodes there. Not for a
+ * calls the input procedure on that thread, before it returns, and decodes or encodes there. Not for a
  * realtime thread.
  */
 #ifndef AQSYNC_AUDIOCONVERTER_H
@@ -31,7 +32,10 @@ CF_ENUM(AudioConverterPropertyID) {
     kAudioConverterPropertyMaximumOutputPacketSize = 0x786F7073, /* 'xops': kAudioQueueProperty_MaximumOutputPacketSize's ID */
     kAudioConverterChannelMap                     = 0x63686D70, /* 'chmp' SInt32 per destination channel: its source channel, or -1 */
     kAudioConverterSampleRateConverterQuality     = 0x73726371, /* 'srcq' UInt32, a kAudioConverterQuality_ value */
-    kAudioConverterSampleRateConverterComplexity  = 0x73726361  /* 'srca' UInt32, a kAudioConverterSampleRateConverterComplexity_ value */
+    kAudioConverterSampleRateConverterComplexity  = 0x73726361, /* 'srca' UInt32, a kAudioConverterSampleRateConverterComplexity_ value */
+    kAudioConverterEncodeBitRate                  = 0x62726174, /* 'brat' UInt32 bits per second: an AAC encoder's target */
+    kAudioConverterCodecQuality                   = 0x63647175, /* 'cdqu' UInt32, a kAudioConverterQuality_ value: an encoder's (kept and read back) */
+    kAudioConverterPrimeInfo                      = 0x7072696D  /* 'prim' AudioConverterPrimeInfo */
 };
 
 CF_ENUM(UInt32) {
@@ -51,6 +55,29 @@ CF_ENUM(UInt32) {
 
 typedef struct OpaqueAudioConverter *AudioConverterRef;
 
+/* kAudioConverterPrimeInfo: an encoder's leading frames are the priming its packets begin with
+ * (AAC 1024 here, ALAC 0) and its trailing frames the padding of its last packet, known once the
+ * input has ended (0 before). A decoder or a PCM converter has neither (0, 0): what it gives
+ * starts at its input's frame 0 (the resampler's delay is removed). */
+typedef struct AudioConverterPrimeInfo {
+    UInt32 leadingFrames;
+    UInt32 trailingFrames;
+} AudioConverterPrimeInfo;
+
+/* AudioConverterNewSpecific's codec descriptions (Apple's AudioClassDescription). */
+typedef struct AudioClassDescription {
+    OSType mType;
+    OSType mSubType;
+    OSType mManufacturer;
+} AudioClassDescription;
+
+CF_ENUM(OSType) {
+    kAudioDecoderComponentType           = 0x61646563, /* 'adec' */
+    kAudioEncoderComponentType           = 0x61656E63, /* 'aenc' */
+    kAppleSoftwareAudioCodecManufacturer = 0x6170706C, /* 'appl' */
+    kAppleHardwareAudioCodecManufacturer = 0x61706877  /* 'aphw' */
+};
+
 CF_ENUM(OSStatus) {
     kAudioConverterErr_FormatNotSupported        = 0x666D743F, /* 'fmt?' a conversion this does not make */
     kAudioConverterErr_OperationNotSupported     = 0x6F703F3F, /* 'op??' */
@@ -59,7 +86,7 @@ CF_ENUM(OSStatus) {
     kAudioConverterErr_InvalidOutputSize         = 0x6F74737A, /* 'otsz' an output buffer too small for one frame */
     kAudioConverterErr_UnspecifiedError          = 0x77686174, /* 'what' */
     kAudioConverterErr_BadPropertySizeError      = 0x2173697A, /* '!siz' */
-    kAudioConverterErr_RequiresPacketDescriptionsError = 0x21706B64, /* '!pkd' compressed input without its descriptions */
+    kAudioConverterErr_RequiresPacketDescriptionsError = 0x21706B64, /* '!pkd' compressed input, or an encoder's output, without its descriptions */
     kAudioConverterErr_InputSampleRateOutOfRange = 0x21697372, /* '!isr' */
     kAudioConverterErr_OutputSampleRateOutOfRange = 0x216F7372 /* '!osr' */
 };
@@ -75,7 +102,8 @@ typedef OSStatus (*AudioConverterComplexInputDataProc)(AudioConverterRef inAudio
 
 /* A converter from inSourceFormat (a format PacketDecoder decodes, or linear PCM) to
  * inDestinationFormat (linear PCM: 16/24/32-bit signed integers or 32-bit floats, interleaved or
- * not, either byte order), at any rates from 1000 to 768000 Hz (libsoxr, high quality, linear
+ * not, either byte order; or, from linear PCM, AAC LC 'aac ' or Apple Lossless 'alac' of 1 to 8
+ * channels, completed as kAudioFormatProperty_FormatInfo completes them), at any rates from 1000 to 768000 Hz (libsoxr, high quality, linear
  * phase; kAudioConverterErr_InputSampleRateOutOfRange / …OutputSampleRateOutOfRange outside)
  * and any channel counts (kAudioConverterChannelMap; by default, as Apple's: the first source
  * channels to the first destination channels, extra sources dropped, extra destinations
@@ -84,14 +112,26 @@ typedef OSStatus (*AudioConverterComplexInputDataProc)(AudioConverterRef inAudio
  * first fill. */
 extern OSStatus AudioConverterNew(const AudioStreamBasicDescription *inSourceFormat,
                                   const AudioStreamBasicDescription *inDestinationFormat, AudioConverterRef *outAudioConverter);
+/* AudioConverterNew with codec descriptions: they are accepted (any number, NULL when 0) and
+ * not used, as there is one codec a format here. */
+extern OSStatus AudioConverterNewSpecific(const AudioStreamBasicDescription *inSourceFormat,
+                                          const AudioStreamBasicDescription *inDestinationFormat, UInt32 inNumberClassDescriptions,
+                                          const AudioClassDescription *inClassDescriptions, AudioConverterRef *outAudioConverter);
 extern OSStatus AudioConverterDispose(AudioConverterRef inAudioConverter);
-/* Drops what the converter holds (decoded frames not given yet, the decoder's state). */
+/* Drops what the converter holds (decoded frames not given yet, the decoder's or encoder's
+ * state): the next input is the start of a new stream. */
 extern OSStatus AudioConverterReset(AudioConverterRef inAudioConverter);
 /* Properties: kAudioConverterCurrentInputStreamDescription, …CurrentOutputStreamDescription,
- * kAudioConverterPropertyMaximumOutputPacketSize (the output's bytes a frame), and, settable,
+ * kAudioConverterPropertyMaximumOutputPacketSize (the output's bytes a frame; an encoder's
+ * largest packet), kAudioConverterPrimeInfo, and, settable,
  * kAudioConverterDecompressionMagicCookie, kAudioConverterChannelMap,
  * kAudioConverterSampleRateConverterQuality and …Complexity (kept and read back; libsoxr's
- * high-quality recipe serves them all). Others: kAudioConverterErr_PropertyNotSupported. */
+ * high-quality recipe serves them all). An encoder's: kAudioConverterCompressionMagicCookie
+ * (read-only: AAC's ES descriptor, ALAC's ALACSpecificConfig) and, for AAC,
+ * kAudioConverterEncodeBitRate (settable before the first fill; 0 or unset: 96000 a channel);
+ * kAudioConverterCodecQuality (settable, kept and read back: libavcodec's encoders run at
+ * their defaults, AAC's quality following the bit rate; default kAudioConverterQuality_High).
+ * Others: kAudioConverterErr_PropertyNotSupported. */
 extern OSStatus AudioConverterGetPropertyInfo(AudioConverterRef inAudioConverter, AudioConverterPropertyID inPropertyID,
                                               UInt32 *outSize, Boolean *outWritable);
 extern OSStatus AudioConverterGetProperty(AudioConverterRef inAudioConverter, AudioConverterPropertyID inPropertyID,
@@ -100,8 +140,12 @@ extern OSStatus AudioConverterSetProperty(AudioConverterRef inAudioConverter, Au
                                           UInt32 inPropertyDataSize, const void *inPropertyData);
 /* Fills outOutputData with up to *ioOutputDataPacketSize frames (output packets), asking
  * inInputDataProc for input as needed; on return *ioOutputDataPacketSize is the frames made (0:
- * the input has ended) and each buffer's mDataByteSize their bytes. outPacketDescription is not
- * used (the output is linear PCM). Blocks and decodes on the calling thread. */
+ * the input has ended) and each buffer's mDataByteSize their bytes. To linear PCM,
+ * outPacketDescription is not used. An encoder fills the first buffer with as many whole
+ * packets as fit (kAudioConverterErr_InvalidOutputSize when not even one does) and describes
+ * each in outPacketDescription (required: kAudioConverterErr_RequiresPacketDescriptionsError);
+ * once the input has ended its last packets follow, then 0. Blocks, decodes and encodes on
+ * the calling thread. */
 extern OSStatus AudioConverterFillComplexBuffer(AudioConverterRef inAudioConverter, AudioConverterComplexInputDataProc inInputDataProc,
                                                 void *inInputDataProcUserData, UInt32 *ioOutputDataPacketSize,
                                                 AudioBufferList *outOutputData, AudioStreamPacketDescription *outPacketDescription);

@@ -2,10 +2,11 @@
  * AudioToolbox/ExtendedAudioFile.h — aqsync's C API (issue 23): Extended Audio File Services.
  * Reading: a file opened (or an AudioFileID wrapped) is read as linear PCM in the client data
  * format, decoded by libavcodec (AAC, MP3, ALAC, FLAC, Opus, Vorbis) or converted from the file's
- * PCM, the encoder's priming and remainder frames left out, with sample-exact seeking. Writing:
- * the client's linear PCM into a linear PCM file, or encoded to AAC or ALAC in CAF. Written from
- * Apple's Extended Audio File Services reference; docs/c-api.md, "Extended Audio File Services",
- * says what is not there yet (rate and channel conversion, among others).
+ * PCM, the encoder's priming and remainder frames left out, with sample-exact seeking, at the
+ * client's rate (libsoxr) and channel count. Writing: the client's linear PCM (at any rate,
+ * the file's channel count) into a linear PCM file, or encoded to AAC or ALAC in CAF. Written
+ * from Apple's Extended Audio File Services reference; docs/c-api.md, "Extended Audio File
+ * Services", says what is not there yet.
  *
  * Threads: an ExtAudioFileRef is used from one thread at a time, any thread; reads and writes
  * block on the file and decode or encode on the calling thread. Not for a realtime thread.
@@ -32,7 +33,7 @@ CF_ENUM(ExtAudioFilePropertyID) {
     kExtAudioFileProperty_AudioFile           = 0x6166696C, /* 'afil' R AudioFileID: the file underneath */
     kExtAudioFileProperty_FileMaxPacketSize   = 0x666D7073, /* 'fmps' R UInt32 */
     kExtAudioFileProperty_ClientMaxPacketSize = 0x636D7073, /* 'cmps' R UInt32: the client format's bytes a frame */
-    kExtAudioFileProperty_FileLengthFrames    = 0x2366726D, /* '#frm' R SInt64: the frames ExtAudioFileRead gives in all (priming and remainder left out) */
+    kExtAudioFileProperty_FileLengthFrames    = 0x2366726D, /* '#frm' R SInt64: the file's frames, priming and remainder left out (ExtAudioFileRead gives them all, or round(this × client / file) at another client rate) */
     kExtAudioFileProperty_ConverterConfig     = 0x61636366, /* 'accf' (not supported) */
     kExtAudioFileProperty_IOBufferSizeBytes   = 0x696F6273, /* 'iobs' (not supported) */
     kExtAudioFileProperty_IOBuffer            = 0x696F6266, /* 'iobf' (not supported) */
@@ -45,7 +46,7 @@ CF_ENUM(OSStatus) {
     kExtAudioFileError_NonPCMClientFormat      = -66563, /* reading a compressed file without a linear PCM client format */
     kExtAudioFileError_InvalidChannelMap       = -66564,
     kExtAudioFileError_InvalidOperationOrder   = -66565,
-    kExtAudioFileError_InvalidDataFormat       = -66566, /* a client format this cannot give (another rate or channel count, 8-bit, …) */
+    kExtAudioFileError_InvalidDataFormat       = -66566, /* a client format this cannot give (8-bit, a rate outside 1000…768000 Hz, another channel count when writing, …) */
     kExtAudioFileError_MaxPacketSizeUnknown    = -66567,
     kExtAudioFileError_InvalidSeek             = -66568, /* a negative frame */
     kExtAudioFileError_AsyncWriteTooLarge      = -66569,
@@ -80,18 +81,25 @@ extern OSStatus ExtAudioFileDispose(ExtAudioFileRef inExtAudioFile);
  * for interleaved data; one per channel for non-interleaved; each mDataByteSize holds the room
  * on input and the bytes on output). *ioNumberFrames is 0 at the end. Blocks and decodes. */
 extern OSStatus ExtAudioFileRead(ExtAudioFileRef inExtAudioFile, UInt32 *ioNumberFrames, AudioBufferList *ioData);
-/* Moves to frame inFrameOffset of the client's frames (0 is the first after the priming);
- * the next read starts there exactly. Past the end: the next read gives 0 frames. */
+/* Moves to frame inFrameOffset, counted at the FILE's rate as Apple's QA1609 says (0 is the
+ * first after the priming); the next read starts there exactly. With a client at another rate
+ * it starts at that frame's client frame, round(inFrameOffset × client / file), with the frames
+ * a read through gives there to within 1e-6 (docs/c-api.md). Past the end: the next read gives
+ * 0 frames. */
 extern OSStatus ExtAudioFileSeek(ExtAudioFileRef inExtAudioFile, SInt64 inFrameOffset);
-/* The frame the next read starts at. */
+/* The frame the next read starts at, at the file's rate (with a client at another rate: the
+ * nearest file frame, round(C × file / client) for client frame C). While writing: the file
+ * frames written. */
 extern OSStatus ExtAudioFileTell(ExtAudioFileRef inExtAudioFile, SInt64 *outFrameOffset);
 extern OSStatus ExtAudioFileGetPropertyInfo(ExtAudioFileRef inExtAudioFile, ExtAudioFilePropertyID inPropertyID,
                                             UInt32 *outSize, Boolean *outWritable);
 extern OSStatus ExtAudioFileGetProperty(ExtAudioFileRef inExtAudioFile, ExtAudioFilePropertyID inPropertyID,
                                         UInt32 *ioPropertyDataSize, void *outPropertyData);
 /* kExtAudioFileProperty_ClientDataFormat only: linear PCM, interleaved or not, 16-, 24- or 32-bit
- * signed integers or 32-bit floats in either byte order, at the file's rate and channel count
- * (kExtAudioFileError_InvalidDataFormat otherwise). The position is kept. */
+ * signed integers or 32-bit floats in either byte order, at any rate from 1000 to 768000 Hz
+ * (converted by libsoxr) and, reading, any channel count (1…64; writing: the file's)
+ * (kExtAudioFileError_InvalidDataFormat otherwise). The position is kept. Writing, the rate
+ * cannot change once frames were written (kExtAudioFileError_InvalidOperationOrder). */
 extern OSStatus ExtAudioFileSetProperty(ExtAudioFileRef inExtAudioFile, ExtAudioFilePropertyID inPropertyID,
                                         UInt32 inPropertyDataSize, const void *inPropertyData);
 
