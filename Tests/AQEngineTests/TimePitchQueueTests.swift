@@ -215,4 +215,74 @@ import Testing
         let played = r.stopCycleEnd - Int(r.start)
         #expect(played >= 48_000 && played <= 48_000 + Self.period)
     }
+
+    /// A 44.1 kHz queue on the 48 kHz device: time/pitch at the queue's rate, then the rate
+    /// converter; 10 s at rate 2 is round(220500 × 48000 / 44100) = 240000 device frames.
+    @Test func playRateBeforeRateConversion() throws {
+        let (engine, device) = try manualEngine(
+            channels: 1, capacities: RenderCapacities(queues: 4, buffersPerQueue: 128, commands: 1024, outputChannels: 8))
+        defer { engine.close() }
+        let q = try engine.newOutput(format: .linearPCM(sampleRate: 44100, channels: 1, bits: 16)) { _, _ in }
+        try q.setTimePitchEnabled(true)
+        try q.setParameter(.playRate, 2)
+        var i = 0
+        while i < 441_000 {
+            let b = try q.allocateBuffer(capacity: 8820)
+            let p = b.audioData.bindMemory(to: Int16.self, capacity: 4410)
+            for k in 0..<4410 { p[k] = Int16(16384 * sin(2 * Double.pi * 440 * Double(i + k) / 44100)) }
+            b.audioDataByteSize = 8820
+            try q.enqueue(b)
+            i += 4410
+        }
+        try q.flush()
+        #expect(q.enqueuedDeviceFrames == 240_000, "scheduled \(q.enqueuedDeviceFrames)")
+        let r = try Self.play(engine, device, q, limit: 250_000)
+        let played = r.stopCycleEnd - Int(r.start)
+        #expect(played >= 240_000 && played <= 240_000 + Self.period, "played \(played)")
+        let hz = Self.frequency(r.out)
+        #expect(abs(hz - 440) < 0.005 * 440, "\(hz) Hz")
+        print("TimePitchQueueTests: 44.1 kHz queue, PlayRate 2: 10 s played in \(played) device frames, \(hz) Hz")
+    }
+
+    /// A PlayRate event on the second buffer: 1 s at rate 1, then 1 s at rate 2 is 48000 +
+    /// 24000 device frames; the queue's time reaches 96000 at its end.
+    @Test func playRateEventTakesEffectAtItsBuffer() throws {
+        let (engine, device, q) = try Self.makeQueue()
+        defer { engine.close() }
+        try q.setTimePitchEnabled(true)
+        try Self.enqueueTone(q, hz: 440, seconds: 1)
+        let b = try q.allocateBuffer(capacity: 96_000)
+        let p = b.audioData.bindMemory(to: Int16.self, capacity: 48_000)
+        for k in 0..<48_000 { p[k] = Int16(16384 * sin(2 * Double.pi * 440 * Double(48_000 + k) / Self.rate)) }
+        b.audioDataByteSize = 96_000
+        #expect(try q.enqueue(b, parameterEvents: [AudioQueueParameterEvent(.playRate, 2)]).sampleTime == 48_000)
+        try q.flush()
+        #expect(q.enqueuedDeviceFrames == 72_000, "scheduled \(q.enqueuedDeviceFrames)")
+        try q.start(at: AudioTimeStamp(sampleTime: 0))
+        _ = device.render(frames: 72_000, cycle: 256)
+        #expect(delivered(engine) { q.startDeviceFrame == 0 })
+        let t = q.currentTime().time.sampleTime
+        #expect(abs(t - 96_000) < 1, "queue time \(t) at device frame 72000")
+    }
+
+    /// What SoundTouch holds back: the device frames scheduled after each of the first five
+    /// 0.1 s buffers (4800 frames) at rate 1, per algorithm (docs/c-api.md, "Latency").
+    @Test(arguments: AudioQueueTimePitchAlgorithm.allCases)
+    func heldBackFrames(algorithm: AudioQueueTimePitchAlgorithm) throws {
+        let (engine, _, q) = try Self.makeQueue()
+        defer { engine.close() }
+        try q.setTimePitchEnabled(true)
+        try q.setTimePitchAlgorithm(algorithm)
+        var held: [Int64] = []
+        for n in 1...5 {
+            let b = try q.allocateBuffer(capacity: 9600)
+            let p = b.audioData.bindMemory(to: Int16.self, capacity: 4800)
+            for k in 0..<4800 { p[k] = Int16(16384 * sin(2 * Double.pi * 440 * Double(k) / Self.rate)) }
+            b.audioDataByteSize = 9600
+            try q.enqueue(b)
+            held.append(Int64(n * 4800) - q.enqueuedDeviceFrames)
+        }
+        print("TimePitchQueueTests: \(algorithm) holds back \(held) frames after 1…5 buffers of 4800")
+        #expect(held.allSatisfy { $0 >= 0 && $0 <= 12_000 })
+    }
 }
