@@ -285,4 +285,36 @@ import Testing
         print("TimePitchQueueTests: \(algorithm) holds back \(held) frames after 1…5 buffers of 4800")
         #expect(held.allSatisfy { $0 >= 0 && $0 <= 12_000 })
     }
+
+    /// Buffers of 256 frames: SoundTouch gives nothing for the first several (they are
+    /// scheduled with no frames and still come back through the callback, in order), and the
+    /// stream is exactly 40 × 256 / 1.5 frames long, rounded.
+    @Test func smallBuffersThatGiveNoOutputStillComeBack() throws {
+        let (engine, device) = try manualEngine(
+            channels: 1, capacities: RenderCapacities(queues: 4, buffersPerQueue: 128, commands: 1024, outputChannels: 8))
+        defer { engine.close() }
+        let back = Recorder<ObjectIdentifier>()
+        let q = try engine.newOutput(format: int16Mono48k) { _, b in back.append(ObjectIdentifier(b)) }
+        var sent: [ObjectIdentifier] = []
+        try q.setTimePitchEnabled(true)
+        try q.setParameter(.playRate, 1.5)
+        var zeroOutput = 0
+        for n in 0..<40 {
+            let b = try q.allocateBuffer(capacity: 512)
+            let p = b.audioData.bindMemory(to: Int16.self, capacity: 256)
+            for k in 0..<256 { p[k] = Int16(16384 * sin(2 * Double.pi * 440 * Double(n * 256 + k) / Self.rate)) }
+            b.audioDataByteSize = 512
+            let before = q.enqueuedDeviceFrames
+            try q.enqueue(b)
+            sent.append(ObjectIdentifier(b))
+            if q.enqueuedDeviceFrames == before { zeroOutput += 1 }
+        }
+        try q.flush()
+        #expect(zeroOutput > 0, "some buffers gave no output")
+        #expect(q.enqueuedDeviceFrames == Int64((40.0 * 256 / 1.5).rounded()))
+        let r = try Self.play(engine, device, q, limit: 20_000)
+        #expect(r.stopCycleEnd > 0, "the queue stopped")
+        engine.deliverPendingEvents()
+        #expect(back.values == sent, "\(back.values.count) of 40 buffers came back, in order: \(back.values == sent)")
+    }
 }
