@@ -25,14 +25,26 @@ struct QueueTimeMap {
 
     /// The device frame (from the queue's frame 0) where queue frame `q` plays.
     func deviceFrame(_ q: Double) -> Double {
-        let p = pieces.last(where: { $0.queue <= q }) ?? pieces[0]
+        let p = piece { $0.queue <= q }
         return p.device + (q - p.queue) * p.slope
     }
 
     /// The queue frame playing at device frame `d` (from the queue's frame 0).
     func queueFrame(atDevice d: Double) -> Double {
-        let p = pieces.last(where: { $0.device <= d }) ?? pieces[0]
+        let p = piece { $0.device <= d }
         return p.queue + (d - p.device) / p.slope
+    }
+
+    /// The last piece for which `starts` holds (the first if none), by binary search: pieces
+    /// ascend in both queue and device frames, so a queue changing its rate on every buffer
+    /// for hours still finds its piece in a few steps.
+    private func piece(_ starts: (Piece) -> Bool) -> Piece {
+        var lo = 0, hi = pieces.count - 1
+        while lo < hi {
+            let mid = (lo + hi + 1) / 2
+            if starts(pieces[mid]) { lo = mid } else { hi = mid - 1 }
+        }
+        return pieces[lo]
     }
 
     /// From queue frame `q` on, `slope` device frames per queue frame. Pieces after `q` (none
