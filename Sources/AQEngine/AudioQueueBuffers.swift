@@ -92,7 +92,10 @@ extension AudioQueue {
     /// - Parameters:
     ///   - trimFramesAtStart: frames at the buffer's start not played.
     ///   - trimFramesAtEnd: frames at its end not played.
-    ///   - parameterEvents: values that take effect on the buffer's first played frame, exactly.
+    ///   - parameterEvents: values that take effect on the buffer's first played frame, exactly:
+    ///     Volume, and PlayRate and Pitch (which stay in force for the buffers after it; with
+    ///     time/pitch enabled they act from this buffer's first frame). Refused events change
+    ///     nothing.
     ///   - startTime: when its first played frame plays, in queue frames (the sample time; a
     ///     time stamp without one is refused); nil for right after the previous buffer. Start
     ///     times must not go back: a time before the end of the previous buffer is refused
@@ -135,9 +138,11 @@ extension AudioQueue {
         guard played > 0 else {
             throw AudioQueueError(.bufferEmpty, "trims of \(trimFramesAtStart)+\(trimFramesAtEnd) frames leave nothing of \(frames) frames")
         }
-        let volume = try volumeEvent(parameterEvents)
         let q = try startQueueFrame(startTime)
         try checkRoomToEnqueue()
+        // Last of the checks: it applies PlayRate and Pitch events, so nothing after it throws
+        // before the buffer is scheduled (the ring's room was checked).
+        let volume = try volumeEvent(parameterEvents)
         let source = UnsafeRawPointer(buffer.audioData + trimFramesAtStart * bytesPerFrame)
         let start: Int64
         let deviceFrames: Int
@@ -269,9 +274,11 @@ extension AudioQueue {
                 throw AudioQueueError(.invalidParameter, "packet \(i) (\(d.startOffset) + \(d.dataByteSize) bytes) lies outside the buffer's \(buffer.audioDataByteSize) bytes")
             }
         }
-        let volume = try volumeEvent(parameterEvents)
         let q = try startQueueFrame(startTime)
         try checkRoomToEnqueue()
+        // Last of the checks: it applies PlayRate and Pitch events, so nothing after it throws
+        // before the buffer is scheduled (the ring's room was checked).
+        let volume = try volumeEvent(parameterEvents)
         let needed = count * maximumFramesPerPacket
         let scratch = codec.scratch(channels: channels, frames: max(needed, decodeBufferFrames))
         // The buffer's render storage holds what its packets can decode to (it grows here, on

@@ -183,6 +183,8 @@ import Testing
         fillMono16(b, frames: 1000, impulses: [0])
         #expect(code { try q.enqueue(b, parameterEvents: [AudioQueueParameterEvent(.playRate, 3)]) } == .invalidParameter)
         #expect(code { try q.enqueue(b, parameterEvents: [AudioQueueParameterEvent(rawParameter: 99, value: 1)]) } == .invalidParameter)
+        // A valid PlayRate event on an enqueue refused for its start time changes nothing.
+        #expect(code { try q.enqueue(b, parameterEvents: [AudioQueueParameterEvent(.playRate, 0.75)], startTime: AudioTimeStamp(sampleTime: .nan)) } == .invalidParameter)
         #expect(q.parameter(.playRate) == 1.5)
         // With a buffer enqueued, and while running: kAudioQueueErr_InvalidRunState.
         try q.enqueue(b, parameterEvents: [AudioQueueParameterEvent(.playRate, 2)])
