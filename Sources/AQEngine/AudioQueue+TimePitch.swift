@@ -33,6 +33,8 @@ extension AudioQueue {
             if on { ensureTimePitchTails() }
             timePitch.reset()
             timePitch.enabled = on
+            // No buffer is enqueued: the map's pieces for play rates are of audio gone.
+            queueTime.map.reset(slope: ratio)
         }
         notify(.enableTimePitch)
     }

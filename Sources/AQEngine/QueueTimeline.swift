@@ -26,7 +26,7 @@ struct QueueTimeline {
 
     /// Queue time restarts at 0 (a stop or a reset).
     mutating func restart() {
-        map.reset(slope: map.pieces.last?.slope ?? ratio)
+        map.reset(slope: ratio)
         nextQueueFrame = 0
         nextDeviceFrame = 0
         streamOpen = false

@@ -319,4 +319,32 @@ import Testing
         engine.deliverPendingEvents()
         #expect(back.values == sent, "\(back.values.count) of 40 buffers came back, in order: \(back.values == sent)")
     }
+
+    /// After playing at PlayRate 2 and a stop, a queue with time/pitch disabled again keeps
+    /// time at rate 1 (queue time = device frames), whether it stopped at once or after its
+    /// buffers.
+    @Test(arguments: [true, false])
+    func disablingAfterARateRestoresQueueTime(immediately: Bool) throws {
+        let (engine, device, q) = try Self.makeQueue()
+        defer { engine.close() }
+        try q.setTimePitchEnabled(true)
+        try q.setParameter(.playRate, 2)
+        try Self.enqueueTone(q, hz: 440, seconds: 0.2)
+        try q.start()
+        if immediately {
+            _ = device.render(frames: 2048, cycle: 256)
+            try q.stop(immediately: true)
+        } else {
+            _ = try Self.play(engine, device, q, limit: 20_000)
+        }
+        #expect(delivered(engine) { !q.isRunning })
+        try q.setTimePitchEnabled(false)
+        try Self.enqueueTone(q, hz: 440, seconds: 1)
+        let start = device.currentFrame
+        try q.start(at: AudioTimeStamp(sampleTime: Double(start)))
+        _ = device.render(frames: 24_000, cycle: 256)
+        #expect(delivered(engine) { q.startDeviceFrame == start })
+        let t = q.currentTime().time.sampleTime
+        #expect(abs(t - 24_000) < 1, "queue time \(t) after 24000 device frames at rate 1")
+    }
 }
