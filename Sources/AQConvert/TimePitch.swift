@@ -18,8 +18,8 @@ public struct TimePitchError: Error, Hashable, Sendable, CustomStringConvertible
 
 /// Time stretching and pitch shifting of planar Float32 audio with SoundTouch (Debian's
 /// libsoundtouch-dev, its C interface): the processing behind `kAudioQueueParam_PlayRate` and
-/// `kAudioQueueParam_Pitch` with `kAudioQueueProperty_EnableTimePitch` (issue 22; not wired into
-/// the queues yet: docs/codecs.md, "Time and pitch", says what is left).
+/// `kAudioQueueParam_Pitch` with `kAudioQueueProperty_EnableTimePitch` (issue 22: a playback
+/// queue's `TimePitchStage` runs enqueued audio through it; docs/c-api.md, "Time and pitch").
 ///
 /// **What it does.** ``playRate`` (0.5…2, Apple's range for `kAudioQueueParam_PlayRate`) changes
 /// the speed without changing the pitch (SoundTouch's tempo): N input frames become about
@@ -49,6 +49,9 @@ public final class TimePitch {
     public private(set) var playRate: Float = 1
     /// Pitch shift in cents, −2400…2400 (0: unchanged).
     public private(set) var pitchCents: Float = 0
+    /// Varispeed, 0.5…2 (1: unchanged): speed and pitch together (SoundTouch's rate, a
+    /// resampler), on top of ``playRate`` and ``pitchCents``.
+    public private(set) var varispeed: Float = 1
 
     /// A processor for `channels` channels (1…16) at `sampleRate` (1…768 000).
     /// Control side only; allocates.
@@ -84,6 +87,33 @@ public final class TimePitch {
         pitchCents = cents
         soundtouch_setPitch(handle, Float(pow(2, Double(cents) / 1200)))
     }
+
+    /// Sets ``varispeed`` (0.5…2) for the frames given from now on: N frames become about
+    /// N / rate frames and every frequency is multiplied by the rate (a resampler).
+    public func setVarispeed(_ rate: Float) throws(TimePitchError) {
+        guard rate.isFinite, rate >= 0.5, rate <= 2 else {
+            throw TimePitchError(message: "varispeed \(rate) is outside 0.5…2 (kAudioQueueParam_PlayRate)")
+        }
+        varispeed = rate
+        soundtouch_setRate(handle, rate)
+    }
+
+    /// The overlap-add's tuning (SoundTouch's settings; call before the first frames):
+    /// `quickSeek` searches the overlap position coarsely (cheaper, slightly rougher);
+    /// `antiAlias` low-pass filters the rate transposer (pitch shifts and varispeed);
+    /// `sequenceMs`, `seekWindowMs`, `overlapMs`: the processing sequence, the window searched
+    /// for the best overlap and the cross-fade, in milliseconds (0: SoundTouch's automatic
+    /// choice for the sequence and seek window).
+    public func tune(quickSeek: Bool, antiAlias: Bool, sequenceMs: Int = 0, seekWindowMs: Int = 0, overlapMs: Int = 8) {
+        _ = soundtouch_setSetting(handle, 2, quickSeek ? 1 : 0)  // SETTING_USE_QUICKSEEK
+        _ = soundtouch_setSetting(handle, 0, antiAlias ? 1 : 0)  // SETTING_USE_AA_FILTER
+        _ = soundtouch_setSetting(handle, 3, Int32(sequenceMs))  // SETTING_SEQUENCE_MS
+        _ = soundtouch_setSetting(handle, 4, Int32(seekWindowMs))  // SETTING_SEEKWINDOW_MS
+        _ = soundtouch_setSetting(handle, 5, Int32(overlapMs))  // SETTING_OVERLAP_MS
+    }
+
+    /// Forgets every frame held inside (nothing comes out); the next frame starts a new stream.
+    public func clear() { soundtouch_clear(handle) }
 
     /// Processes `planes` (one array per channel, all of one length) and returns what SoundTouch
     /// has ready, one array per channel (possibly empty: it keeps up to a few thousand frames).

@@ -46,6 +46,8 @@ extension AudioInputQueue {
         case .converterError: return u32(0)
         case .decodeBufferSizeFrames:
             throw AudioQueueError(.invalidProperty, "a recording queue decodes nothing (DecodeBufferSizeFrames is for playback queues)")
+        case .enableTimePitch, .timePitchAlgorithm, .timePitchBypass:
+            throw AudioQueueError(.invalidProperty, "time/pitch is for playback queues")
         }
     }
 

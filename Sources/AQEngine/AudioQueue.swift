@@ -63,7 +63,11 @@ public final class AudioQueue: @unchecked Sendable {
     var ledger = BufferLedger()
     var enqueuedCount: Int { ledger.count }
     /// Where the next buffer goes, and the timeline's epoch.
-    var queueTime = QueueTimeline()
+    var queueTime: QueueTimeline
+    /// `kAudioQueueProperty_EnableTimePitch` and its settings, and the SoundTouch stream.
+    var timePitch = TimePitchStage()
+    /// Whether the open stream runs through time/pitch (a change ends the stream).
+    var streamRouted = false
     /// Run number sent with starts; changed by a synchronous stop so that run-state events
     /// from before it are ignored.
     var run: UInt32 = 0
@@ -164,6 +168,7 @@ public final class AudioQueue: @unchecked Sendable {
         self.converter = converter
         self.callback = callback
         self.ratio = engine.device.sampleRate / format.sampleRate
+        self.queueTime = QueueTimeline(ratio: engine.device.sampleRate / format.sampleRate)
         let n = Int(format.channelsPerFrame)
         layout = n == 1 ? .mono : n == 2 ? .stereo : .discrete(n)
         if converter != nil || deinterleaver == nil {

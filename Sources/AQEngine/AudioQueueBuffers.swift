@@ -92,7 +92,10 @@ extension AudioQueue {
     /// - Parameters:
     ///   - trimFramesAtStart: frames at the buffer's start not played.
     ///   - trimFramesAtEnd: frames at its end not played.
-    ///   - parameterEvents: values that take effect on the buffer's first played frame, exactly.
+    ///   - parameterEvents: values that take effect on the buffer's first played frame, exactly:
+    ///     Volume, and PlayRate and Pitch (which stay in force for the buffers after it; with
+    ///     time/pitch enabled they act from this buffer's first frame). Refused events change
+    ///     nothing.
     ///   - startTime: when its first played frame plays, in queue frames (the sample time; a
     ///     time stamp without one is refused); nil for right after the previous buffer. Start
     ///     times must not go back: a time before the end of the previous buffer is refused
@@ -135,19 +138,16 @@ extension AudioQueue {
         guard played > 0 else {
             throw AudioQueueError(.bufferEmpty, "trims of \(trimFramesAtStart)+\(trimFramesAtEnd) frames leave nothing of \(frames) frames")
         }
-        let volume = try volumeEvent(parameterEvents)
         let q = try startQueueFrame(startTime)
         try checkRoomToEnqueue()
+        // Last of the checks: it applies PlayRate and Pitch events, so nothing after it throws
+        // before the buffer is scheduled (the ring's room was checked).
+        let volume = try volumeEvent(parameterEvents)
         let source = UnsafeRawPointer(buffer.audioData + trimFramesAtStart * bytesPerFrame)
         let start: Int64
         let deviceFrames: Int
-        if let converter {
-            if q != queueTime.nextQueueFrame || !queueTime.streamOpen {
-                if queueTime.streamOpen { flushTail() }
-                converter.reset()
-                queueTime.nextDeviceFrame = Int64((Double(q) * ratio).rounded())
-                queueTime.streamOpen = true
-            }
+        if countsDeviceFrames {
+            openStream(at: q) { flushTail() }
             if scratch.count < played * channels { scratch = [Float](repeating: 0, count: played * channels) }
             deviceFrames = scratch.withUnsafeMutableBufferPointer { s in
                 let base = s.baseAddress!
@@ -156,7 +156,8 @@ extension AudioQueue {
                 defer { outs.deallocate(); ins.deallocate() }
                 for c in 0..<channels { outs[c] = base + c * played; ins[c] = UnsafePointer(base + c * played) }
                 deinterleaver.convert(source, frames: played, into: outs, offset: 0)
-                return converter.process(input: ins, frames: played, output: buffer.renderChannels, capacity: buffer.renderCapacity)
+                if timePitch.enabled { return stretch(ins, frames: played, into: buffer) }
+                return converter!.process(input: ins, frames: played, output: buffer.renderChannels, capacity: buffer.renderCapacity)
             }
             start = queueTime.nextDeviceFrame
             queueTime.nextDeviceFrame += Int64(deviceFrames)
@@ -194,20 +195,33 @@ extension AudioQueue {
         max(codec.decoder?.maximumFramesPerPacket ?? 0, PacketDecoder.maximumFramesPerPacket(format))
     }
 
-    /// Checks parameter events; returns the volume event's value or NaN. Lock held.
+    /// Checks parameter events; returns the volume event's value or NaN. `PlayRate` and `Pitch`
+    /// events are applied here, before the buffer is processed, so they act from its first
+    /// frame exactly (they stay in force for the buffers after it). Lock held.
     func volumeEvent(_ parameterEvents: [AudioQueueParameterEvent]) throws(AudioQueueError) -> Float {
+        for e in parameterEvents {
+            guard let id = AudioQueueParameterID(rawValue: e.parameter) else {
+                throw AudioQueueError(.invalidParameter, "unknown parameter ID \(e.parameter)")
+            }
+            switch id {
+            case .volume:
+                guard e.value.isFinite, e.value >= 0, e.value <= maximumVolume else {
+                    throw AudioQueueError(.invalidParameter, "volume \(e.value) is outside 0…\(maximumVolume) (kAudioQueueParam_Volume)")
+                }
+            case .playRate, .pitch: try checkTimePitchValue(id, e.value)
+            case .volumeRampTime, .pan:
+                throw AudioQueueError(.invalidParameter, "only Volume, PlayRate and Pitch can be a buffer's parameter events (set \(id) with AudioQueueSetParameter)")
+            }
+        }
         var volume = Float.nan
         for e in parameterEvents {
-            guard e.parameter == AudioQueueParameterID.volume.rawValue else {
-                throw AudioQueueError(.invalidParameter, AudioQueueParameterID(rawValue: e.parameter) == nil
-                    ? "unknown parameter ID \(e.parameter)"
-                    : "only kAudioQueueParam_Volume can be a buffer's parameter event (set \(e.parameter) with AudioQueueSetParameter)")
+            switch AudioQueueParameterID(rawValue: e.parameter) {
+            case .playRate: timePitch.playRate = e.value
+            case .pitch: timePitch.pitchCents = e.value
+            default:
+                volume = e.value
+                volumeChanged = true
             }
-            guard e.value.isFinite, e.value >= 0, e.value <= maximumVolume else {
-                throw AudioQueueError(.invalidParameter, "volume \(e.value) is outside 0…\(maximumVolume) (kAudioQueueParam_Volume)")
-            }
-            volume = e.value
-            volumeChanged = true
         }
         return volume
     }
@@ -260,9 +274,11 @@ extension AudioQueue {
                 throw AudioQueueError(.invalidParameter, "packet \(i) (\(d.startOffset) + \(d.dataByteSize) bytes) lies outside the buffer's \(buffer.audioDataByteSize) bytes")
             }
         }
-        let volume = try volumeEvent(parameterEvents)
         let q = try startQueueFrame(startTime)
         try checkRoomToEnqueue()
+        // Last of the checks: it applies PlayRate and Pitch events, so nothing after it throws
+        // before the buffer is scheduled (the ring's room was checked).
+        let volume = try volumeEvent(parameterEvents)
         let needed = count * maximumFramesPerPacket
         let scratch = codec.scratch(channels: channels, frames: max(needed, decodeBufferFrames))
         // The buffer's render storage holds what its packets can decode to (it grows here, on
@@ -283,14 +299,16 @@ extension AudioQueue {
         let played = to - from
         let start: Int64
         let deviceFrames: Int
-        if let converter {
-            if q != queueTime.nextQueueFrame || !queueTime.streamOpen {
-                if queueTime.streamOpen { flushRateTail() }
-                converter.reset()
-                queueTime.nextDeviceFrame = Int64((Double(q) * ratio).rounded())
-                queueTime.streamOpen = true
+        if countsDeviceFrames {
+            openStream(at: q) { flushStretchTail(); flushRateTail() }
+            if timePitch.enabled {
+                let ins = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: channels)
+                defer { ins.deallocate() }
+                for c in 0..<channels { ins[c] = UnsafePointer(scratch.channels[c] + from) }
+                deviceFrames = played == 0 ? 0 : stretch(ins, frames: played, into: buffer)
+            } else {
+                deviceFrames = played == 0 ? 0 : process(converter!, scratch, from: from, frames: played, into: buffer.renderChannels, capacity: buffer.renderCapacity)
             }
-            deviceFrames = played == 0 ? 0 : process(converter, scratch, from: from, frames: played, into: buffer.renderChannels, capacity: buffer.renderCapacity)
             start = queueTime.nextDeviceFrame
             queueTime.nextDeviceFrame += Int64(deviceFrames)
         } else {
@@ -323,7 +341,17 @@ extension AudioQueue {
         guard let scratch = codec.scratch else { return }
         let drained = decoder.drain(into: scratch.channels, offset: 0, capacity: scratch.capacity)
         let (from, to) = codec.keptRange(decoded: drained, trimStart: 0, trimEnd: 0)
-        guard to > from, let i = tails.firstIndex(where: { !$0.inFlight }) else { return }
+        guard to > from else { return }
+        if timePitch.enabled {
+            if !queueTime.streamOpen { openStream(at: queueTime.nextQueueFrame) {} }
+            let ins = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: channels)
+            defer { ins.deallocate() }
+            for c in 0..<channels { ins[c] = UnsafePointer(scratch.channels[c] + from) }
+            queueTime.nextQueueFrame += Int64(to - from)
+            scheduleStretchedTail(stretched(ins, frames: to - from))
+            return
+        }
+        guard let i = tails.firstIndex(where: { !$0.inFlight }) else { return }
         let tail = tails[i]
         var n = 0
         let start: Int64
@@ -341,16 +369,20 @@ extension AudioQueue {
         if sendTail(i, frames: n, start: start), converter != nil { queueTime.nextDeviceFrame += Int64(n) }
     }
 
-    /// Ends the stream: the decoder's remaining frames, then the rate converter's. Lock held.
+    /// Ends the stream: the decoder's remaining frames, then time/pitch's, then the rate
+    /// converter's. Lock held.
     func flushTail() {
         flushDecoder()
+        flushStretchTail()
         flushRateTail()
     }
 
-    /// Schedules what the rate converter still holds, right after the stream so far. Lock held.
+    /// Schedules what the rate converter still holds, right after the stream so far, and ends
+    /// the stream. Lock held.
     func flushRateTail() {
-        guard let converter, queueTime.streamOpen else { return }
+        guard queueTime.streamOpen else { return }
         queueTime.streamOpen = false
+        guard let converter else { return }
         guard let i = tails.firstIndex(where: { !$0.inFlight }) else {
             droppedTailFrames += 1
             return

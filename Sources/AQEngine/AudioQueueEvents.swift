@@ -18,6 +18,7 @@ extension AudioQueue {
     func endStream() {
         queueTime.streamOpen = false
         converter?.reset()
+        timePitch.reset()
         codec.end()
     }
 
@@ -116,7 +117,7 @@ extension AudioQueue {
         if drainEnd >= 0 && drainStopPending {
             // Queue time restarts: buffers enqueued since the drain ended were moved back by
             // the renderer (same epoch); what is enqueued from now on starts a new epoch.
-            queueTime.restart(afterDrainEndingAt: drainEnd, ratio: ratio)
+            queueTime.restart(afterDrainEndingAt: drainEnd)
             endStream()
         }
         drainStopPending = false

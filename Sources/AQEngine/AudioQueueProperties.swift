@@ -42,6 +42,9 @@ extension AudioQueue {
         case .maximumOutputPacketSize: return u32(locked { format.maximumPacketBytes(framesPerPacket: maximumFramesPerPacket) })
         case .decodeBufferSizeFrames: return u32(UInt32(locked { decodeBufferFrames }))
         case .converterError: return u32(locked { codec.corruptPackets } > 0 ? audioCodecBadDataError : 0)
+        case .enableTimePitch: return u32(locked { timePitch.enabled } ? 1 : 0)
+        case .timePitchAlgorithm: return u32(locked { timePitch.algorithm.rawValue })
+        case .timePitchBypass: return u32(locked { timePitch.bypassed } ? 1 : 0)
         }
     }
 
@@ -73,6 +76,18 @@ extension AudioQueue {
             guard value.count == 4 else { throw AudioQueueError(.invalidPropertySize, "DecodeBufferSizeFrames is a UInt32 (4 bytes)") }
             let frames = Int(value.withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }.littleEndian)
             try setDecodeBufferSizeFrames(frames)
+        case .enableTimePitch, .timePitchAlgorithm, .timePitchBypass:
+            guard value.count == 4 else { throw AudioQueueError(.invalidPropertySize, "\(id) is a UInt32 (4 bytes)") }
+            let v = value.withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }.littleEndian
+            switch id {
+            case .enableTimePitch: try setTimePitchEnabled(v != 0)
+            case .timePitchAlgorithm:
+                guard let a = AudioQueueTimePitchAlgorithm(rawValue: v) else {
+                    throw AudioQueueError(.invalidPropertyValue, "\(v) is not a kAudioQueueTimePitchAlgorithm_ value")
+                }
+                try setTimePitchAlgorithm(a)
+            default: try setTimePitchBypassed(v != 0)
+            }
         case .isRunning, .deviceSampleRate, .deviceNumberChannels, .currentLevelMeter, .currentLevelMeterDB,
              .streamDescription, .maximumOutputPacketSize, .converterError:
             throw AudioQueueError(.invalidProperty, "\(id) is read-only")
@@ -130,6 +145,8 @@ extension AudioQueue {
         case .volume: break
         case .volumeRampTime: return volumeRampTime
         case .pan: return panValue
+        case .playRate: return timePitch.playRate
+        case .pitch: return timePitch.pitchCents
         }
         if !volumeChanged { return volumeValue }
         let rendered = hub.core.pointee.volume(slot: Int(slot))
@@ -147,10 +164,22 @@ extension AudioQueue {
     ///   applies at once, so the first frame played has it.
     /// - `.volumeRampTime`: 0 to 3600 seconds; applies to the volume changes after it.
     /// - `.pan`: −1 to 1, from the first frame of the next render cycle (``PanLaw``).
+    /// - `.playRate` (0.5 to 2) and `.pitch` (−2400 to 2400 cents): applied on the enqueuing
+    ///   side, from the next buffer enqueued (audio already enqueued keeps the values it was
+    ///   processed with; SoundTouch's few thousand held frames come out at the new ones). They
+    ///   act with time/pitch enabled and not bypassed (the pitch with the Spectral algorithm
+    ///   only); otherwise the value is kept, read back, and used once time/pitch is enabled.
     /// Any thread but the render thread; does not block.
     public func setParameter(_ id: AudioQueueParameterID, _ value: Float) throws(AudioQueueError) {
         switch id {
         case .volume: break
+        case .playRate, .pitch:
+            try checkTimePitchValue(id, value)
+            lock.lock()
+            defer { lock.unlock() }
+            try checkLive()
+            if id == .playRate { timePitch.playRate = value } else { timePitch.pitchCents = value }
+            return
         case .volumeRampTime:
             guard value.isFinite, value >= 0, value <= 3600 else {
                 throw AudioQueueError(.invalidParameter, "volume ramp time \(value) s is outside 0…3600 (kAudioQueueParam_VolumeRampTime)")
@@ -453,8 +482,9 @@ extension AudioQueue {
                 discontinuity = true
             }
         }
+        let queueFrames = locked { queueTime.map.queueFrame(atDevice: deviceFrames) }
         let ts = AudioTimeStamp(
-            sampleTime: deviceFrames / ratio, hostTime: now.hostTime, rateScalar: now.rateScalar,
+            sampleTime: queueFrames, hostTime: now.hostTime, rateScalar: now.rateScalar,
             flags: now.flags.union(.sampleTimeValid))
         return (ts, discontinuity)
     }
@@ -469,7 +499,7 @@ extension AudioQueue {
     /// rate by the frames the converter still holds, until ``flush()`` or a stop schedules them.
     /// 0 after a stop or reset. Read-only; any thread but the render thread. (Added for
     /// offline rendering, which makes sure every track has audio past each cycle's end.)
-    public var enqueuedDeviceFrames: Int64 { locked { converter == nil ? queueTime.nextQueueFrame : queueTime.nextDeviceFrame } }
+    public var enqueuedDeviceFrames: Int64 { locked { countsDeviceFrames ? queueTime.nextDeviceFrame : queueTime.nextQueueFrame } }
 
     /// Frames of this queue that were already past when the render thread first saw them
     /// (late buffers) — skipped so that the queue stays on its timeline.

@@ -33,6 +33,15 @@ public enum AudioQueuePropertyID: UInt32, Sendable, CaseIterable {
     /// `kAudioQueueProperty_ConverterError` ('qcve'): UInt32, read-only: the latest decoding
     /// (playback) or encoding (recording) error, 0 if none.
     case converterError = 0x7163_7665
+    /// `kAudioQueueProperty_EnableTimePitch` ('q_tp'): UInt32 0 or 1, playback queues: a
+    /// time/pitch unit (SoundTouch) in the queue's chain. Set while stopped with no buffer
+    /// enqueued (``AudioQueue/setTimePitchEnabled(_:)``).
+    case enableTimePitch = 0x715F_7470
+    /// `kAudioQueueProperty_TimePitchAlgorithm` ('qtpa'): UInt32, an
+    /// ``AudioQueueTimePitchAlgorithm`` (default Spectral), playback queues.
+    case timePitchAlgorithm = 0x7174_7061
+    /// `kAudioQueueProperty_TimePitchBypass` ('qtpb'): UInt32, 1 = bypassed, playback queues.
+    case timePitchBypass = 0x7174_7062
 }
 
 /// `kAudioCodecBadDataError` ('bada'): what ``AudioQueuePropertyID/converterError`` reads once
@@ -69,6 +78,12 @@ extension AudioStreamBasicDescription {
 public enum AudioQueueParameterID: UInt32, Sendable {
     /// `kAudioQueueParam_Volume`: linear gain, 0 to 1 (default 1).
     case volume = 1
+    /// `kAudioQueueParam_PlayRate`: 0.5 to 2 (default 1), with time/pitch enabled: the speed
+    /// (``AudioQueue/setParameter(_:_:)`` says when it applies).
+    case playRate = 2
+    /// `kAudioQueueParam_Pitch`: −2400 to 2400 cents (default 0), with time/pitch enabled and
+    /// the Spectral algorithm.
+    case pitch = 3
     /// `kAudioQueueParam_VolumeRampTime`: seconds over which later volume changes of a running
     /// queue ramp, 0 to 3600 (default 0: the engine's ``AudioQueueEngine/volumeRampSeconds``).
     case volumeRampTime = 4

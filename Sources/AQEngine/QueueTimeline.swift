@@ -14,9 +14,19 @@ struct QueueTimeline {
     /// The rate converter holds state for the next buffer.
     var streamOpen = false
     private(set) var epoch: UInt32 = 0
+    /// Queue frames to device frames (``QueueTimeMap``); `ratio` is the slope at rate 1.
+    var map: QueueTimeMap
+    let ratio: Double
+
+    /// A timeline at 0 for a queue of `ratio` device frames per queue frame.
+    init(ratio: Double) {
+        self.ratio = ratio
+        map = QueueTimeMap(slope: ratio)
+    }
 
     /// Queue time restarts at 0 (a stop or a reset).
     mutating func restart() {
+        map.reset(slope: ratio)
         nextQueueFrame = 0
         nextDeviceFrame = 0
         streamOpen = false
@@ -25,10 +35,12 @@ struct QueueTimeline {
 
     /// A stop-after-drain completed at `drainEnd` device frames: queue time restarts there, so
     /// what was enqueued after it keeps its place relative to the new frame 0 (the renderer
-    /// moved those buffers back by as much). `ratio`: device frames per queue frame.
-    mutating func restart(afterDrainEndingAt drainEnd: Int64, ratio: Double) {
+    /// moved those buffers back by as much); the queue frame there comes from ``map``.
+    mutating func restart(afterDrainEndingAt drainEnd: Int64) {
+        let q = map.queueFrame(atDevice: Double(drainEnd))
+        map.rebase(device: Double(drainEnd), queue: q)
         nextDeviceFrame = max(0, nextDeviceFrame - drainEnd)
-        nextQueueFrame = max(0, nextQueueFrame - Int64((Double(drainEnd) / ratio).rounded()))
+        nextQueueFrame = max(0, nextQueueFrame - Int64(q.rounded()))
         streamOpen = false
         epoch &+= 1
     }

@@ -68,6 +68,30 @@ import Testing
         try check(f, expectGapless: true, fx)
     }
 
+    /// Time/pitch on a compressed queue (issue 22): the decoded (gapless-trimmed) frames go
+    /// through SoundTouch, then the rate converter. 2.5 s of ALAC at 44.1 kHz at PlayRate 2 on
+    /// a 48 kHz device: round(round(110250 / 2) × 48000 / 44100) = 60000 device frames; at
+    /// PlayRate 0.5: 240000; the 440 Hz tone stays 440 Hz.
+    @Test(arguments: [(Float(2), Int64(60_000)), (0.5, 240_000)])
+    func alacAtAPlayRate(playRate: Float, expected: Int64) throws {
+        let fx = try CodecFixtures()
+        let f = try Self.encode(fx, "tp.caf", codec: ["-c:a", "alac", "-sample_fmt", "s16p"])
+        let parsed = try parseFile(cafWithPacketTableFirst([UInt8](try Data(contentsOf: URL(fileURLWithPath: f)))))
+        let r = try renderOffline(parsed, deviceRate: 48000) { q in
+            try q.setTimePitchEnabled(true)
+            try q.setParameter(.playRate, playRate)
+        }
+        #expect(r.deviceFrames == expected, "scheduled \(r.deviceFrames) device frames")
+        // The tone (channel 0 carries sine + noise; zero crossings of its middle half).
+        let x = r.output[0].prefix(Int(expected))
+        let a = x.count / 4, b = 3 * x.count / 4
+        var crossings: [Int] = []
+        for i in (a + 1)..<b where x[i - 1] < 0 && x[i] >= 0 { crossings.append(i) }
+        let hz = Double(crossings.count - 1) * 48000 / Double(crossings.last! - crossings.first!)
+        print("CodecPlaybackTests: ALAC at PlayRate \(playRate): \(r.deviceFrames) device frames, \(hz) Hz by zero crossings")
+        #expect(abs(hz - 440) < 0.005 * 440, "\(hz) Hz")
+    }
+
     /// One packet per buffer and odd buffer sizes give the same audio (trims apply across buffers).
     @Test func bufferSizesDoNotChangeTheAudio() throws {
         let fx = try CodecFixtures()

@@ -103,6 +103,9 @@ struct Rendered {
     /// Device frames the queue scheduled (its length at the device rate).
     var frames: Int
     var corruptPackets: Int
+    /// Device frames the queue scheduled, counted by the queue (`enqueuedDeviceFrames` after
+    /// the flush).
+    var deviceFrames: Int64 = 0
 }
 
 /// Plays `file` through one queue of an engine on a hand-driven device at `deviceRate`: every
@@ -111,7 +114,7 @@ struct Rendered {
 /// `replace` swaps in other bytes for the given packet indices (damage at enqueue).
 func renderOffline(
     _ file: ParsedFile, deviceRate: Double? = nil, packetsPerBuffer: Int = 16, gapless: Bool = true,
-    replace: [Int: [UInt8]] = [:]
+    replace: [Int: [UInt8]] = [:], configure: (AudioQueue) throws -> Void = { _ in }
 ) throws -> Rendered {
     let rate = deviceRate ?? file.format.sampleRate
     let channels = Int(file.format.channelsPerFrame)
@@ -124,6 +127,7 @@ func renderOffline(
     let q = try engine.newOutput(format: file.format) { _, _ in }
     if let cookie = file.cookie, !cookie.isEmpty { try q.setMagicCookie(cookie) }
     if gapless, let pt = file.packetTable { try q.setGaplessInfo(pt) }
+    try configure(q)
     let maxBytes = file.packets.map(\.bytes.count).max() ?? 1
     var p = 0
     while p < file.packets.count {
@@ -143,11 +147,12 @@ func renderOffline(
         p += n
     }
     try q.flush()
-    let total = (file.packets.count * PacketDecoder.maximumFramesPerPacket(file.format) + 8192) * Int((rate / file.format.sampleRate).rounded(.up))
+    let deviceFrames = q.enqueuedDeviceFrames
+    let total = (file.packets.count * PacketDecoder.maximumFramesPerPacket(file.format) + 8192) * Int((rate / file.format.sampleRate).rounded(.up)) * 2
     _ = try engine.start([q], at: AudioTimeStamp(sampleTime: 0))
     let out = device.render(frames: total, cycle: 256)
     let scheduled = Int((Double(try q.prime()) * rate / file.format.sampleRate).rounded())
-    return Rendered(output: out, frames: scheduled, corruptPackets: q.corruptPacketCount)
+    return Rendered(output: out, frames: scheduled, corruptPackets: q.corruptPacketCount, deviceFrames: deviceFrames)
 }
 
 /// Largest |a − b| over the first `n` frames of every channel.

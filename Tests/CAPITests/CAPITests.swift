@@ -84,6 +84,15 @@ import Testing
         #expect(r.output.contains(" 0 failed"), "\(r.output)")
     }
 
+    /// Time/pitch through the C API (issue 22; `timepitch_offline.c`, offline): the properties
+    /// and parameters with their result codes, PlayRate 2 and Pitch +1200 heard in the render.
+    @Test func timePitchOffline() throws {
+        let exe = try CAPI.build("Tests/CAPIPrograms/timepitch_offline.c")
+        let r = try CAPI.run(exe, environment: ["AQSYNC_DEVICE": "offline"])
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains(" 0 failed"), "\(r.output)")
+    }
+
     /// What a recorder asks before recording (issue 23; `format_device.c`, offline at 44.1 kHz):
     /// FormatInfo completing linear PCM, AAC and ALAC formats; the default input and output
     /// device, its nominal rate, buffer size and name; a queue's converter properties; the

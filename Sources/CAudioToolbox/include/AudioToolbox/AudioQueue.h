@@ -77,16 +77,39 @@ CF_ENUM(AudioQueuePropertyID) {
                                                   the queue's format */
     kAudioQueueProperty_DecodeBufferSizeFrames = 0x64636266, /* 'dcbf' UInt32, playback queues: frames of
                                                   decode room kept ready (1 to 2^20) */
-    kAudioQueueProperty_ConverterError      = 0x71637665  /* 'qcve' UInt32, read-only: the latest decoding or
+    kAudioQueueProperty_ConverterError      = 0x71637665, /* 'qcve' UInt32, read-only: the latest decoding or
                                                   encoding error, 0 if none (docs/c-api.md) */
+    /* Issue 22, playback queues (a recording queue: kAudioQueueErr_InvalidProperty). SoundTouch
+     * on the enqueuing side; docs/c-api.md, "Time and pitch". */
+    kAudioQueueProperty_EnableTimePitch     = 0x715F7470, /* 'q_tp' UInt32 0/1: set while stopped with no
+                                                  buffer enqueued (else kAudioQueueErr_InvalidRunState) */
+    kAudioQueueProperty_TimePitchAlgorithm  = 0x71747061, /* 'qtpa' UInt32, below (default Spectral); same rule;
+                                                  another value: kAudioQueueErr_InvalidPropertyValue */
+    kAudioQueueProperty_TimePitchBypass     = 0x71747062  /* 'qtpb' UInt32, 1 = bypassed; any time, from the
+                                                  next buffer enqueued */
+};
+
+/* Values of kAudioQueueProperty_TimePitchAlgorithm, and the SoundTouch settings they run as. */
+CF_ENUM(UInt32) {
+    kAudioQueueTimePitchAlgorithm_Spectral   = 0x73706563, /* 'spec' tempo + pitch, full overlap search */
+    kAudioQueueTimePitchAlgorithm_TimeDomain = 0x7469646F, /* 'tido' tempo, quick seek; Pitch not applied */
+    kAudioQueueTimePitchAlgorithm_Varispeed  = 0x76737064, /* 'vspd' resampling: pitch follows the rate */
+    kAudioQueueTimePitchAlgorithm_LowQualityZeroLatency = 0x6C717A6C /* 'lqzl' (deprecated by Apple)
+                                                  tempo, quick seek, short sequences; not zero latency */
 };
 
 typedef UInt32 AudioQueueParameterID;
 typedef Float32 AudioQueueParameterValue;
 CF_ENUM(AudioQueueParameterID) {
     kAudioQueueParam_Volume         = 1,  /* linear gain 0...1 (default 1) */
-    /* Issue 22. Set with AudioQueueSetParameter only (a buffer's parameter event takes Volume
-     * only: kAudioQueueErr_InvalidParameter). docs/c-api.md, "Pan and volume ramps". */
+    /* Issue 22: applied on the enqueuing side from the next buffer enqueued (or from the
+     * buffer whose parameter event carries them), with EnableTimePitch on and not bypassed;
+     * without it the value is kept and read back. Outside the range, or NaN:
+     * kAudioQueueErr_InvalidParameter. docs/c-api.md, "Time and pitch". */
+    kAudioQueueParam_PlayRate       = 2,  /* 0.5...2.0 (default 1) */
+    kAudioQueueParam_Pitch          = 3,  /* -2400...2400 cents (default 0), Spectral algorithm only */
+    /* Issue 22. Set with AudioQueueSetParameter only (a buffer's parameter event takes Volume,
+     * PlayRate and Pitch only: kAudioQueueErr_InvalidParameter). docs/c-api.md, "Pan and volume ramps". */
     kAudioQueueParam_VolumeRampTime = 4,  /* seconds 0...3600 over which later volume changes ramp
                                              (default 0: 5 ms) */
     kAudioQueueParam_Pan            = 13  /* -1 (left) ... 1 (right), default 0: mono equal-power
