@@ -117,4 +117,35 @@ struct CaptureWithTakeOnJACKTests {
         #expect(ReferenceClicker.isFaithful(track, interval: interval) && track.count >= (capCut - first) / interval, "click track \(track.prefix(4))…")
         return .judged
     }
+
+    /// A write error while capturing (the file size limit, as a full disk): the capture stops
+    /// with its file valid — a WAV holding exactly the frames the line reports —, the session
+    /// plays on, aqsync exits 1 saying why. (Nothing here depends on the server's timing: no
+    /// repeat.)
+    @Test(.timeLimit(.minutes(2)))
+    func writeErrorStopsTheCaptureCleanly() throws {
+        let dir = try TempDir()
+        try R.clickTrack(dir, seconds: 4)
+        let server = try PrivateJackServer(sampleRate: R.rate, period: 256)
+        defer { server.stop() }
+        let session = try dir.write("s.toml", """
+            [output]
+            channels = 1
+            [[track]]
+            file = "click.wav"
+            """)
+        // 600 KiB: the float capture of one output passes it after about 3 s.
+        let (p, log) = try R.play(session, server: server.name, dir: dir, prefix: "ulimit -f 600", extra: ["--no-connect", "--capture", dir.file("cap.wav").path])
+        defer { p.stop() }
+        #expect(p.wait(timeout: .seconds(30)))
+        let out = R.text(log)
+        #expect(p.terminationStatus == 1, "\(out)")
+        #expect(out.contains("--capture \(dir.file("cap.wav").path) stopped early") && out.contains("file size limit"), "\(out)")
+        #expect(out.contains("track 'click.wav' finished"), "the session played on: \(out)")
+        let line = try #require(Self.captureLine(out), "\(out)")
+        let cap = try WAVReader.read(dir.file("cap.wav"))
+        #expect(cap.frameCount == line.frames && line.frames > R.rate && cap.channels.count == 1, "file \(cap.frameCount) frames, line \(line.frames)")
+        let size = (try FileManager.default.attributesOfItem(atPath: dir.file("cap.wav").path)[.size] as? Int) ?? 0
+        #expect(size <= 600 * 1024 && size >= line.frames * 4, "\(size) bytes")
+    }
 }
