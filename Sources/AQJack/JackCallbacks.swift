@@ -35,9 +35,6 @@ struct JackCallbackState: ~Copyable {
     var clockSource: JackClockSource = .monotonicRaw
     /// The renderer, while started; the notification callbacks reach its clock through it.
     let core = Atomic<UnsafeMutablePointer<RenderCore>?>(nil)
-    /// A capture of what went out, while one runs (see ``JackCapture``): its ring
-    /// (``JackCaptureStorage``), handed over so that it is freed only once a cycle has let go.
-    let capture = RenderHandoff()
     /// The benchmark probe's ring, once one is installed (see ``JackCycleProbe``).
     let probe = Atomic<UnsafeMutablePointer<JackProbeStorage>?>(nil)
     /// The transport follower, once one is installed (``JackDevice/setTransportFollower(_:)``).
@@ -167,9 +164,6 @@ struct JackCallbackState: ~Copyable {
 func jackProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> Int32 {
     guard let arg else { return 0 }
     let st = arg.assumingMemoryBound(to: JackCallbackState.self)
-    // Every cycle, first: acknowledges the capture ring in force, so that one taken away is
-    // freed as soon as this cycle has begun without it (RenderHandoff).
-    let captureRing = st.pointee.capture.acquire()
     // A benchmark probe, when installed: the entry time is read first thing.
     let probe = st.pointee.probe.load(ordering: .acquiring)
     let entryNs = probe == nil ? 0 : HostClock.now()
@@ -271,9 +265,6 @@ func jackProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> 
             follower.pointee.process(
                 follower.pointee.context, ts == JackTransportRolling ? 1 : 0, Int64(pos.frame), nframes, UnsafePointer(outs), n)
         }
-    }
-    if let captureRing {
-        captureRing.assumingMemoryBound(to: JackCaptureStorage.self).pointee.record(frames: Int(nframes))
     }
     if let probe {
         probe.pointee.record(

@@ -408,27 +408,32 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         }
     }
 
-    /// Starts taking back what the device sends, through its own input ports: input `i` is
-    /// connected to output `i` and the returned ``JackCapture`` keeps the frames for its
-    /// reader. The device must be running and opened with at least as many input channels as
-    /// outputs. Blocks until the connections carry data (two cycles after JACK reports them,
-    /// 2 s at most). Control thread.
-    public func startCapture() throws(DeviceError) -> JackCapture {
-        let (client, ins, outNames, inNames, rate): (OpaquePointer, [OpaquePointer?], [String], [String], Int) = try control.withLock { c throws(DeviceError) in
+    /// Connects output `i` to input `first + i` (`out_(i+1)` to `in_(first+i+1)`), so that what
+    /// the device sends comes back through its own inputs (aqsync's `--capture`, recorded by an
+    /// input queue like any input). The device must be running with at least `first` +
+    /// outputs input channels. Blocks until the connections carry data: JACK reports them
+    /// connected, then two more cycles run (2 s at most). A server that goes away and comes
+    /// back gets the device's `inputConnections` again, not these. Control thread.
+    ///
+    /// - Throws: ``DeviceError`` when the device is not running, has too few inputs, or a
+    ///   connection is refused.
+    public func connectOutputsToInputs(from first: Int = 0) throws(DeviceError) {
+        let (client, ins, outNames, inNames): (OpaquePointer, [OpaquePointer?], [String], [String]) = try control.withLock { c throws(DeviceError) in
             guard c.running, let client = state.pointee.client else {
-                throw DeviceError("JACK device \(uid): capture needs a running device")
+                throw DeviceError("JACK device \(uid): connecting its outputs to its inputs needs a running device")
             }
-            guard c.inPorts.count >= outputChannelCount else {
-                throw DeviceError("JACK device \(uid): capture needs \(outputChannelCount) input channels, it has \(c.inPorts.count)")
+            guard first >= 0, c.inPorts.count >= first + outputChannelCount else {
+                throw DeviceError("JACK device \(uid): \(outputChannelCount) outputs need inputs \(first + 1)…\(first + outputChannelCount), it has \(c.inPorts.count)")
             }
-            return (client, Array(c.inPorts.prefix(outputChannelCount)), c.outputPortNames, c.inputPortNames, Int(jack_get_sample_rate(client)))
+            let ins = Array(c.inPorts[first..<(first + outputChannelCount)])
+            return (client, ins, c.outputPortNames, Array(c.inputPortNames[first...]))
         }
         for (o, i) in zip(outNames, inNames) {
             let r = jack_connect(client, o, i)
-            guard r == 0 || r == EEXIST else { throw DeviceError("JACK device \(uid): cannot connect \(o) to \(i) for the capture") }
+            guard r == 0 || r == EEXIST else { throw DeviceError("JACK device \(uid): cannot connect \(o) to \(i)") }
         }
         // The connections take effect in a later cycle: wait until JACK reports them (and two
-        // cycles more) so that the capture starts with real data.
+        // cycles more) so that what the inputs carry from then on is what went out.
         let deadline = ContinuousClock.now + .seconds(2)
         while ins.contains(where: { jack_port_connected($0) == 0 }) && ContinuousClock.now < deadline {
             Thread.sleep(forTimeInterval: 0.002)
@@ -437,27 +442,6 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
             let target = core.pointee.clock.cycleCount + 2
             while core.pointee.clock.cycleCount < target && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.001) }
         }
-        let capture = JackCapture(ports: ins, sampleRate: rate)
-        let storage = capture.storage
-        // A device gone has closed its client: no cycle can use the ring any more.
-        capture.setDetach { [weak self] in self?.detachCapture() ?? true }
-        state.pointee.capture.publish(UnsafeMutableRawPointer(storage))
-        return capture
-    }
-
-    /// The process callback stops recording; returns true once a cycle has begun without the
-    /// capture's ring (``RenderHandoff``), or the device is not running (no cycle comes).
-    /// False when no cycle acknowledged it within 2 s (the server stopped calling back): the
-    /// ring must then be kept, not freed. Waits a cycle or so. Control thread.
-    private func detachCapture() -> Bool {
-        let generation = state.pointee.capture.publish(nil)
-        let deadline = ContinuousClock.now + .seconds(2)
-        while !state.pointee.capture.isAcknowledged(generation) {
-            guard isRunning else { return true }
-            if ContinuousClock.now >= deadline { return false }
-            Thread.sleep(forTimeInterval: 0.001)
-        }
-        return true
     }
 
     /// The thread JACK runs the process callback on (`jack_client_thread_id`), while the

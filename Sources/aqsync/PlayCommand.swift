@@ -19,9 +19,9 @@ struct PlayCommand: ParsableCommand {
         abstract: "Play a session through JACK, every track on its exact frame (the default command).",
         discussion: """
             Exit status: 0 when every track played to its end with no frame lost; 1 when the \
-            session or the server was refused (nothing plays), a track or a take failed (a take's \
-            file keeps what was written), or the server went away for good; 3 when frames were lost \
-            (a track played late or not at all, a take missed frames, the server lost frames, or it \
+            session or the server was refused (nothing plays), a track, a take or the capture failed \
+            (its file keeps what was written), or the server went away for good; 3 when frames were lost \
+            (a track played late or not at all, a take or the capture missed frames, the server lost frames, or it \
             went away and came back) and --allow-loss was not given; 128 + the \
             signal after SIGINT (Ctrl-C, 130), SIGTERM (143) or SIGHUP (129), each a clean stop.
             """)
@@ -41,7 +41,7 @@ struct PlayCommand: ParsableCommand {
     @Option(help: "JACK client name (overrides the session's [output] client_name).")
     var clientName: String?
 
-    @Option(help: ArgumentHelp("Record what the engine sent, through its own JACK inputs, to this float WAV file.", valueName: "FILE.wav"))
+    @Option(help: ArgumentHelp("Record every capture port of the client to this float WAV file: the takes' ports, then what the engine sent, taken back through inputs of its own (raw, file frame 0 at the device frame the log names).", valueName: "FILE.wav"))
     var capture: String?
 
     @Flag(help: "Refuse to play when no JACK server is reachable, instead of starting a private one.")
@@ -175,10 +175,6 @@ final class Player: @unchecked Sendable {
     static let stopSignals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
 
     private func play() -> Int32 {
-        if !session.takes.isEmpty && command.capture != nil {
-            printError("--capture and [[record]] takes cannot be used together yet (both use the client's capture ports)")
-            return 1
-        }
         // OSC (--osc): the port is bound before anything plays, so one in use is refused first.
         var oscServer: OSCServer?
         let oscReplies = OSCReplies(status: { [self] in oscStatus.withLock { $0 }?() }, note: { [self] line in notices.withLock { $0.append(line) } })
@@ -210,6 +206,9 @@ final class Player: @unchecked Sendable {
         // Takes ([[record]]): capture ports in_1… as the session lays them out (those with a
         // connect list first, so the list has no gap).
         let takeLayout = session.takeInputLayout
+        // --capture: the outputs come back on the ports after the takes' (out_i on
+        // in_(takes+i)), and the capture records every capture port, the takes' included.
+        let inputChannels = takeLayout.total + (command.capture == nil ? 0 : channels)
         // The server: the one asked for (or the default) when a client opens on it, else a
         // private one. No probe client first: the client aqsync plays through is the first it
         // opens (a probe opened and closed on a server that has just started is one more
@@ -220,7 +219,7 @@ final class Player: @unchecked Sendable {
         func openDevice(on server: String?) throws(DeviceError) -> JackDevice {
             try JackDevice(options: JackDeviceOptions(
                 clientName: command.clientName ?? session.output.clientName, serverName: server,
-                outputChannels: channels, inputChannels: command.capture == nil ? takeLayout.total : channels,
+                outputChannels: channels, inputChannels: inputChannels,
                 outputConnections: outputs, inputConnections: takeLayout.connections.isEmpty ? .none : .ports(takeLayout.connections),
                 lostTimePolicy: command.followWallClock ? .followWallClock : command.keepEveryFrame ? .keepEveryFrame : nil,
                 reconnect: !command.noReconnect))
@@ -263,7 +262,7 @@ final class Player: @unchecked Sendable {
         let engine: AudioQueueEngine
         do {
             engine = try AudioQueueEngine(device: device, capacities: SessionPlayer.engineCapacities(
-                for: session, options: playerOptions, inputChannels: max(8, takeLayout.total)))
+                for: session, options: playerOptions, inputChannels: max(8, inputChannels)))
         } catch {
             printError(error.message)
             return 1
@@ -303,21 +302,20 @@ final class Player: @unchecked Sendable {
         // session start is chosen once the connections are live and 8 cycles in a row have
         // run on one driver (at most 2 s).
         waitForSettledClock(device: device, engine: engine, connecting: !outputsUnconnected)
-        var capture: (tap: JackCapture, file: CaptureFileWriter)?
+        // --capture: an input queue on the capture ring, as the takes record (docs/recording.md).
+        var capture: CaptureRecorder?
+        defer { capture?.close() }  // before the engine closes
         if let path = command.capture {
-            do {
-                let tap = try device.startCapture()
-                do {
-                    capture = (tap, try CaptureFileWriter(url: URL(fileURLWithPath: path), sampleRate: tap.sampleRate, channels: tap.channels) {
-                        tap.read(into: $0, maxFrames: $1)
-                    })
-                } catch {
-                    tap.stop()
-                    printError("--capture \(path): \(error.description)")
-                    return 1
-                }
-            } catch {
+            do throws(DeviceError) { try device.connectOutputsToInputs(from: takeLayout.total) } catch {
                 printError("--capture \(path): \(error.message)")
+                return 1
+            }
+            do throws(SessionError) {
+                let recorder = try CaptureRecorder(url: URL(fileURLWithPath: path), engine: engine, channels: inputChannels)
+                capture = recorder
+                try recorder.start()
+            } catch {
+                printError("--capture \(path): \(error.description)")
                 return 1
             }
         }
@@ -329,8 +327,6 @@ final class Player: @unchecked Sendable {
             sessionStart = try player.start(at: AudioTimeStamp(sampleTime: want.rounded(.up)))
         } catch {
             printError(error.description)
-            capture?.tap.stop()
-            _ = try? capture?.file.finish()
             return 1
         }
         log("playing '\(session.name)': \(session.tracks.count) track(s), \(player.lengthFrames == .max ? "looping until released (the l key, /aqsync/loop) or stopped" : formatSeconds(Double(player.lengthFrames) / rate)) at \(Int(rate)) Hz on \(device.uid), session start at device frame \(sessionStart)\(player.position > 0 ? " (from session frame \(player.position), \(formatSeconds(Double(player.position) / rate)))" : ""); \(JackImplementation.current), lost time: \(device.lostTimePolicy == .followWallClock ? "skipped (--keep-every-frame keeps it)" : "kept (--follow-wall-clock skips it)")")
@@ -345,6 +341,9 @@ final class Player: @unchecked Sendable {
             // end says which it was placed by.
             let latency = i < player.takes.count ? "; latency now: \(player.takes[i].currentLatency)" : ""
             log("  recording \(take.name) (\(take.format), \(take.compensate ? "compensated" : "raw")): \(ports.joined(separator: ", ")) <- \(from)\(latency)")
+        }
+        if let capture, let path = command.capture {
+            log("  capturing \(capture.portsText) into \(path) (32-bit float WAV, raw), outputs back on \(CaptureRecorder.Report.ports("in_", Array(takeLayout.total..<inputChannels)))")
         }
 
         // libjack's own messages (a few lines when a server dies) as log lines of ours.
@@ -376,15 +375,12 @@ final class Player: @unchecked Sendable {
         // seek past the end ends playback before the key's line is queued).
         stopControls()
         for line in notices.withLock({ n in defer { n.removeAll() }; return n }) { log(line) }
+        var captureReport: CaptureRecorder.Report?
         if let capture {
-            capture.tap.stop()
-            let dropped = capture.tap.droppedFrames
-            do {
-                let frames = try capture.file.finish()
-                log("capture: \(frames) frames written to \(command.capture!)\(dropped > 0 ? " (\(dropped) frames dropped)" : "")")
-            } catch {
-                printError("--capture: \(error.description)")
-            }
+            capture.finish()
+            let r = capture.report()
+            captureReport = r
+            log(r.summary(name: command.capture!, sessionStart: sessionStart))
         }
         let reports = player.report()
         printReport(reports)
@@ -419,14 +415,20 @@ final class Player: @unchecked Sendable {
             printError("take \(bad.file.lastPathComponent) stopped early: \(bad.error!) (the file holds the \(bad.frames) frames written before)")
             return 1
         }
+        if let error = captureReport?.error {
+            printError("--capture \(command.capture!) stopped early: \(error) (the file holds the \(captureReport!.frames) frames written before)")
+            return 1
+        }
         if reports.contains(where: { $0.error != nil }) || status != 0 || goneForGood.load(ordering: .relaxed) { return 1 }
         let late = reports.reduce(Int64(0)) { $0 + $1.lateFrames }
         let silent = reports.filter { $0.framesPlayed == 0 }.map(\.name)
         let takeLost = takeReports.reduce(Int64(0)) { $0 + $1.lostFrames + $1.leadingSilence }
-        if late > 0 || deviceLost > 0 || !silent.isEmpty || takeLost > 0 {
+        let captureLost = captureReport?.lostFrames ?? 0
+        if late > 0 || deviceLost > 0 || !silent.isEmpty || takeLost > 0 || captureLost > 0 {
             var what: [String] = []
             if late > 0 { what.append("\(late) frames of the tracks were skipped (late)") }
             if takeLost > 0 { what.append("\(takeLost) frames of the takes were not recorded (silence in their place)") }
+            if captureLost > 0 { what.append("\(captureLost) frames of the capture were not recorded (silence in their place)") }
             if deviceLost > 0 { what.append("the server lost \(deviceLost) frames") }
             if !silent.isEmpty { what.append("played nothing: \(silent.joined(separator: ", "))") }
             if command.allowLoss {

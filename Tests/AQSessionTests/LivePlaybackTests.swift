@@ -147,7 +147,8 @@ struct LivePlaybackOnJACKTests {
     }
 
     /// `aqsync play --capture` writes what the engine sent: the impulses at the same relative
-    /// frames as the offline render.
+    /// frames as the offline render, session frame 0 where the report line says (plus the
+    /// server's loop back, whole periods).
     @Test(.timeLimit(.minutes(2)))
     func captureRecordsWhatWasPlayed() throws {
         let fx = try ImpulseSession.make()
@@ -156,12 +157,23 @@ struct LivePlaybackOnJACKTests {
         let cap = fx.dir.file("cap.wav")
         let r = try runTool(aqsyncURL().path, [fx.url.path, "--server", server.name, "--no-connect", "--capture", cap.path, "--no-start-server", "--allow-loss"])
         #expect(r.status == 0, "\(r.output)")
-        #expect(r.output.contains("capture:"), "\(r.output)")
+        let line = try #require(CaptureWithTakeOnJACKTests.captureLine(r.output), "\(r.output)")
+        #expect(r.output.contains("capture: \(line.frames) frames written to \(cap.path) (in_1…in_5, raw:") && line.dropped == 0, "\(r.output)")
         let wav = try WAVReader.read(cap)
+        #expect(wav.frameCount == line.frames && wav.channels.count == 5)
         let first = try #require(ImpulseFinder.find(wav.channels[0], threshold: 0.05).first)
         let origin = first - fx.exact[0][0].frame
         for c in 0..<4 {
             #expect(ImpulseFinder.find(wav.channels[c], threshold: 0.05).map { $0 - origin } == fx.exact[c].map(\.frame), "output \(c + 1)")
+        }
+        // Where the line says: session frame 0 is capture frame −(its session frame), and what
+        // went out comes back whole periods later (the server's loop back to aqsync's inputs).
+        // (Judged when aqsync reported no xrun: a cycle the server skipped may move the loop.)
+        let delay = origin + line.sessionFrame
+        if RecordOnJACKTests.xrunned(r.output) {
+            print("captureRecordsWhatWasPlayed: aqsync reported an xrun; session frame 0 at capture frame \(origin), the line says \(-line.sessionFrame) (not judged)")
+        } else {
+            #expect(delay >= 0 && delay % 256 == 0 && delay <= 4 * 256, "session frame 0 at capture frame \(origin), the line says \(-line.sessionFrame)\n\(r.output)")
         }
     }
 }

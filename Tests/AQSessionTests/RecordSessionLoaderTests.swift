@@ -114,13 +114,4 @@ struct RecordSessionLoaderTests {
         #expect(r.output.contains("\(url.path):4:1: take 't.wav': the folder") && r.output.contains("does not exist"), "\(r.output)")
         #expect(!r.output.contains("playing"), "\(r.output)")
     }
-
-    /// `--capture` with takes: refused before anything starts (both use the capture ports).
-    @Test func commandRefusesCaptureWithTakes() throws {
-        let dir = try Self.fixtures()
-        let url = try dir.write("s.toml", Self.head + "file = \"t.wav\"\n")
-        let r = try runTool(aqsyncURL().path, ["play", url.path, "--capture", dir.file("c.wav").path, "--server", "aqrec-none-\(getpid())"])
-        #expect(r.status == 1 && r.output.contains("--capture and [[record]] takes cannot be used together"), "\(r.output)")
-        #expect(!r.output.contains("started a private"), "\(r.output)")
-    }
 }

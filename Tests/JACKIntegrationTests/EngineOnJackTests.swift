@@ -156,8 +156,10 @@ struct EngineOnJackTests {
         #expect(gaps.filter { $0 != every }.count <= 1 + Int(device.xrunCount - xruns0), "gaps \(gaps)")
     }
 
-    /// The device's own capture (its inputs connected to its outputs) records exactly what
-    /// went out: the impulses at their relative frames, with their amplitudes.
+    /// The device's outputs connected back to its own inputs (`connectOutputsToInputs`), read
+    /// by an input queue (what aqsync's `--capture` records): exactly what went out, the
+    /// impulses at their relative frames with their amplitudes, nothing lost, the buffers
+    /// consecutive.
     @Test(.timeLimit(.minutes(1)))
     func captureThroughOwnInputs() throws {
         let server = try PrivateJackServer(sampleRate: 48000, period: 256)
@@ -172,33 +174,36 @@ struct EngineOnJackTests {
         try b.setOutputChannels([1])
         try a.enqueue(impulseBuffer(a, frames: 5000, impulses: [0, 257, 4999], value: 0.25))
         try b.enqueue(impulseBuffer(b, frames: 100, impulses: [31], value: -0.75), startTime: AudioTimeStamp(sampleTime: 3001))
-        let capture = try device.startCapture()
-        #expect(capture.channels == 2 && capture.sampleRate == 48000)
-        _ = try engine.start([a, b], at: engine.nearestStartTime(AudioTimeStamp(sampleTime: engine.deviceCurrentTime().sampleTime + 2400)))
-        // Take frames until the last impulse (2400 + 4999 frames after now) is surely in, reading
-        // as a writer would, in chunks into planes (no file: writing is the caller's).
-        var channels: [[Float]] = [[], []]
-        let planes = [UnsafeMutablePointer<Float>.allocate(capacity: 1000), .allocate(capacity: 1000)]
-        defer { planes.forEach { $0.deallocate() } }
-        let deadline = ContinuousClock.now + .seconds(5)
-        while channels[0].count < 24_000 && ContinuousClock.now < deadline {
-            let n = planes.withUnsafeBufferPointer { capture.read(into: $0.baseAddress!, maxFrames: 1000) }
-            for c in 0..<2 { channels[c] += UnsafeBufferPointer(start: planes[c], count: n) }
-            if n == 0 { usleep(5000) }  // frames arrive with the server's cycles
+        try device.connectOutputsToInputs()
+        let stereo = AudioStreamBasicDescription.linearPCM(sampleRate: 48000, channels: 2, bits: 32, isFloat: true)
+        let got = Mutex<(starts: [Int64], channels: [[Float]])>(([], [[], []]))
+        let input = try engine.newInput(format: stereo) { q, buf, t, _ in
+            let n = buf.audioDataByteSize / 8
+            let p = buf.audioData.bindMemory(to: Float.self, capacity: max(2 * n, 1))
+            got.withLock { g in
+                g.starts.append(Int64(t.sampleTime) + Int64(buf.captureLatency))
+                for c in 0..<2 { g.channels[c] += (0..<n).map { p[2 * $0 + c] } }
+            }
+            try? q.enqueue(buf)
         }
-        capture.stop()
+        for _ in 0..<6 { try input.enqueue(try input.allocateBuffer(capacity: 2048 * 8)) }
+        let recordFrom = try input.start()
+        _ = try engine.start([a, b], at: engine.nearestStartTime(AudioTimeStamp(sampleTime: Double(recordFrom) + 2400)))
+        // Until the last impulse (2400 + 4999 frames after the start) is surely in: the input
+        // callback's own count of frames, not a sleep.
+        let deadline = ContinuousClock.now + .seconds(5)
+        while got.withLock({ $0.channels[0].count }) < 24_000 && ContinuousClock.now < deadline { usleep(5000) }
+        try input.stop(immediately: true)
+        let (starts, channels) = got.withLock { ($0.starts, $0.channels) }
         #expect(channels[0].count >= 24_000)
-        #expect(capture.droppedFrames == 0)
-        #expect(capture.framesRead == channels[0].count)
-        let wav = (channels: channels, frameCount: channels[0].count)
-        let found = ImpulseFinder.find(channels: wav.channels, threshold: 0.1)
-        let nz0 = wav.channels[0].indices.filter { wav.channels[0][$0] != 0 }
-        let nz1 = wav.channels[1].indices.filter { wav.channels[1][$0] != 0 }
-        try #require(found[0].count == 3, "\(found) nonzero: \(nz0.prefix(20)) \(nz0.count) / \(nz1.prefix(20)) \(nz1.count) of \(wav.frameCount)")
+        #expect(input.lostFrames == 0)
+        #expect(starts.first == recordFrom)
+        let found = ImpulseFinder.find(channels: channels, threshold: 0.1)
+        try #require(found[0].count == 3, "\(found)")
         let origin = found[0][0]
         #expect(found[0].map { $0 - origin } == [0, 257, 4999])
         #expect(found[1].map { $0 - origin } == [3001 + 31])
-        #expect(wav.channels[0][origin] == 0.25 && wav.channels[1][found[1][0]] == -0.75)
+        #expect(channels[0][origin] == 0.25 && channels[1][found[1][0]] == -0.75)
     }
 
     /// The server dies while a queue plays: the queue stops with an error saying so, and its
