@@ -540,14 +540,6 @@ public final class SessionPlayer: @unchecked Sendable {
         }
     }
 
-    /// Per track, per channel: the highest sample peak in dBFS (-120 for silence) of every
-    /// render cycle since the previous call (`AudioQueue.peakSinceLastRead()`: a burst
-    /// shorter than the time between two calls is not missed), or nil for a track whose
-    /// metering is off. One reader: each call starts the next span. Any control thread.
-    public func levels() -> [[Float]?] {
-        tracks.map { t in (try? t.queue.peakSinceLastRead())?.map { $0 > 1e-6 ? 20 * log10($0) : -120 } }
-    }
-
     /// Late frames of every track so far.
     public var lateFrames: Int64 { tracks.reduce(0) { $0 + $1.queue.lateFrames } }
 

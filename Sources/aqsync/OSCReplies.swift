@@ -8,7 +8,8 @@ import Synchronization
 /// port it sent from) until `/aqsync/unsubscribe [port]` or the end of playback. The position
 /// message is `/aqsync/position d seconds, h frame, s state`: the session position in seconds
 /// and in frames at the device's rate, and `playing`, `paused`, `rolling`, `stopped` (the
-/// transport, when following it) or `ended`.
+/// transport, when following it) or `ended`. Where the mode that plays has meters, each
+/// position message is followed by `/aqsync/meters` (``oscMeters(_:)``).
 ///
 /// Thread safety: ``handle(_:from:)`` on the OSC server's reader thread; `start` and `stop`
 /// from the main thread; the sender is a thread of its own.
@@ -17,6 +18,7 @@ final class OSCReplies: @unchecked Sendable {
     static let maximumSubscribers = 16
 
     private let status: @Sendable () -> OSCMessage?
+    private let meters: @Sendable () -> OSCMessage?
     private let note: @Sendable (String) -> Void
     private let subscribers = Mutex<[OSCPeer]>([])
     private let server = Mutex<OSCServer?>(nil)
@@ -24,9 +26,11 @@ final class OSCReplies: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private var started = false
 
-    /// `status` gives the position message now (nil: nothing playing yet); `note` logs a line.
-    init(status: @escaping @Sendable () -> OSCMessage?, note: @escaping @Sendable (String) -> Void) {
+    /// `status` gives the position message now (nil: nothing playing yet); `meters` the meters
+    /// message now (nil: none in this mode, or nothing playing yet); `note` logs a line.
+    init(status: @escaping @Sendable () -> OSCMessage?, meters: @escaping @Sendable () -> OSCMessage?, note: @escaping @Sendable (String) -> Void) {
         self.status = status
+        self.meters = meters
         self.note = note
     }
 
@@ -41,7 +45,9 @@ final class OSCReplies: @unchecked Sendable {
         switch m.address {
         case "/aqsync/where":
             let reply = status() ?? OSCMessage(address: "/aqsync/position", arguments: [.double(0), .int64(0), .string("starting")])
-            _ = server.withLock { $0 }?.send(reply, to: peer)
+            let server = server.withLock { $0 }
+            _ = server?.send(reply, to: peer)
+            if let m = meters() { _ = server?.send(m, to: peer) }
             return true
         case "/aqsync/subscribe", "/aqsync/unsubscribe":
             if let port, !(1...65535).contains(port) {
@@ -57,7 +63,7 @@ final class OSCReplies: @unchecked Sendable {
                     return true
                 }
                 switch added {
-                case true?: note("osc /aqsync/subscribe: \(target.description) gets /aqsync/position every 100 ms")
+                case true?: note("osc /aqsync/subscribe: \(target.description) gets /aqsync/position every 100 ms\(meters() != nil ? " (and /aqsync/meters)" : "")")
                 case false?: note("osc /aqsync/subscribe: \(target.description) is already subscribed")
                 case nil: note("osc /aqsync/subscribe: \(target.description) refused: \(Self.maximumSubscribers) subscribers already")
                 }
@@ -83,7 +89,11 @@ final class OSCReplies: @unchecked Sendable {
             while !done.load(ordering: .relaxed) {
                 let list = subscribers.withLock { $0 }
                 if !list.isEmpty, let m = status(), let server = self.server.withLock({ $0 }) {
-                    for peer in list { server.send(m, to: peer) }
+                    let levels = meters()
+                    for peer in list {
+                        server.send(m, to: peer)
+                        if let levels { server.send(levels, to: peer) }
+                    }
                 }
                 usleep(100_000)  // the subscription's period, not a synchronisation
             }
@@ -108,4 +118,13 @@ final class OSCReplies: @unchecked Sendable {
 /// The position message of ``OSCReplies``.
 func oscPosition(frame: Int64, rate: Double, state: String) -> OSCMessage {
     OSCMessage(address: "/aqsync/position", arguments: [.double(Double(frame) / rate), .int64(frame), .string(state)])
+}
+
+/// The meters message of ``OSCReplies``: `/aqsync/meters` with two floats per track, in the
+/// session's order: the loudest channel's average power and peak in dBFS (−120 for silence or
+/// a track with no meter), as `kAudioQueueProperty_CurrentLevelMeterDB` reports them.
+func oscMeters(_ levels: [(averageDB: Float, peakDB: Float)?]) -> OSCMessage {
+    OSCMessage(address: "/aqsync/meters", arguments: levels.flatMap { l -> [OSCArgument] in
+        [.float(l?.averageDB ?? -120), .float(l?.peakDB ?? -120)]
+    })
 }

@@ -119,12 +119,14 @@ extension Player {
             return oscPosition(frame: min(at, end), rate: rate, state: state)
         }
         oscStatus.withLock { $0 = status }
+        oscMeterStatus.withLock { $0 = { oscMeters(player.currentLevelsDB()) } }
         return { [self] in
             keys?.stop()
             oscTarget.withLock { $0 = nil }
             // The last word for the subscribers: where it ended.
             let ended = oscPosition(frame: min(now(), end), rate: rate, state: "ended")
             oscStatus.withLock { $0 = { ended } }
+            oscMeterStatus.withLock { $0 = nil }
         }
     }
 }

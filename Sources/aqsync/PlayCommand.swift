@@ -135,6 +135,9 @@ final class Player: @unchecked Sendable {
     /// The position OSC replies and subscriptions send (set by the mode that plays; nil:
     /// nothing playing yet).
     let oscStatus = Mutex<(@Sendable () -> OSCMessage?)?>(nil)
+    /// The meters OSC replies and subscriptions send after the position (set by the mode that
+    /// plays; nil: none).
+    let oscMeterStatus = Mutex<(@Sendable () -> OSCMessage?)?>(nil)
 
     init(command: PlayCommand, session: Session, from: SessionTime) {
         self.command = command
@@ -177,7 +180,8 @@ final class Player: @unchecked Sendable {
     private func play() -> Int32 {
         // OSC (--osc): the port is bound before anything plays, so one in use is refused first.
         var oscServer: OSCServer?
-        let oscReplies = OSCReplies(status: { [self] in oscStatus.withLock { $0 }?() }, note: { [self] line in notices.withLock { $0.append(line) } })
+        let oscReplies = OSCReplies(
+            status: { [self] in oscStatus.withLock { $0 }?() }, meters: { [self] in oscMeterStatus.withLock { $0 }?() }, note: { [self] line in notices.withLock { $0.append(line) } })
         if let port = command.osc {
             do throws(OSCServerError) {
                 oscServer = try OSCServer(host: command.oscHost, port: port) { [self] m, peer in
@@ -258,7 +262,8 @@ final class Player: @unchecked Sendable {
             printError(error.message)
             return 1
         }
-        let playerOptions = SessionPlayer.Options(metering: tty, recordTakes: true)
+        // Meters for the terminal's display and for OSC's /aqsync/meters.
+        let playerOptions = SessionPlayer.Options(metering: tty || command.osc != nil, recordTakes: true)
         let engine: AudioQueueEngine
         do {
             engine = try AudioQueueEngine(device: device, capacities: SessionPlayer.engineCapacities(

@@ -10,7 +10,8 @@ import Glibc
 /// OSC replies and subscriptions (issue 24, docs/control.md) with clients no one here wrote:
 /// liblo's `oscdump` subscribed through `oscsend` receives `/aqsync/position` every 100 ms
 /// while `aqsync play` (plain play, a private jackd) plays the session to its end, the last one
-/// saying `ended`; `/aqsync/where` from a socket of the test's own is answered to its port.
+/// saying `ended`, each followed by `/aqsync/meters`; `/aqsync/where` from a socket of the
+/// test's own is answered to its port.
 @Suite("OSC replies on JACK", .serialized)
 struct OSCRepliesOnJACKTests {
     @Test(.timeLimit(.minutes(2)))
@@ -79,6 +80,15 @@ struct OSCRepliesOnJACKTests {
         #expect(playing.count >= 5 && zip(playing.dropFirst(), playing).allSatisfy { $0 >= $1 }, "frames while playing: \(playing)")
         #expect(Set(parsed.map(\.state)).isSubset(of: ["playing", "ended"]), "\(Set(parsed.map(\.state)))")
         #expect(parsed.last?.state == "ended", "the last message: \(String(describing: parsed.last))")
+        // "TIMETAG /aqsync/meters ffff… avg1 peak1 avg2 peak2 …": two floats a track, every
+        // position message while playing followed by one; the tracks are heard (a peak above
+        // the -120 dB floor while playing), and no level is above full scale.
+        let tracks = try SessionLoader.load(fx.url).tracks.count
+        let meters = ((try? String(contentsOf: dumped, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.contains("/aqsync/meters ") }
+        let levels = meters.map { line in line.split(separator: " ").dropFirst(3).compactMap { Float($0) } }
+        #expect(meters.count >= playing.count && levels.allSatisfy { $0.count == 2 * tracks }, "\(meters.count) meters messages for \(playing.count) positions: \(meters.prefix(3))")
+        let peaks = levels.flatMap { l in stride(from: 1, to: l.count, by: 2).map { l[$0] } }
+        #expect(peaks.contains { $0 > -60 } && peaks.allSatisfy { $0 <= 0.01 && $0 >= -120 }, "peaks: \(peaks.prefix(20))")
     }
 
     /// Sends `message` to 127.0.0.1:`port` from a socket bound to an ephemeral port and waits
