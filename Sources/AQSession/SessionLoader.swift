@@ -11,7 +11,7 @@ public enum SessionLoader {
     static let topKeys: Set<String> = ["session", "output", "track", "record", "marker"]
     static let sessionKeys: Set<String> = ["name", "sample_rate", "loop", "bpm", "meter", "gap"]
     static let outputKeys: Set<String> = ["client_name", "channels", "connect"]
-    static let trackKeys: Set<String> = ["name", "file", "start", "gain_db", "trim_start", "trim_end", "outputs", "fade_in", "fade_out", "fade_curve"]
+    static let trackKeys: Set<String> = ["name", "file", "start", "gain_db", "trim_start", "trim_end", "outputs", "fade_in", "fade_out", "fade_curve", "gain"]
     static let recordKeys: Set<String> = ["file", "format", "channels", "connect", "start", "length", "compensate"]
     /// Capture ports one session may record from, over all its takes.
     public static let maximumTakeChannels = 32
@@ -234,9 +234,11 @@ public enum SessionLoader {
             }
             let fadeIn = try fade("fade_in")
             let fadeOut = try fade("fade_out")
-            tracks.append(SessionTrack(
+            var track = SessionTrack(
                 name: trackName, file: fileURL, start: start, gainDB: gain, trimStart: trimStart, trimEnd: trimEnd,
-                outputs: outputs, audio: info, fadeIn: fadeIn, fadeOut: fadeOut))
+                outputs: outputs, audio: info, fadeIn: fadeIn, fadeOut: fadeOut)
+            track.gainPoints = try parseGainPoints(t, loc: loc, sec: sec, what: tl, trackFrames: trackFrames, rate: rateForLength)
+            tracks.append(track)
         }
         let takes = try parseTakes(root, loc: loc, folder: folder, tracks: tracks)
         var session = Session(url: url, name: name, sampleRate: sampleRate, output: output, tracks: tracks, takes: takes)

@@ -262,6 +262,8 @@ public struct SessionTrack: Sendable {
     public var fadeIn: SessionFade?
     /// `fade_out`: the fade ending on the track's last frame; nil: none.
     public var fadeOut: SessionFade?
+    /// `gain`: the track's gain envelope (``SessionGainPoint``, in time order); empty: none.
+    public var gainPoints: [SessionGainPoint] = []
 
     /// Makes a track (normally the loader does).
     public init(

@@ -145,6 +145,7 @@ public final class SessionPlayer: @unchecked Sendable {
         let n = session.deviceLength(of: spec, deviceRate: deviceRate)
         var fades = TrackSource.Fades()
         fades.trackLength = n
+        fades.envelope = GainEnvelope(spec.gainPoints, sessionRate: sessionRate, deviceRate: deviceRate)
         if let f = spec.fadeIn {
             fades.inLength = min(n, f.length.deviceFrames(sessionRate: sessionRate, deviceRate: deviceRate))
             fades.inCurve = f.curve

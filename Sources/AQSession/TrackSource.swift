@@ -80,10 +80,13 @@ final class TrackSource {
         var outLength: Int64 = 0
         var outCurve: FadeCurve = .linear
         var trackLength: Int64 = 0
+        /// The track's gain points (`gain`), nil: none.
+        var envelope: GainEnvelope?
 
-        /// The gain of the track's frame `i` (product of both fades where they overlap).
+        /// The gain of the track's frame `i` (product of both fades where they overlap, and of
+        /// the gain points).
         func gain(_ i: Int64) -> Double {
-            var g = 1.0
+            var g = envelope?.gain(i) ?? 1
             if i < inLength { g *= inCurve.gain(Double(i) / Double(inLength)) }
             let fromEnd = trackLength - 1 - i
             if fromEnd < outLength { g *= outCurve.gain(Double(fromEnd) / Double(outLength)) }
@@ -91,7 +94,9 @@ final class TrackSource {
         }
 
         /// True when frames `i..<i+n` all have gain 1.
-        func isUnity(_ i: Int64, _ n: Int) -> Bool { i >= inLength && i + Int64(n) <= trackLength - outLength }
+        func isUnity(_ i: Int64, _ n: Int) -> Bool {
+            (envelope?.isUnity ?? true) && i >= inLength && i + Int64(n) <= trackLength - outLength
+        }
     }
 
     /// - Parameters:

@@ -72,7 +72,7 @@ struct BadInputTests {
     /// TOML errors and keys carry line and column.
     @Test func positions() throws {
         let dir = try Self.fixtures()
-        let a = try dir.write("a.toml", "[session]\nname = \"x\"\n\n[[track]]\nfile = \"ok.wav\"\n\n[[track]]\nfile = \"ok.wav\"\n  gain = 2\n")
+        let a = try dir.write("a.toml", "[session]\nname = \"x\"\n\n[[track]]\nfile = \"ok.wav\"\n\n[[track]]\nfile = \"ok.wav\"\n  volume = 2\n")
         do { _ = try SessionLoader.load(a); Issue.record("accepted") } catch {
             #expect(error.kind == .unknownKey && error.line == 9 && error.column == 3, "\(error)")
             #expect(error.description.hasPrefix(a.path + ":9:3: "), "\(error)")
