@@ -304,8 +304,9 @@ final class Player: @unchecked Sendable {
         }
         // Then for a settled clock: PipeWire runs a new client on its dummy driver until its
         // ports are connected, then moves it to the sink's driver (docs/pipewire.md). The
-        // session start is chosen once the connections are live and 8 cycles in a row have
-        // run on one driver (at most 2 s).
+        // session start is chosen once the connections are live and, on PipeWire, 8 cycles in
+        // a row have run on one driver (at most 2 s). jackd has one driver: no wait for cycles
+        // (it cost 40 ms of the time to the first frame, docs/benchmarking.md).
         waitForSettledClock(device: device, engine: engine, connecting: !outputsUnconnected)
         // --capture: an input queue on the capture ring, as the takes record (docs/recording.md).
         var capture: CaptureRecorder?
@@ -585,6 +586,7 @@ final class Player: @unchecked Sendable {
                 usleep(2000)
             }
         }
+        guard JackImplementation.current == .pipewire else { return }
         var jumps = device.counterJumpCount
         var quietSince = engine.statistics.cycles
         while Date() < deadline {
