@@ -27,8 +27,8 @@ public struct AudioQueueProcessingTapFlags: OptionSet, Sendable, Hashable {
 /// unless it is a siphon replaces, the queue's audio as canonical planar `Float` at the queue's
 /// rate, in chunks of at most ``maxFrames`` frames.
 ///
-/// **Where it runs.** On the thread that enqueues a buffer (or flushes, stops or resets the
-/// queue: whatever ends a stream), under the queue's lock, while the buffer is converted; never
+/// **Where it runs.** On the thread that enqueues a buffer (or flushes the queue, or stops or
+/// disposes of it asynchronously: what ends a stream), under the queue's lock, while the buffer is converted; never
 /// on the render thread. Its latency is thus nothing at render: the tap's output is what the
 /// buffer plays. Apple's queues call the tap on their render thread instead, paced by the device.
 ///

@@ -174,8 +174,8 @@ typedef void (*AudioQueueInputCallback)(void *inUserData, AudioQueueRef inAQ, Au
  * on the stopping thread for an immediate stop). Same threads as the output callback. */
 typedef void (*AudioQueuePropertyListenerProc)(void *inUserData, AudioQueueRef inAQ, AudioQueuePropertyID inID);
 
-/* A processing tap's callback: on the thread that enqueues a buffer (or stops, resets or
- * flushes the queue), with the queue's lock held, never on the render thread; it must not call
+/* A processing tap's callback: on the thread that enqueues a buffer (or flushes, or stops or
+ * disposes of the queue asynchronously), with the queue's lock held, never on the render thread; it must not call
  * the queue except AudioQueueProcessingTapGetSourceAudio and ...GetQueueTime. A siphon finds
  * the audio in ioData (not to be written); any other tap finds NULL pointers, pulls its source
  * with GetSourceAudio, points ioData at its output and sets *outNumberFrames (fewer than
