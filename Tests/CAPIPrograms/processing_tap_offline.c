@@ -4,7 +4,8 @@
  * queue plays 0.3 s (3 buffers of 4800 frames) through AudioQueueOfflineRender: without a tap
  * (the reference), with a PreEffects tap halving what it pulls (heard halved sample for
  * sample; GetQueueTime continuous), after disposing of it (no call, the reference again), and
- * with a siphon (every frame seen once in order, the reference unchanged). Then the result
+ * with a siphon (every frame seen once in order, the reference unchanged); a stereo queue
+ * with a PostEffects tap using buffers of its own (left halved, right quartered). Then the result
  * codes of docs/c-api.md ("Processing taps"). Prints "N passed, N failed"; exits 1 on any
  * failure. */
 #include <AudioToolbox/AudioToolbox.h>
@@ -76,6 +77,91 @@ static void siphonTap(void *client, AudioQueueProcessingTapRef tap, UInt32 inNum
     memset(&t, 0, sizeof t);
     contextStatus = AudioQueueProcessingTapGetSourceAudio(tap, inNumberFrames, &t, &f, &got, ioData);
     *outNumberFrames = 0;
+}
+
+/* A stereo tap with buffers of its own: GetSourceAudio copies into them; left is halved and
+ * right quartered into a second pair it returns. */
+static float ownIn[2][2048], ownOut[2][2048];
+static void stereoTap(void *client, AudioQueueProcessingTapRef tap, UInt32 inNumberFrames, AudioTimeStamp *ioTimeStamp,
+                      AudioQueueProcessingTapFlags *ioFlags, UInt32 *outNumberFrames, AudioBufferList *ioData) {
+    (void)client; (void)ioFlags;
+    calls++;
+    if (ioData->mNumberBuffers != 2 || inNumberFrames > 2048) { badTime++; *outNumberFrames = 0; return; }
+    for (int c = 0; c < 2; c++) {
+        ioData->mBuffers[c].mData = ownIn[c];
+        ioData->mBuffers[c].mDataByteSize = sizeof ownIn[c];
+    }
+    UInt32 got = 0;
+    OSStatus s = AudioQueueProcessingTapGetSourceAudio(tap, inNumberFrames, ioTimeStamp, NULL, &got, ioData);
+    if (s != noErr || ioData->mBuffers[0].mData != ownIn[0] || ioData->mBuffers[1].mData != ownIn[1]) { pullStatus = s ? s : -1; *outNumberFrames = 0; return; }
+    for (UInt32 i = 0; i < got; i++) { ownOut[0][i] = ownIn[0][i] * 0.5f; ownOut[1][i] = ownIn[1][i] * 0.25f; }
+    for (int c = 0; c < 2; c++) {
+        ioData->mBuffers[c].mData = ownOut[c];
+        ioData->mBuffers[c].mDataByteSize = got * 4;
+    }
+    frames += got;
+    *outNumberFrames = got;
+}
+
+/* Stereo: interleaved Float32 at 48 kHz; left the tone, right its negative at a third. */
+static float stereoIn[2 * TOTAL], stereoRef[2 * RENDERED], stereoOut[2 * RENDERED];
+static void playStereo(AudioQueueRef aq, AudioQueueBufferRef *buffers, AudioQueueBufferRef render, float *dst) {
+    for (int b = 0; b < BUFFERS; b++) {
+        memcpy(buffers[b]->mAudioData, stereoIn + 2 * b * PER_BUFFER, PER_BUFFER * 8);
+        buffers[b]->mAudioDataByteSize = PER_BUFFER * 8;
+        EXPECT_STATUS(AudioQueueEnqueueBuffer(aq, buffers[b], 0, NULL), noErr);
+    }
+    EXPECT_STATUS(AudioQueueFlush(aq), noErr);
+    AudioTimeStamp t;
+    memset(&t, 0, sizeof t);
+    t.mFlags = kAudioTimeStampSampleTimeValid;
+    for (int n = 0; n < RENDERED; n += CHUNK) {
+        t.mSampleTime = n;
+        OSStatus s = AudioQueueOfflineRender(aq, &t, render, CHUNK);
+        if (s != noErr) { EXPECT(0, "AudioQueueOfflineRender = %d", (int)s); break; }
+        memcpy(dst + 2 * n, render->mAudioData, CHUNK * 8);
+    }
+}
+
+static void stereo(void) {
+    AudioStreamBasicDescription format;
+    memset(&format, 0, sizeof format);
+    format.mSampleRate = RATE;
+    format.mFormatID = kAudioFormatLinearPCM;
+    format.mFormatFlags = kAudioFormatFlagsNativeFloatPacked;
+    format.mBytesPerPacket = format.mBytesPerFrame = 8;
+    format.mFramesPerPacket = 1;
+    format.mChannelsPerFrame = 2;
+    format.mBitsPerChannel = 32;
+    for (int i = 0; i < TOTAL; i++) { stereoIn[2 * i] = input[i]; stereoIn[2 * i + 1] = -input[i] / 3; }
+    AudioQueueRef aq = NULL;
+    EXPECT_STATUS(AudioQueueNewOutput(&format, outputCallback, NULL, NULL, NULL, 0, &aq), noErr);
+    if (!aq) return;
+    AudioQueueBufferRef buffers[BUFFERS], render = NULL;
+    for (int b = 0; b < BUFFERS; b++) EXPECT_STATUS(AudioQueueAllocateBuffer(aq, PER_BUFFER * 8, &buffers[b]), noErr);
+    EXPECT_STATUS(AudioQueueAllocateBuffer(aq, CHUNK * 8, &render), noErr);
+    EXPECT_STATUS(AudioQueueSetOfflineRenderFormat(aq, &format, NULL), noErr);
+    playStereo(aq, buffers, render, stereoRef);
+    EXPECT_STATUS(AudioQueueStop(aq, true), noErr);
+    UInt32 maxFrames = 0;
+    AudioStreamBasicDescription processing;
+    AudioQueueProcessingTapRef tap = NULL;
+    EXPECT_STATUS(AudioQueueProcessingTapNew(aq, stereoTap, NULL, kAudioQueueProcessingTap_PostEffects, &maxFrames, &processing, &tap), noErr);
+    EXPECT(processing.mChannelsPerFrame == 2 && (processing.mFormatFlags & kAudioFormatFlagIsNonInterleaved) && processing.mBytesPerFrame == 4,
+           "stereo processing format: 2 deinterleaved channels, 4 bytes a frame");
+    calls = frames = badTime = 0;
+    pullStatus = noErr;
+    playStereo(aq, buffers, render, stereoOut);
+    int same = 1;
+    for (int i = 0; i < RENDERED && same; i++)
+        if (stereoOut[2 * i] != stereoRef[2 * i] * 0.5f || stereoOut[2 * i + 1] != stereoRef[2 * i + 1] * 0.25f) {
+            same = 0;
+            printf("stereo frame %d: %f %f, want %f %f\n", i, stereoOut[2 * i], stereoOut[2 * i + 1], stereoRef[2 * i] * 0.5f, stereoRef[2 * i + 1] * 0.25f);
+        }
+    EXPECT(same, "stereo tap with its own buffers: left halved, right quartered, sample for sample");
+    EXPECT(frames == TOTAL && badTime == 0 && pullStatus == noErr, "stereo: %d frames, %d bad, pull %d", frames, badTime, (int)pullStatus);
+    EXPECT_STATUS(AudioQueueStop(aq, true), noErr);
+    EXPECT_STATUS(AudioQueueDispose(aq, true), noErr);
 }
 
 static AudioStreamBasicDescription floatMono(void) {
@@ -208,6 +294,8 @@ int main(void) {
     /* Disposing of the queue disposes of its tap. */
     EXPECT_STATUS(AudioQueueDispose(aq, true), noErr);
     EXPECT_STATUS(AudioQueueProcessingTapDispose(tap), kAudio_ParamError);
+
+    stereo();
 
     /* Recording queues have no taps here. */
     EXPECT_STATUS(AudioQueueNewInput(&format, inputCallback, NULL, NULL, NULL, 0, &recorder), noErr);
