@@ -1,6 +1,7 @@
 import AQCore
 import AQTypes
 import Foundation
+import Synchronization
 
 /// `AudioQueueProcessingTapFlags`, with Apple's bit values (AudioQueue.h).
 ///
@@ -72,7 +73,8 @@ public final class AudioQueueProcessingTap: @unchecked Sendable {
     private var source: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     private var sourceFrames = 0
     private var sourceTaken = 0
-    private var callingThread: pthread_t?
+    /// The thread running the callback (`pthread_self()`), 0 outside it: read by any thread.
+    private let callingThread = Atomic<UInt>(0)
     private let io: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
 
     /// A tap for a queue of `channels` channels at `sampleRate`. Any thread; does not block.
@@ -136,9 +138,9 @@ public final class AudioQueueProcessingTap: @unchecked Sendable {
         for c in 0..<channels { io[c] = isSiphon ? source[c] : nil }
         sourceFrames = n
         sourceTaken = 0
-        callingThread = pthread_self()
+        callingThread.store(UInt(pthread_self()), ordering: .releasing)
         let made = callback(self, n, &ts, &fl, data)
-        callingThread = nil
+        callingThread.store(0, ordering: .releasing)
         sourceFrames = 0
         guard !isSiphon else { return }
         let m = min(max(made, 0), n)
@@ -154,8 +156,8 @@ public final class AudioQueueProcessingTap: @unchecked Sendable {
 
     /// Whether this thread is inside the tap's callback. Any thread; does not block.
     public var isCallingBack: Bool {
-        guard let t = callingThread else { return false }
-        return pthread_equal(t, pthread_self()) != 0
+        let t = callingThread.load(ordering: .acquiring)
+        return t != 0 && pthread_equal(pthread_t(t), pthread_self()) != 0
     }
 
     /// Throws `.invalidTapContext` unless called from this tap's callback, on its thread. Any
@@ -163,7 +165,7 @@ public final class AudioQueueProcessingTap: @unchecked Sendable {
     public func checkCallbackContext() throws(AudioQueueError) { try checkContext() }
 
     private func checkContext() throws(AudioQueueError) {
-        guard let t = callingThread, pthread_equal(t, pthread_self()) != 0 else {
+        guard isCallingBack else {
             throw AudioQueueError(.invalidTapContext, "only the tap's callback may call this, while it runs")
         }
     }

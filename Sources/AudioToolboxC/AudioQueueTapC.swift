@@ -50,8 +50,17 @@ final class CTap: @unchecked Sendable {
         var made: UInt32 = 0
         callback(clientData, ref, UInt32(frames), &cts, &cflags, &made, list)
         flags = AQEngine.AudioQueueProcessingTapFlags(rawValue: cflags.rawValue)
-        for c in 0..<min(channels, Int(list.pointee.mNumberBuffers)) { data[c] = bufs[c].mData?.assumingMemoryBound(to: Float.self) }
-        return Int(made)
+        // Never read past what the callback says its buffers hold.
+        var frames = min(Int(made), frames)
+        for c in 0..<channels {
+            guard c < Int(list.pointee.mNumberBuffers), let p = bufs[c].mData else {
+                data[c] = nil
+                continue
+            }
+            data[c] = p.assumingMemoryBound(to: Float.self)
+            frames = min(frames, Int(bufs[c].mDataByteSize) / 4)
+        }
+        return frames
     }
 }
 
