@@ -5,7 +5,8 @@ import AQEngine
 import CAudioToolbox
 import Foundation
 
-typealias CTapFlags = CAudioToolbox.AudioQueueProcessingTapFlags
+/// The C flags (`UInt32`, Apple's typedef).
+public typealias CTapFlags = CAudioToolbox.AudioQueueProcessingTapFlags
 
 /// What an `AudioQueueProcessingTapRef` points to: the engine's tap, the C callback and its
 /// client data, and the `AudioBufferList` (one buffer per channel) handed to the callback.
@@ -46,10 +47,10 @@ final class CTap: @unchecked Sendable {
             bufs[c] = AudioBuffer(mNumberChannels: 1, mDataByteSize: data[c] == nil ? 0 : UInt32(frames * 4), mData: data[c].map { UnsafeMutableRawPointer($0) })
         }
         var cts = ts.c
-        var cflags = CTapFlags(rawValue: flags.rawValue)
+        var cflags: CTapFlags = flags.rawValue
         var made: UInt32 = 0
         callback(clientData, ref, UInt32(frames), &cts, &cflags, &made, list)
-        flags = AQEngine.AudioQueueProcessingTapFlags(rawValue: cflags.rawValue)
+        flags = AQEngine.AudioQueueProcessingTapFlags(rawValue: cflags)
         // Never read past what the callback says its buffers hold.
         var frames = min(Int(made), frames)
         for c in 0..<channels {
@@ -97,11 +98,11 @@ enum TapHandles {
 /// `kAudio_ParamError`; a recording queue `kAudioQueueErr_InvalidQueueType`.
 @c public func AudioQueueProcessingTapNew(
     _ inAQ: AudioQueueRef?, _ inCallback: AudioQueueProcessingTapCallback?, _ inClientData: UnsafeMutableRawPointer?,
-    _ inFlags: CAudioToolbox.AudioQueueProcessingTapFlags, _ outMaxFrames: UnsafeMutablePointer<UInt32>?, _ outProcessingFormat: UnsafeMutablePointer<CFormat>?,
+    _ inFlags: CTapFlags, _ outMaxFrames: UnsafeMutablePointer<UInt32>?, _ outProcessingFormat: UnsafeMutablePointer<CFormat>?,
     _ outAQTap: UnsafeMutablePointer<AudioQueueProcessingTapRef?>?
 ) -> OSStatus {
     guard let inCallback, let outMaxFrames, let outProcessingFormat, let outAQTap else { return paramError }
-    let flags = AQEngine.AudioQueueProcessingTapFlags(rawValue: inFlags.rawValue)
+    let flags = AQEngine.AudioQueueProcessingTapFlags(rawValue: inFlags)
     let position = flags.intersection(AQEngine.AudioQueueProcessingTapFlags([.preEffects, .postEffects]))
     guard flags.subtracting(AQEngine.AudioQueueProcessingTapFlags.creationFlags).isEmpty, position == .preEffects || position == .postEffects else {
         return paramError
@@ -135,7 +136,7 @@ enum TapHandles {
 /// continuous time stamp, as Apple's header asks of output queues).
 @c public func AudioQueueProcessingTapGetSourceAudio(
     _ inAQTap: AudioQueueProcessingTapRef?, _ inNumberFrames: UInt32, _ ioTimeStamp: UnsafeMutablePointer<CTimeStamp>?,
-    _ outFlags: UnsafeMutablePointer<CAudioToolbox.AudioQueueProcessingTapFlags>?, _ outNumberFrames: UnsafeMutablePointer<UInt32>?,
+    _ outFlags: UnsafeMutablePointer<CTapFlags>?, _ outNumberFrames: UnsafeMutablePointer<UInt32>?,
     _ ioData: UnsafeMutablePointer<AudioBufferList>?
 ) -> OSStatus {
     guard let ct = TapHandles.tap(inAQTap), let tap = ct.tap else { return paramError }
@@ -159,7 +160,7 @@ enum TapHandles {
             bufs[c].mDataByteSize = UInt32(got.frames * 4)
         }
         outNumberFrames.pointee = UInt32(got.frames)
-        outFlags?.pointee = CTapFlags(rawValue: got.flags.rawValue)
+        outFlags?.pointee = got.flags.rawValue
     }
 }
 

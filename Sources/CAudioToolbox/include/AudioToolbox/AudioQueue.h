@@ -126,7 +126,8 @@ typedef struct OpaqueAudioQueueProcessingTap *AudioQueueProcessingTapRef;
 /* AudioQueueProcessingTapNew takes PreEffects or PostEffects (not both), maybe with Siphon; the
  * callback gets them back, with StartOfStream after a discontinuity (also from GetSourceAudio).
  * EndOfStream is never set here. */
-typedef CF_OPTIONS(UInt32, AudioQueueProcessingTapFlags) {
+typedef UInt32 AudioQueueProcessingTapFlags;
+CF_ENUM(AudioQueueProcessingTapFlags) {
     kAudioQueueProcessingTap_PreEffects    = (1 << 0), /* before time/pitch */
     kAudioQueueProcessingTap_PostEffects   = (1 << 1), /* after time/pitch */
     kAudioQueueProcessingTap_Siphon        = (1 << 2), /* sees the audio, may not change it */
