@@ -77,6 +77,52 @@ import Testing
         #expect(post == 7200)
     }
 
+    /// PostEffects at PlayRate 2: GetQueueTime's frame counts add up to the queue frames
+    /// enqueued (14 400) over the 7200 stretched frames, at ascending queue times.
+    @Test func postEffectsQueueTimeCountsQueueFrames() throws {
+        var frames = 0, queueFrames = 0
+        var times: [Double] = []
+        _ = try Self.play(playRate: 2) { q in
+            _ = try q.newProcessingTap(flags: [.postEffects, .siphon]) { tap, n, _, _, _ in
+                let t = try! tap.queueTime()
+                frames += n
+                queueFrames += t.frameCount
+                times.append(t.sampleTime)
+                return 0
+            }
+        }
+        #expect(frames == 7200)
+        #expect(queueFrames == 14400)
+        #expect(times == times.sorted() && times.first == 0)
+    }
+
+    /// The callback runs on the enqueuing thread; a stop starts a new stream (StartOfStream).
+    @Test func runsOnTheEnqueuingThreadAndRestartsAfterAStop() throws {
+        let (engine, _) = try manualEngine(channels: 1)
+        defer { engine.close() }
+        let q = try engine.newOutput(format: int16Mono48k) { _, _ in }
+        var threads: [pthread_t] = []
+        var starts: [Bool] = []
+        var stamps: [Double] = []
+        _ = try q.newProcessingTap(flags: [.preEffects, .siphon]) { _, _, ts, flags, _ in
+            threads.append(pthread_self())
+            starts.append(flags.contains(.startOfStream))
+            stamps.append(ts.sampleTime)
+            return 0
+        }
+        let b = try q.allocateBuffer(capacity: 200)
+        b.audioDataByteSize = 200
+        let c = try q.allocateBuffer(capacity: 200)
+        c.audioDataByteSize = 200
+        try q.enqueue(b)
+        try q.enqueue(c)
+        try q.stop(immediately: true)
+        try q.enqueue(b)
+        #expect(threads.count == 3 && threads.allSatisfy { pthread_equal($0, pthread_self()) != 0 })
+        #expect(starts == [true, false, true])
+        #expect(stamps == [0, 100, 0])
+    }
+
     /// A siphon sees every frame once in order; the audio is unchanged.
     @Test func siphonSeesEverythingAndChangesNothing() throws {
         let reference = try Self.play()
