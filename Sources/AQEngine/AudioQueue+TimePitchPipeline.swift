@@ -34,10 +34,13 @@ extension AudioQueue {
     }
 
     /// `frames` planar frames from `ins` at the queue's rate, through time/pitch when routed,
-    /// as arrays (copied when not routed). Lock held.
-    func stretched(_ ins: UnsafePointer<UnsafePointer<Float>>, frames: Int) -> [[Float]] {
+    /// as arrays (copied when not routed), through a PostEffects tap after time/pitch; they
+    /// start at queue frame `q`. Lock held.
+    func stretched(_ ins: UnsafePointer<UnsafePointer<Float>>, frames: Int, at q: Int64) -> [[Float]] {
         if timePitch.routed {
-            return timePitch.process(ins, channels: channels, frames: frames, sampleRate: format.sampleRate)
+            var planes = timePitch.process(ins, channels: channels, frames: frames, sampleRate: format.sampleRate)
+            tapAfterEffects(&planes, at: q, queueFrames: frames)
+            return planes
         }
         return (0..<channels).map { Array(UnsafeBufferPointer(start: ins[$0], count: frames)) }
     }
@@ -71,9 +74,10 @@ extension AudioQueue {
     }
 
     /// Time/pitch and rate conversion of `frames` frames from `ins` into `buffer`'s render
-    /// storage (grown to fit); returns the device frames it now holds. Lock held.
-    func stretch(_ ins: UnsafePointer<UnsafePointer<Float>>, frames: Int, into buffer: AudioQueueBuffer) -> Int {
-        let planes = stretched(ins, frames: frames)
+    /// storage (grown to fit); `ins` start at queue frame `q`. Returns the device frames it now
+    /// holds. Lock held.
+    func stretch(_ ins: UnsafePointer<UnsafePointer<Float>>, frames: Int, at q: Int64, into buffer: AudioQueueBuffer) -> Int {
+        let planes = stretched(ins, frames: frames, at: q)
         buffer.growRender(frames: deviceRoom(planes.first?.count ?? 0))
         return place(planes, into: buffer.renderChannels, capacity: buffer.renderCapacity)
     }
@@ -98,7 +102,9 @@ extension AudioQueue {
     /// so far. Lock held.
     func flushStretchTail() {
         guard timePitch.isOpen else { return }
-        scheduleStretchedTail(timePitch.flush(channels: channels))
+        var planes = timePitch.flush(channels: channels)
+        tapAfterEffects(&planes, at: queueTime.nextQueueFrame, queueFrames: 0)
+        scheduleStretchedTail(planes)
     }
 
     /// Three tails (decoder, time/pitch, rate converter) for a queue with time/pitch. Lock held.

@@ -66,6 +66,8 @@ public final class AudioQueue: @unchecked Sendable {
     var queueTime: QueueTimeline
     /// `kAudioQueueProperty_EnableTimePitch` and its settings, and the SoundTouch stream.
     var timePitch = TimePitchStage()
+    /// The processing tap (`AudioQueueProcessingTapNew`), if any.
+    var processingTap: AudioQueueProcessingTap?
     /// Whether the open stream runs through time/pitch (a change ends the stream).
     var streamRouted = false
     /// Run number sent with starts; changed by a synchronous stop so that run-state events

@@ -156,13 +156,15 @@ extension AudioQueue {
                 defer { outs.deallocate(); ins.deallocate() }
                 for c in 0..<channels { outs[c] = base + c * played; ins[c] = UnsafePointer(base + c * played) }
                 deinterleaver.convert(source, frames: played, into: outs, offset: 0)
-                if timePitch.enabled { return stretch(ins, frames: played, into: buffer) }
+                tapBeforeEffects(outs, frames: played, at: q)
+                if timePitch.enabled { return stretch(ins, frames: played, at: q, into: buffer) }
                 return converter!.process(input: ins, frames: played, output: buffer.renderChannels, capacity: buffer.renderCapacity)
             }
             start = queueTime.nextDeviceFrame
             queueTime.nextDeviceFrame += Int64(deviceFrames)
         } else {
             deinterleaver.convert(source, frames: played, into: buffer.renderChannels, offset: 0)
+            tapBeforeEffects(buffer.renderChannels, frames: played, at: q)
             start = q
             deviceFrames = played
         }
@@ -297,6 +299,7 @@ extension AudioQueue {
         codec.isOpen = true
         let (from, to) = codec.keptRange(decoded: decoded, trimStart: trimFramesAtStart, trimEnd: trimFramesAtEnd)
         let played = to - from
+        tapBeforeEffects(scratch.channels, offset: from, frames: played, at: q)
         let start: Int64
         let deviceFrames: Int
         if countsDeviceFrames {
@@ -305,7 +308,7 @@ extension AudioQueue {
                 let ins = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: channels)
                 defer { ins.deallocate() }
                 for c in 0..<channels { ins[c] = UnsafePointer(scratch.channels[c] + from) }
-                deviceFrames = played == 0 ? 0 : stretch(ins, frames: played, into: buffer)
+                deviceFrames = played == 0 ? 0 : stretch(ins, frames: played, at: q, into: buffer)
             } else {
                 deviceFrames = played == 0 ? 0 : process(converter!, scratch, from: from, frames: played, into: buffer.renderChannels, capacity: buffer.renderCapacity)
             }
@@ -342,13 +345,15 @@ extension AudioQueue {
         let drained = decoder.drain(into: scratch.channels, offset: 0, capacity: scratch.capacity)
         let (from, to) = codec.keptRange(decoded: drained, trimStart: 0, trimEnd: 0)
         guard to > from else { return }
+        tapBeforeEffects(scratch.channels, offset: from, frames: to - from, at: queueTime.nextQueueFrame)
         if timePitch.enabled {
             if !queueTime.streamOpen { openStream(at: queueTime.nextQueueFrame) {} }
             let ins = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: channels)
             defer { ins.deallocate() }
             for c in 0..<channels { ins[c] = UnsafePointer(scratch.channels[c] + from) }
+            let q = queueTime.nextQueueFrame
             queueTime.nextQueueFrame += Int64(to - from)
-            scheduleStretchedTail(stretched(ins, frames: to - from))
+            scheduleStretchedTail(stretched(ins, frames: to - from, at: q))
             return
         }
         guard let i = tails.firstIndex(where: { !$0.inFlight }) else { return }

@@ -32,6 +32,11 @@ public struct AudioQueueError: Error, Sendable, Equatable, CustomStringConvertib
         /// `kAudioQueueErr_InvalidPropertyValue`: a property set to a value it cannot take
         /// (`kAudioQueueProperty_DecodeBufferSizeFrames` of 0 or over 2^20 frames).
         case invalidPropertyValue = -66675
+        /// `kAudioQueueErr_TooManyTaps`: the queue has a processing tap already (one per queue).
+        case tooManyTaps = -66670
+        /// `kAudioQueueErr_InvalidTapContext`: `AudioQueueProcessingTapGetSourceAudio` or
+        /// `…GetQueueTime` called outside the tap's callback (or GetSourceAudio by a siphon).
+        case invalidTapContext = -66669
         /// `kAudioQueueErr_BufferEnqueuedTwice`: the buffer is already enqueued (not yet handed
         /// back through the callback). Apple's header names input queues; output queues answer
         /// it too, since `invalidBuffer` means another queue's buffer.

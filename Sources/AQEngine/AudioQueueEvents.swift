@@ -59,6 +59,7 @@ extension AudioQueue {
         isRunningValue = false
         for b in ledger.removeAll() { b.isEnqueued = false }
         tails.removeAll()
+        processingTap = nil  // disposed of with the queue: its callback is not called again
         defer { whenDisposed = nil }
         return whenDisposed
     }

@@ -222,6 +222,7 @@ func newInputQueue(
 /// Frees a disposed queue's C buffers and drops its handle.
 func release(_ q: CQueue) {
     Handles.remove(q)
+    TapHandles.removeAll(of: q)
     q.lock.lock()
     q.disposed = true
     let buffers = q.buffers

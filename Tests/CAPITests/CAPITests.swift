@@ -37,7 +37,7 @@ import Testing
                 declared.insert(String(text[Range(m.range(at: 1), in: text)!]))
             }
         }
-        #expect(declared.count == 31 + 7 + 16 + 12 + 10 + 2 + 3 + 3, "declared: \(declared.sorted())")
+        #expect(declared.count == 35 + 7 + 16 + 12 + 10 + 2 + 3 + 3, "declared: \(declared.sorted())")
         let nm = try CAPI.shell("nm -D --defined-only '\(prefix.path)/lib/libAudioToolbox.so'")
         let exported = Set(nm.output.split(separator: "\n").compactMap { line -> String? in
             let f = line.split(separator: " ")
@@ -88,6 +88,16 @@ import Testing
     /// and parameters with their result codes, PlayRate 2 and Pitch +1200 heard in the render.
     @Test func timePitchOffline() throws {
         let exe = try CAPI.build("Tests/CAPIPrograms/timepitch_offline.c")
+        let r = try CAPI.run(exe, environment: ["AQSYNC_DEVICE": "offline"])
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains(" 0 failed"), "\(r.output)")
+    }
+
+    /// Processing taps through the C API (issue 22; `processing_tap_offline.c`, offline): a
+    /// halving tap heard halved sample for sample, GetQueueTime continuous, dispose stopping the
+    /// callbacks, a siphon seeing every frame once with the audio unchanged, the result codes.
+    @Test func processingTapOffline() throws {
+        let exe = try CAPI.build("Tests/CAPIPrograms/processing_tap_offline.c")
         let r = try CAPI.run(exe, environment: ["AQSYNC_DEVICE": "offline"])
         #expect(r.status == 0, "\(r.output)")
         #expect(r.output.contains(" 0 failed"), "\(r.output)")

@@ -32,7 +32,7 @@ CF_ENUM(OSStatus) {
     kAudioQueueErr_InvalidRunState      = -66678,
     kAudioQueueErr_InvalidQueueType     = -66677, /* a playback queue's call on a recording queue */
     /* The later codes of Apple's header (issue 22). Those marked "never" name conditions that
-     * cannot arise here (no permissions, processing taps, audio server or priming timeout);
+     * cannot arise here (no permissions, input-queue taps, audio server or priming timeout);
      * they are declared so that programs naming them compile. docs/c-api.md, "Result codes". */
     kAudioQueueErr_Permissions          = -66676, /* never */
     kAudioQueueErr_InvalidPropertyValue = -66675, /* DecodeBufferSizeFrames out of range */
@@ -40,10 +40,10 @@ CF_ENUM(OSStatus) {
     kAudioQueueErr_CodecNotFound        = -66673, /* never: an unknown format is 'fmt?' */
     kAudioQueueErr_InvalidCodecAccess   = -66672, /* never */
     kAudioQueueErr_QueueInvalidated     = -66671, /* never */
-    kAudioQueueErr_TooManyTaps          = -66670, /* never */
-    kAudioQueueErr_InvalidTapContext    = -66669, /* never */
+    kAudioQueueErr_TooManyTaps          = -66670, /* AudioQueueProcessingTapNew on a queue with a tap */
+    kAudioQueueErr_InvalidTapContext    = -66669, /* tap GetSourceAudio/GetQueueTime outside its callback */
     kAudioQueueErr_RecordUnderrun       = -66668, /* never */
-    kAudioQueueErr_InvalidTapType       = -66667, /* never */
+    kAudioQueueErr_InvalidTapType       = -66667, /* never: recording queues have no taps */
     kAudioQueueErr_BufferEnqueuedTwice  = -66666, /* the buffer is enqueued already */
     kAudioQueueErr_CannotStartYet       = -66665, /* never */
     kAudioQueueErr_EnqueueDuringReset   = -66632, /* enqueue while Reset/Stop(immediate) hands buffers back */
@@ -120,6 +120,20 @@ CF_ENUM(AudioQueueParameterID) {
 /* ---- Types ------------------------------------------------------------------------------- */
 typedef struct OpaqueAudioQueue *AudioQueueRef;
 typedef struct OpaqueAudioQueueTimeline *AudioQueueTimelineRef;
+/* A playback queue's processing tap (issue 22; docs/c-api.md, "Processing taps"). */
+typedef struct OpaqueAudioQueueProcessingTap *AudioQueueProcessingTapRef;
+
+/* AudioQueueProcessingTapNew takes PreEffects or PostEffects (not both), maybe with Siphon; the
+ * callback gets them back, with StartOfStream after a discontinuity (also from GetSourceAudio).
+ * EndOfStream is never set here. */
+typedef UInt32 AudioQueueProcessingTapFlags;
+CF_ENUM(AudioQueueProcessingTapFlags) {
+    kAudioQueueProcessingTap_PreEffects    = (1 << 0), /* before time/pitch */
+    kAudioQueueProcessingTap_PostEffects   = (1 << 1), /* after time/pitch */
+    kAudioQueueProcessingTap_Siphon        = (1 << 2), /* sees the audio, may not change it */
+    kAudioQueueProcessingTap_StartOfStream = (1 << 8),
+    kAudioQueueProcessingTap_EndOfStream   = (1 << 9)
+};
 
 /* 56 bytes. The fields marked const are the queue's; the rest are the caller's while the
  * buffer is not enqueued. */
@@ -160,6 +174,17 @@ typedef void (*AudioQueueInputCallback)(void *inUserData, AudioQueueRef inAQ, Au
 /* A property changed (IsRunning: asynchronously after a start, after a drain completes, and
  * on the stopping thread for an immediate stop). Same threads as the output callback. */
 typedef void (*AudioQueuePropertyListenerProc)(void *inUserData, AudioQueueRef inAQ, AudioQueuePropertyID inID);
+
+/* A processing tap's callback: on the thread that enqueues a buffer (or flushes, or stops or
+ * disposes of the queue asynchronously), with the queue's lock held, never on the render thread; it must not call
+ * the queue except AudioQueueProcessingTapGetSourceAudio and ...GetQueueTime. A siphon finds
+ * the audio in ioData (not to be written); any other tap finds NULL pointers, pulls its source
+ * with GetSourceAudio, points ioData at its output and sets *outNumberFrames (fewer than
+ * inNumberFrames: silence after them). */
+typedef void (*AudioQueueProcessingTapCallback)(void *inClientData, AudioQueueProcessingTapRef inAQTap,
+                                                UInt32 inNumberFrames, AudioTimeStamp *ioTimeStamp,
+                                                AudioQueueProcessingTapFlags *ioFlags, UInt32 *outNumberFrames,
+                                                AudioBufferList *ioData);
 
 /* ---- Creating and disposing -------------------------------------------------------------- */
 extern OSStatus AudioQueueNewOutput(const AudioStreamBasicDescription *inFormat, AudioQueueOutputCallback inCallbackProc,
@@ -250,6 +275,30 @@ extern OSStatus AudioQueueSetOfflineRenderFormat(AudioQueueRef inAQ, const Audio
                                                  const AudioChannelLayout *inLayout);
 extern OSStatus AudioQueueOfflineRender(AudioQueueRef inAQ, const AudioTimeStamp *inTimestamp,
                                         AudioQueueBufferRef ioBuffer, UInt32 inNumberFrames);
+
+/* ---- Processing taps (issue 22; docs/c-api.md, "Processing taps") ------------------------ */
+/* Playback queues only (a recording queue: kAudioQueueErr_InvalidQueueType), stopped (else
+ * kAudioQueueErr_InvalidRunState), one tap per queue (kAudioQueueErr_TooManyTaps); bad flags or
+ * NULL arguments: kAudio_ParamError. *outMaxFrames: the power of two nearest 50 ms at the
+ * queue's rate (2048 at 44.1/48 kHz); *outProcessingFormat: Float32 non-interleaved at the
+ * queue's rate and channels. The tap processes the buffers enqueued after it is made. */
+extern OSStatus AudioQueueProcessingTapNew(AudioQueueRef inAQ, AudioQueueProcessingTapCallback inCallback,
+                                           void *inClientData, AudioQueueProcessingTapFlags inFlags,
+                                           UInt32 *outMaxFrames, AudioStreamBasicDescription *outProcessingFormat,
+                                           AudioQueueProcessingTapRef *outAQTap);
+/* Only while the queue is stopped; the callback is not called once it returns. Not from the
+ * tap's own callback. An unknown or disposed tap: kAudio_ParamError. */
+extern OSStatus AudioQueueProcessingTapDispose(AudioQueueProcessingTapRef inAQTap);
+/* Only from the callback of a tap that is not a siphon (else kAudioQueueErr_InvalidTapContext).
+ * ioData: mNumberBuffers = the processing format's channels; NULL mData: pointers into the
+ * queue's memory, valid during the callback; else copied into (room for inNumberFrames). */
+extern OSStatus AudioQueueProcessingTapGetSourceAudio(AudioQueueProcessingTapRef inAQTap, UInt32 inNumberFrames,
+                                                      AudioTimeStamp *ioTimeStamp, AudioQueueProcessingTapFlags *outFlags,
+                                                      UInt32 *outNumberFrames, AudioBufferList *ioData);
+/* Only from the tap's callback: the queue time (queue frames) where the chunk being processed
+ * plays, and the queue frames it stands for (its frames before time/pitch). */
+extern OSStatus AudioQueueProcessingTapGetQueueTime(AudioQueueProcessingTapRef inAQTap, Float64 *outQueueSampleTime,
+                                                    UInt32 *outQueueFrameCount);
 
 CF_EXTERN_C_END
 
