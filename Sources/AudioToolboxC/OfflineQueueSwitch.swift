@@ -101,8 +101,8 @@ func switchOfflineRendering(_ q: CQueue, _ format: SFormat?, layout: AQTypes.Aud
 /// 3. properties (magic cookie, channel layout, decode buffer size, metering, time/pitch) and
 ///    parameters (volume, rate, pitch, ramp time, pan) are copied;
 /// 4. every C buffer gets an engine buffer of the new queue of the same capacity and room for
-///    descriptions, its bytes, size and descriptions copied; `mAudioData` and
-///    `mPacketDescriptions` point to the new storage (`mUserData` and the sizes are kept);
+///    descriptions, which takes over the old one's storage (``AQEngine/AudioQueueBuffer/exchangeStorage(with:)``):
+///    the C buffer is untouched (`mAudioData`, `mPacketDescriptions`, sizes, `mUserData`);
 /// 5. the listeners are added to the new queue; the old queue is disposed of at once.
 /// Control thread, not a callback of `q`; blocks for the immediate stop.
 func move(_ q: CQueue, to target: AudioQueueEngine, format: SFormat?, layout: AQTypes.AudioChannelLayout?) throws(AudioQueueError) {
@@ -149,33 +149,20 @@ private func carryState(from old: AQEngine.AudioQueue, to made: AQEngine.AudioQu
     for id in parameters { try? made.setParameter(id, old.parameter(id)) }
 }
 
-/// Gives every C buffer of `q` an engine buffer of `made` with the same contents (see
+/// Gives every C buffer of `q` an engine buffer of `made` holding the same storage (see
 /// ``move(_:to:format:layout:)``, step 4). The buffers are not enqueued.
 private func carryBuffers(_ q: CQueue, to made: AQEngine.AudioQueue) throws(AudioQueueError) {
     let buffers = q.lock.withLock { q.buffers }
     var moved: [UnsafeMutablePointer<CBuffer>: SBuffer] = [:]
     for (p, b) in buffers {
-        let nb = try made.allocateBuffer(capacity: b.audioDataBytesCapacity, packetDescriptions: b.packetDescriptionCapacity)
-        nb.audioData.copyMemory(from: b.audioData, byteCount: b.audioDataBytesCapacity)
-        nb.audioDataByteSize = b.audioDataByteSize
-        if let from = b.packetDescriptions, let to = nb.packetDescriptions, b.packetDescriptionCapacity > 0 {
-            to.update(from: from, count: b.packetDescriptionCapacity)
-            nb.packetDescriptionCount = b.packetDescriptionCount
-        }
-        moved[p] = nb
+        moved[p] = try made.allocateBuffer(capacity: b.audioDataBytesCapacity, packetDescriptions: b.packetDescriptionCapacity)
     }
+    // Nothing can fail from here: the C buffers keep their addresses, bytes and descriptions.
     for (p, nb) in moved {
-        let size = p.pointee.mAudioDataByteSize
-        let user = p.pointee.mUserData
-        let count = p.pointee.mPacketDescriptionCount
-        let visible = p.pointee.mPacketDescriptionCapacity
-        let pds = visible > 0 ? UnsafeMutableRawPointer(nb.packetDescriptions)?.assumingMemoryBound(to: CPacketDescription.self) : nil
-        aqc_buffer_init(p, UInt32(nb.audioDataBytesCapacity), nb.audioData, pds == nil ? 0 : visible, pds)
-        p.pointee.mAudioDataByteSize = size
-        p.pointee.mUserData = user
-        p.pointee.mPacketDescriptionCount = count
+        guard let b = buffers[p] else { continue }
+        try nb.exchangeStorage(with: b)
         nb.userData = CBufferBox(p)
-        buffers[p]?.userData = nil
+        b.userData = nil
     }
     q.lock.withLock { q.buffers = moved }
 }

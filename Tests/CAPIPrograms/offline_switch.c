@@ -16,7 +16,8 @@
  * InvalidDevice.
  *
  * Bad input on the way: a format offline rendering cannot write, and a switch from the queue's
- * own callback (kAudioQueueErr_InvalidRunState). Prints "N passed, N failed"; exits 1 on any
+ * own callback (kAudioQueueErr_InvalidRunState). The buffers keep their mAudioData across both
+ * switches. Prints "N passed, N failed"; exits 1 on any
  * failure. */
 #include <AudioToolbox/AudioToolbox.h>
 #include <math.h>
@@ -150,7 +151,13 @@ static void renderOffline(AudioQueueRef q, AudioQueueBufferRef *buffers) {
     AudioChannelLayout layout;
     memset(&layout, 0, sizeof layout);
     layout.mChannelLayoutTag = kAudioChannelLayoutTag_Stereo;
+    void *data = buffers[0]->mAudioData;
+    float *marked = data;
+    marked[0] = 0.25f;
+    buffers[0]->mAudioDataByteSize = 8;
     EXPECT_STATUS(AudioQueueSetOfflineRenderFormat(q, &format, &layout), noErr);
+    EXPECT(buffers[0]->mAudioData == data && marked[0] == 0.25f && buffers[0]->mAudioDataByteSize == 8,
+           "the buffer kept its storage, bytes and size across the switch");
     char name[256];
     deviceName(q, name, sizeof name);
     EXPECT(strncmp(name, "jack:", 5) != 0, "offline, the queue's device is %s", name);
@@ -240,8 +247,10 @@ int main(int argc, char **argv) {
         EXPECT(otherAfter - otherBefore > 0.1 * kRate, "the live queue played on meanwhile: %.0f -> %.0f", otherBefore, otherAfter);
     }
 
-    /* Back: stopped, buffers returned. */
+    /* Back: stopped, buffers returned, storage kept. */
+    void *data = buffers[1]->mAudioData;
     EXPECT_STATUS(AudioQueueSetOfflineRenderFormat(q, NULL, NULL), noErr);
+    EXPECT(buffers[1]->mAudioData == data, "the buffer kept its storage going back");
     UInt32 running = 1, size = sizeof running;
     EXPECT_STATUS(AudioQueueGetProperty(q, kAudioQueueProperty_IsRunning, &running, &size), noErr);
     EXPECT(running == 0, "back, the queue is stopped (IsRunning %u)", running);
