@@ -12,8 +12,9 @@ import Synchronization
 /// Thread safety: fill it on any one thread at a time; the queue reads it during
 /// ``AudioQueue/enqueue(_:)`` on the calling thread.
 public final class AudioQueueBuffer: @unchecked Sendable {
-    /// The bytes (`mAudioData`). Valid for the buffer's whole life.
-    public let audioData: UnsafeMutableRawPointer
+    /// The bytes (`mAudioData`). Valid for the buffer's whole life; moves only when
+    /// ``exchangeStorage(with:)`` gives it another buffer's.
+    public private(set) var audioData: UnsafeMutableRawPointer
     /// Bytes ``audioData`` can hold (`mAudioDataBytesCapacity`).
     public let audioDataBytesCapacity: Int
     /// Bytes of audio in ``audioData`` (`mAudioDataByteSize`).
@@ -91,6 +92,26 @@ public final class AudioQueueBuffer: @unchecked Sendable {
         render.initialize(to: 0)
         renderChannels = .allocate(capacity: max(channels, 1))
         for c in 0..<channels { renderChannels[c] = render }
+    }
+
+    /// Exchanges the bytes (``audioData``), their size, and the packet descriptions (pointer and
+    /// count) with `other`, a buffer of the same capacities, so that a buffer made again on
+    /// another queue keeps the memory a caller holds (the C API's offline switch, issue 22).
+    /// Nothing else changes (queues, render storage, ``userData``). Control thread; neither
+    /// buffer may be enqueued or used on another thread meanwhile. Does not block.
+    /// - Throws: `.invalidBuffer` when either is enqueued, is an input queue's, or the
+    ///   capacities differ.
+    public func exchangeStorage(with other: AudioQueueBuffer) throws(AudioQueueError) {
+        guard !isEnqueued, !other.isEnqueued, inputQueue == nil, other.inputQueue == nil,
+              audioDataBytesCapacity == other.audioDataBytesCapacity,
+              packetDescriptionCapacity == other.packetDescriptionCapacity
+        else {
+            throw AudioQueueError(.invalidBuffer, "storage is exchanged only between output buffers of the same capacities, neither enqueued")
+        }
+        swap(&audioData, &other.audioData)
+        swap(&audioDataByteSize, &other.audioDataByteSize)
+        swap(&packetDescriptions, &other.packetDescriptions)
+        swap(&packetDescriptionCount, &other.packetDescriptionCount)
     }
 
     /// Makes the render storage hold at least `frames` frames a channel (contents not kept).

@@ -14,8 +14,28 @@ final class CQueue: @unchecked Sendable {
         case output(AQEngine.AudioQueue)
         case input(AudioInputQueue)
     }
-    let kind: Kind
-    let engine: AudioQueueEngine
+    /// The engine's queue and its engine: replaced when the queue moves to or from a private
+    /// offline engine (`OfflineQueueSwitch.swift`). Under `bindLock`.
+    private var bound: (kind: Kind, engine: AudioQueueEngine)
+    private let bindLock = NSLock()
+    /// The engine's queue now. Any thread.
+    var kind: Kind { bindLock.withLock { bound.kind } }
+    /// The engine the queue is on now: the process's, or its private offline engine. Any thread.
+    var engine: AudioQueueEngine { bindLock.withLock { bound.engine } }
+    /// Binds the handle to `kind` on `engine` (`OfflineQueueSwitch.swift`). Any control thread.
+    func rebind(_ kind: Kind, on engine: AudioQueueEngine) { bindLock.withLock { bound = (kind, engine) } }
+    /// A playback queue's engine callback (made once by `newOutputQueue`), to make the queue
+    /// again on another engine. Set once before the handle is published.
+    var outputCallback: AQEngine.AudioQueue.OutputCallback?
+    /// The private engine on a hand-driven device this queue is on (offline rendering, or no
+    /// live device could be made), owned by the queue and closed when it leaves it or is
+    /// disposed of; nil on the process's engine. Under `lock`.
+    var privateEngine: AudioQueueEngine?
+    /// Threads running this queue's callback or a listener now (count by thread): calls that
+    /// must not come from them (`AudioQueueSetOfflineRenderFormat`) look here. Under `lock`.
+    var callbackThreads: [pthread_t: Int] = [:]
+    /// `AudioQueueOfflineRender` calls in progress. Under `lock`.
+    var offlineRenders = 0
     let userData: UnsafeMutableRawPointer?
     /// The caller's run loop's source, for a queue made with a run loop.
     let runLoop: RunLoopDelivery?
@@ -29,8 +49,7 @@ final class CQueue: @unchecked Sendable {
 
     init(kind: Kind, engine: AudioQueueEngine, userData: UnsafeMutableRawPointer?, runLoop: RunLoopDelivery?,
          dispatch: DispatchDelivery? = nil) {
-        self.kind = kind
-        self.engine = engine
+        bound = (kind, engine)
         self.userData = userData
         self.runLoop = runLoop
         self.dispatch = dispatch
@@ -48,6 +67,23 @@ final class CQueue: @unchecked Sendable {
     }
 
     var ref: AudioQueueRef { OpaquePointer(Unmanaged.passUnretained(self).toOpaque()) }
+
+    /// Runs `body` (the program's callback or listener) marked as this queue's callback on
+    /// this thread. The callback's thread; allocates, does not block but for `lock`.
+    func asCallback(_ body: () -> Void) {
+        let me = pthread_self()
+        lock.withLock { callbackThreads[me, default: 0] += 1 }
+        defer {
+            lock.withLock {
+                let n = callbackThreads[me, default: 1] - 1
+                callbackThreads[me] = n > 0 ? n : nil
+            }
+        }
+        body()
+    }
+
+    /// True on a thread running this queue's callback or a listener now. Any thread.
+    var onCallbackThread: Bool { lock.withLock { callbackThreads[pthread_self()] != nil } }
 
     /// Runs `work` on the queue's callback thread: submitted to its dispatch queue when it has
     /// one; here when there is no run loop or this is its thread, else posted to the loop's
@@ -125,13 +161,34 @@ func newOutputQueue(
 ) -> OSStatus {
     let format = SFormat(c: cFormat)
     return status { () throws(AudioQueueError) in
-        let engine = try ProcessEngine.shared.get(channels: Int(format.channelsPerFrame))
+        // No live device (no JACK server reachable and none startable): the queue is made on a
+        // private hand-driven engine, where it can render offline; starting it live answers
+        // InvalidDevice (OfflineQueueSwitch.swift, docs/c-api.md "Offline rendering").
+        let engine: AudioQueueEngine
+        var privateEngine: AudioQueueEngine?
+        do throws(AudioQueueError) {
+            engine = try ProcessEngine.shared.get(channels: Int(format.channelsPerFrame))
+        } catch where error.code == .invalidDevice {
+            let rate = format.sampleRate > 0 && format.sampleRate.isFinite ? format.sampleRate : 48000
+            engine = try makeOfflineEngine(sampleRate: rate, channels: Int(format.channelsPerFrame))
+            privateEngine = engine
+            debugNote("no live device (\(error.message)): the queue is made for offline rendering only")
+        }
         let box = WeakBox()
-        let queue = try engine.newOutput(format: format) { _, buffer in
+        let callback: AQEngine.AudioQueue.OutputCallback = { _, buffer in
             guard let cq = box.value, let cb = cq.cBuffer(for: buffer) else { return }
-            cq.deliver { call(cq, cb) }
+            cq.deliver { cq.asCallback { call(cq, cb) } }
+        }
+        let queue: AQEngine.AudioQueue
+        do throws(AudioQueueError) {
+            queue = try engine.newOutput(format: format, callback: callback)
+        } catch {
+            privateEngine?.close()
+            throw error
         }
         let made = CQueue(kind: .output(queue), engine: engine, userData: userData, runLoop: runLoop, dispatch: dispatch)
+        made.outputCallback = callback
+        made.privateEngine = privateEngine
         box.value = made
         Handles.add(made)
         outAQ.pointee = made.ref
@@ -228,6 +285,11 @@ func release(_ q: CQueue) {
     let buffers = q.buffers
     q.buffers.removeAll()
     q.lock.unlock()
+    let privateEngine = q.lock.withLock { () -> AudioQueueEngine? in
+        defer { q.privateEngine = nil }
+        return q.privateEngine
+    }
+    privateEngine?.close()
     q.runLoop?.invalidate()
     q.dispatch?.invalidate()
     for (p, b) in buffers {
@@ -396,7 +458,9 @@ func refuseTwice(_ b: SBuffer) throws(AudioQueueError) {
     withQueue(inAQ) { q throws(AudioQueueError) in
         let at = inStartTime.map { STimeStamp(c: $0.pointee) }
         switch q.kind {
-        case .output(let queue): try queue.start(at: at)
+        case .output(let queue):
+            try refuseLiveStartWithoutDevice(q, queue)
+            try queue.start(at: at)
         case .input(let input): _ = try input.start(at: at)
         }
     }
@@ -603,14 +667,11 @@ func converterAlias(_ q: CQueue, _ id: UInt32) -> UInt32 {
         let token: Int
         switch q.kind {
         case .output(let queue):
-            token = queue.addPropertyListener(id) { _, _ in
-                guard let cq = box.value else { return }
-                cq.deliver { inProc(UnsafeMutableRawPointer(bitPattern: userBits), cq.ref, inID) }
-            }
+            token = queue.addPropertyListener(id, outputListener(box, inID, inProc, userBits))
         case .input(let input):
             token = try input.addPropertyListener(id) { _, _ in
                 guard let cq = box.value else { return }
-                cq.deliver { inProc(UnsafeMutableRawPointer(bitPattern: userBits), cq.ref, inID) }
+                cq.deliver { cq.asCallback { inProc(UnsafeMutableRawPointer(bitPattern: userBits), cq.ref, inID) } }
             }
         }
         q.lock.withLock { q.listeners.append((inID, inProc, inUserData, token)) }
@@ -637,6 +698,17 @@ func converterAlias(_ q: CQueue, _ id: UInt32) -> UInt32 {
         case .output(let queue): try queue.removePropertyListener(token)
         case .input(let input): try input.removePropertyListener(token)
         }
+    }
+}
+
+/// A playback queue's engine listener that calls the C listener `proc` (on the queue's
+/// callback thread, marked as its callback); also used to add it again on another engine.
+func outputListener(
+    _ box: WeakBox, _ id: UInt32, _ proc: @escaping AudioQueuePropertyListenerProc, _ userBits: UInt
+) -> AQEngine.AudioQueue.PropertyListener {
+    { _, _ in
+        guard let cq = box.value else { return }
+        cq.deliver { cq.asCallback { proc(UnsafeMutableRawPointer(bitPattern: userBits), cq.ref, id) } }
     }
 }
 
@@ -720,8 +792,7 @@ func converterAlias(_ q: CQueue, _ id: UInt32) -> UInt32 {
 /// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueueSetOfflineRenderFormat(_ inAQ: AudioQueueRef?, _ inFormat: UnsafePointer<CFormat>?, _ inLayout: UnsafePointer<CAudioToolbox.AudioChannelLayout>?) -> OSStatus {
     withQueue(inAQ) { q throws(AudioQueueError) in
-        try q.queue.setOfflineRenderFormat(
-            inFormat.map { SFormat(c: $0.pointee) }, layout: inLayout.map { AQTypes.AudioChannelLayout(c: $0) })
+        try switchOfflineRendering(q, inFormat.map { SFormat(c: $0.pointee) }, layout: inLayout.map { AQTypes.AudioChannelLayout(c: $0) })
     }
 }
 
@@ -730,6 +801,8 @@ func converterAlias(_ q: CQueue, _ id: UInt32) -> UInt32 {
 @c public func AudioQueueOfflineRender(_ inAQ: AudioQueueRef?, _ inTimestamp: UnsafePointer<CTimeStamp>?, _ ioBuffer: AudioQueueBufferRef?, _ inNumberFrames: UInt32) -> OSStatus {
     guard let inTimestamp else { return paramError }
     return withQueue(inAQ) { q throws(AudioQueueError) in
+        q.lock.withLock { q.offlineRenders += 1 }
+        defer { q.lock.withLock { q.offlineRenders -= 1 } }
         let b = try engineBuffer(q, ioBuffer)
         try q.queue.offlineRender(at: STimeStamp(c: inTimestamp.pointee), into: b, frames: Int(inNumberFrames))
         ioBuffer!.pointee.mAudioDataByteSize = UInt32(b.audioDataByteSize)

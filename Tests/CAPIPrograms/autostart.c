@@ -1,8 +1,9 @@
 /* autostart.c — no JACK server reachable (issue 22): run with JACK_DEFAULT_SERVER naming a server
  * that does not exist. The library starts one of that name; this plays 0.5 s of a 440 Hz tone,
  * waits until the IsRunning listener hears the drain, prints the queue's device and how far its
- * time advanced, and exits 0. With JACK_NO_START_SERVER set nothing is started: it prints
- * "AudioQueueNewOutput: -66680" (kAudioQueueErr_InvalidDevice), tries AudioQueueNewInput too
+ * time advanced, and exits 0. With JACK_NO_START_SERVER set nothing is started: the output queue
+ * is made all the same (it could render offline: offline_switch.c), but AudioQueueStart prints
+ * "AudioQueueStart: -66680" (kAudioQueueErr_InvalidDevice); it tries AudioQueueNewInput too
  * ("AudioQueueNewInput: -66680") and exits 1. */
 #include <AudioToolbox/AudioToolbox.h>
 #include <math.h>
@@ -68,7 +69,14 @@ int main(void) {
     for (int i = 0; i < kFrames; i++) x[2 * i] = x[2 * i + 1] = (SInt16)(8000 * sin(2 * M_PI * 440 * i / kRate));
     b->mAudioDataByteSize = kFrames * 4;
     if (AudioQueueEnqueueBuffer(q, b, 0, NULL) != noErr) return 3;
-    if (AudioQueueStart(q, NULL) != noErr) return 4;
+    s = AudioQueueStart(q, NULL);
+    if (s != noErr) {
+        /* No server and none may start: the queue was made for offline rendering only. */
+        printf("AudioQueueStart: %d\n", (int)s);
+        noInput(&f);
+        AudioQueueDispose(q, true);
+        return 1;
+    }
     if (AudioQueueStop(q, false) != noErr) return 5; /* plays what is enqueued, then stops */
     int done = 0;
     for (int i = 0; i < 500 && !done; i++) {

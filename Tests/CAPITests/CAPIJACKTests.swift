@@ -180,16 +180,75 @@ import Testing
         #expect(left.output.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, "jackd -n \(name) left running: \(left.output)")
     }
 
-    /// No server and JACK_NO_START_SERVER set: AudioQueueNewOutput and AudioQueueNewInput answer
-    /// kAudioQueueErr_InvalidDevice (-66680), with the reason under AQSYNC_DEBUG; nothing started.
+    /// No server and JACK_NO_START_SERVER set: the output queue is made (for offline rendering
+    /// only), but AudioQueueStart and AudioQueueNewInput answer kAudioQueueErr_InvalidDevice
+    /// (-66680), with the reason under AQSYNC_DEBUG; nothing started.
     @Test func noServerAndNoStartIsInvalidDevice() throws {
         let exe = try CAPI.build("Tests/CAPIPrograms/autostart.c")
         let name = "aqsync-no-such-server-\(getpid())"
         let r = try CAPI.run(exe, environment: ["JACK_DEFAULT_SERVER": name, "JACK_NO_START_SERVER": "1", "AQSYNC_DEBUG": "1"])
         #expect(r.status == 1)
-        #expect(r.output.contains("AudioQueueNewOutput: -66680"), "\(r.output)")
+        #expect(r.output.contains("AudioQueueStart: -66680"), "\(r.output)")
         #expect(r.output.contains("AudioQueueNewInput: -66680"), "\(r.output)")
         #expect(r.output.contains("JACK_NO_START_SERVER is set"), "\(r.output)")
+        let left = try CAPI.shell("pgrep -f -- 'jackd.* -n \(name)( |$)' || true")
+        #expect(left.output.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, "\(left.output)")
+    }
+
+    /// Any queue renders offline (issue 22, `offline_switch.c`, as Apple's AQOfflineRenderTest):
+    /// with a second queue playing live on a private server, a queue made on JACK switches to
+    /// offline rendering, renders 2 s of generated float PCM equal to it sample for sample while
+    /// the other queue's time advances, refuses a switch from its own callback, and after NULL
+    /// is back on JACK, stopped, and plays live when started.
+    @Test func oneQueueRendersOfflineWhileAnotherPlaysLive() throws {
+        let exe = try CAPI.build("Tests/CAPIPrograms/offline_switch.c")
+        let server = try PrivateJackServer(sampleRate: 48000, period: 256, realtime: true)
+        defer { server.stop() }
+        let r = try CAPI.run(exe, ["live"], environment: [
+            "JACK_DEFAULT_SERVER": server.name, "AQSYNC_CONNECT": "", "AQSYNC_CLIENT_NAME": "capi-offline-switch",
+        ], timeout: 60)
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains(" 0 failed"), "\(r.output)")
+    }
+
+    /// Apple's AQOfflineRenderTest in C (issue 22, `offline_file.c`): with a second queue
+    /// playing live on a private server, an AAC file (.m4a, with its magic cookie) is rendered
+    /// offline through a queue made on JACK, to raw float; the output is exactly ffmpeg's
+    /// untrimmed decode (`-flags2 +skip_manual`: the encoder's 1024 priming frames included,
+    /// as the queue trims none unless asked), then silence.
+    @Test func aacFileRendersOfflineAsFFmpegDecodesIt() throws {
+        let prefix = try CAPI.prefix()
+        let dir = prefix.appendingPathComponent("offline-file")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let file = dir.appendingPathComponent("tone.m4a").path
+        let ff = try CAPI.shell("ffmpeg -loglevel error -y -f lavfi -i sine=frequency=1000:sample_rate=48000:duration=2 -ac 2 -c:a aac -b:a 128k '\(file)'")
+        try #require(ff.status == 0, "\(ff.output)")
+        let exe = try CAPI.build("Tests/CAPIPrograms/offline_file.c")
+        let server = try PrivateJackServer(sampleRate: 48000, period: 256, realtime: true)
+        defer { server.stop() }
+        let r = try CAPI.run(exe, [file, file + ".ours.f32", "live"], environment: [
+            "JACK_DEFAULT_SERVER": server.name, "AQSYNC_CONNECT": "", "AQSYNC_CLIENT_NAME": "capi-offline-file",
+        ], timeout: 60)
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains(" 0 failed"), "\(r.output)")
+        let d = try CAPI.shell("ffmpeg -loglevel error -y -flags2 +skip_manual -i '\(file)' -f f32le '\(file).ffmpeg.f32'")
+        try #require(d.status == 0, "\(d.output)")
+        let ours = try Data(contentsOf: URL(fileURLWithPath: file + ".ours.f32"))
+        let theirs = try Data(contentsOf: URL(fileURLWithPath: file + ".ffmpeg.f32"))
+        try #require(!theirs.isEmpty && ours.count >= theirs.count, "\(ours.count) bytes rendered, ffmpeg \(theirs.count)")
+        #expect(ours.prefix(theirs.count) == theirs, "the render differs from ffmpeg's decode")
+        #expect(ours.dropFirst(theirs.count).allSatisfy { $0 == 0 }, "not silence after the file's end")
+    }
+
+    /// No server reachable and none may start (issue 22, `offline_switch.c noserver`): the output
+    /// queue is made without any environment variable, renders offline equal to its source, and
+    /// AudioQueueStart (before and after NULL) and AudioQueueNewInput answer InvalidDevice.
+    @Test func noServerStillRendersOffline() throws {
+        let exe = try CAPI.build("Tests/CAPIPrograms/offline_switch.c")
+        let name = "aqsync-no-such-server-\(getpid())"
+        let r = try CAPI.run(exe, ["noserver"], environment: ["JACK_DEFAULT_SERVER": name, "JACK_NO_START_SERVER": "1"], timeout: 60)
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains(" 0 failed"), "\(r.output)")
         let left = try CAPI.shell("pgrep -f -- 'jackd.* -n \(name)( |$)' || true")
         #expect(left.output.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, "\(left.output)")
     }
