@@ -98,11 +98,24 @@ public final class JackServer: @unchecked Sendable {
         case .alsa(let device): args += ["-d", "alsa", "-d", device]
         }
         args += ["-r", "\(rate)", "-p", "\(period)"]
-        let p = try ChildProcess(path: "/usr/bin/jackd", arguments: args, output: log.path)
+        var p = try ChildProcess(path: "/usr/bin/jackd", arguments: args, output: log.path)
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
+        var reclaimed = false
         while clock.now < deadline {
             if !p.isRunning {
+                // JACK's registry (/dev/shm/jack-shm-registry) has 8 server entries, and an
+                // entry of a server that died without unregistering (SIGKILL, a crash) is
+                // reclaimed only by a new server of the same name. With no jackd alive at all,
+                // every entry is stale: the registry is removed (jackd makes a new one) and
+                // jackd started once more, said on standard error.
+                if !reclaimed && readLog(log).contains("Too many servers already active") && !isAnyJackdAlive() {
+                    reclaimed = true
+                    unlink(registryPath)
+                    FileHandle.standardError.write(Data("JackServer: JACK's server registry was full of servers that are gone (no jackd runs): removed \(registryPath), starting jackd -n \(name) again\n".utf8))
+                    p = try ChildProcess(path: "/usr/bin/jackd", arguments: args, output: log.path)
+                    continue
+                }
                 throw DeviceError(
                     "jackd -n \(name) (\(backend)) exited with status \(p.terminationStatus) before accepting clients:\n"
                         + readLog(log))
@@ -112,6 +125,22 @@ public final class JackServer: @unchecked Sendable {
         }
         terminate(p, grace: .seconds(2))
         throw DeviceError("jackd -n \(name) did not accept clients within \(timeout):\n" + readLog(log))
+    }
+
+    /// JACK's shared registry of servers and their shared memory.
+    static let registryPath = "/dev/shm/jack-shm-registry"
+
+    /// True when a process named `jackd` runs (zombies aside), by `/proc/PID/stat`. Any thread.
+    static func isAnyJackdAlive() -> Bool {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return true }
+        for e in entries where e.allSatisfy(\.isNumber) {
+            guard let stat = try? String(contentsOfFile: "/proc/\(e)/stat", encoding: .utf8),
+                  let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")") else { continue }
+            let comm = stat[stat.index(after: open)..<close]
+            let state = stat[stat.index(after: close)...].split(separator: " ").first
+            if (comm == "jackd" || comm == "jackdmp") && state != "Z" { return true }
+        }
+        return false
     }
 
     /// jackd's output so far (stdout and stderr).
