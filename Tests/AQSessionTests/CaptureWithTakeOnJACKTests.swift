@@ -12,7 +12,8 @@ import Testing
 /// (docs/recording.md, "Sessions"). Judged beside jack-record's recording of the clicker and
 /// aqsync's own discontinuity reports, as ``RecordOnJACKTests``; repeated (through
 /// ``liveRun(_:attempts:_:)``) only when they say the server or the recorder lost frames where
-/// it would be judged.
+/// the spacing would be judged; the last of three such runs judges what they cannot move: the
+/// take and the capture, from one ring, sample for sample at the documented shift.
 @Suite("--capture beside a take on JACK", .serialized)
 struct CaptureWithTakeOnJACKTests {
     typealias R = RecordOnJACKTests
@@ -73,12 +74,16 @@ struct CaptureWithTakeOnJACKTests {
         // The witnesses: aqsync's first discontinuity (nothing recorded before it was touched by
         // it) and jack-record's clicks of the clicker (the source itself kept its interval).
         let cut = R.untouchedFrames(out)
-        if cut < 3 * interval || !ReferenceClicker.isFaithful(Array(ref.prefix(3)), interval: interval) {
-            return .witnessCouldNotTell(
-                reason: "aqsync saw an xrun at session frame \(cut == .max ? "-" : "\(cut)"), clicker faithful: \(ReferenceClicker.isFaithful(ref, interval: interval)): \(R.xrunLines(out))",
-                aqsyncFigures: aqsyncPlayFigures(out))
+        let spacingJudged = cut >= 3 * interval && ReferenceClicker.isFaithful(Array(ref.prefix(3)), interval: interval)
+        let why = "aqsync saw an xrun at session frame \(cut == .max ? "-" : "\(cut)"), clicker faithful: \(ReferenceClicker.isFaithful(ref, interval: interval)): \(R.xrunLines(out))"
+        if !spacingJudged && !isLast {
+            return .witnessCouldNotTell(reason: why, aqsyncFigures: aqsyncPlayFigures(out))
         }
-        if cut != .max { print("captureAndTakeAgree: aqsync reported an xrun; the files judged up to session frame \(cut)") }
+        // The last of three such runs: the clicks' spacing cannot be judged (the server lost
+        // frames of the clicker, as jack-record shows), but the take and the capture read one
+        // ring, so they must still agree sample for sample at the documented shift.
+        if !spacingJudged { print("captureAndTakeAgree: the clicks' spacing not judged (\(why)); the take and the capture compared sample for sample") }
+        else if cut != .max { print("captureAndTakeAgree: aqsync reported an xrun; the files judged up to session frame \(cut)") }
         #expect(p.terminationStatus == 0 || (R.xrunned(out) && p.terminationStatus == 3 && out.contains("frames lost")), "\(out)")
         #expect(!out.contains("cannot be used together"), "\(out)")
         let take = try #require(R.takeLine(out, "take.wav"), "\(out)")
@@ -93,14 +98,16 @@ struct CaptureWithTakeOnJACKTests {
         // Both hold the clicker's clicks, each exactly the interval after the one before.
         let judged = min(4 * rate, cut)
         let takeClicks = ImpulseFinder.find(takeFile.channels[0], threshold: 0.5).filter { $0 < judged }
-        #expect(takeClicks.count >= judged / interval - 1 && ReferenceClicker.isFaithful(takeClicks, interval: interval), "take clicks \(takeClicks)")
+        if spacingJudged {
+            #expect(takeClicks.count >= judged / interval - 1 && ReferenceClicker.isFaithful(takeClicks, interval: interval), "take clicks \(takeClicks)")
+        }
         // The capture's file frame k is device frame D + k at the inputs; the take's file frame
         // t holds what reached them at session start + t + capture + playback latency (the take
         // is compensated, the capture raw): k = t + C + P − (D − session start).
         let shift = take.capture + take.playback - capLine.sessionFrame
         let capCut = judged + shift
         let capClicks = ImpulseFinder.find(cap.channels[0], threshold: 0.5).filter { $0 < capCut }
-        #expect(ReferenceClicker.isFaithful(capClicks, interval: interval), "capture clicks \(capClicks)")
+        if spacingJudged { #expect(ReferenceClicker.isFaithful(capClicks, interval: interval), "capture clicks \(capClicks)") }
         #expect(capClicks.filter { $0 >= shift }.map { $0 - shift } == takeClicks, "the capture's clicks (shift \(shift)) \(capClicks.prefix(4)) against the take's \(takeClicks.prefix(4))\n\(out)")
         // Sample for sample over the whole take, xruns or not: both queues read the same ring,
         // so whatever the server did to the clicks, it did to both alike.
@@ -110,11 +117,14 @@ struct CaptureWithTakeOnJACKTests {
 
         // The click track came back on in_2: its clicks exactly the interval apart, the first a
         // whole number of periods (the server's loop back to aqsync) after session frame 0.
-        let track = ImpulseFinder.find(cap.channels[1], threshold: 0.25).filter { $0 < capCut }
-        let first = try #require(track.first, "no click track in the capture\n\(out)")
-        let delay = first + capLine.sessionFrame
-        #expect(delay >= 0 && delay % period == 0 && delay <= 4 * period, "the click track's first click at session frame \(delay)")
-        #expect(ReferenceClicker.isFaithful(track, interval: interval) && track.count >= (capCut - first) / interval, "click track \(track.prefix(4))…")
+        let track = ImpulseFinder.find(cap.channels[1], threshold: 0.25)
+        #expect(!track.isEmpty, "no click track in the capture\n\(out)")
+        if spacingJudged, let first = track.first {
+            let track = track.filter { $0 < capCut }
+            let delay = first + capLine.sessionFrame
+            #expect(delay >= 0 && delay % period == 0 && delay <= 4 * period, "the click track's first click at session frame \(delay)")
+            #expect(ReferenceClicker.isFaithful(track, interval: interval) && track.count >= (capCut - first) / interval, "click track \(track.prefix(4))…")
+        }
         return .judged
     }
 
