@@ -7,18 +7,25 @@ import Testing
 /// `dispose(immediately:whenDisposed:)`: the completion the C API releases a handle with
 /// (instead of polling the queue until it is gone).
 @Suite struct DisposalCompletionTests {
-    /// An asynchronous disposal completes when the last buffer has played: the handler runs
-    /// once, then, and calls through the queue are refused as stale.
-    @Test func asynchronousDisposalCallsBackOnceWhenTheLastBufferPlayed() throws {
+    /// A mono queue playing one buffer of `frames` frames from device frame 0, one 256-frame
+    /// cycle rendered and its events delivered.
+    static func playing(frames: Int) throws -> (AudioQueueEngine, ManualDevice, AudioQueue) {
         let (engine, device) = try manualEngine(channels: 1)
-        defer { engine.close() }
         let q = try engine.newOutput(format: int16Mono48k) { _, _ in }
-        let b = try q.allocateBuffer(capacity: 2000)
-        fillMono16(b, frames: 1000, impulses: [10])
+        let b = try q.allocateBuffer(capacity: frames * 2)
+        fillMono16(b, frames: frames, impulses: [10])
         try q.enqueue(b)
         try q.start(at: AudioTimeStamp(sampleTime: 0))
         _ = device.render(frames: 256, cycle: 256)
         engine.deliverPendingEvents()
+        return (engine, device, q)
+    }
+
+    /// An asynchronous disposal completes when the last buffer has played: the handler runs
+    /// once, then, and calls through the queue are refused as stale.
+    @Test func asynchronousDisposalCallsBackOnceWhenTheLastBufferPlayed() throws {
+        let (engine, device, q) = try Self.playing(frames: 1000)
+        defer { engine.close() }
         let done = Counter()
         try q.dispose(immediately: false, whenDisposed: { done.add() })
         #expect(done.value == 0)
@@ -49,14 +56,7 @@ import Testing
 
     /// A disposal still draining when the engine closes completes with the close.
     @Test func closingTheEngineCompletesAPendingDisposal() throws {
-        let (engine, device) = try manualEngine(channels: 1)
-        let q = try engine.newOutput(format: int16Mono48k) { _, _ in }
-        let b = try q.allocateBuffer(capacity: 20000)
-        fillMono16(b, frames: 10000, impulses: [10])
-        try q.enqueue(b)
-        try q.start(at: AudioTimeStamp(sampleTime: 0))
-        _ = device.render(frames: 256, cycle: 256)
-        engine.deliverPendingEvents()
+        let (engine, _, q) = try Self.playing(frames: 10000)
         let done = Counter()
         try q.dispose(immediately: false, whenDisposed: { done.add() })
         #expect(done.value == 0)
