@@ -19,13 +19,13 @@ import Foundation
 /// first frame. The take has exactly `length` frames: the last buffer is cut there and the
 /// queue stopped at once.
 ///
-/// **Threads and memory.** The input callback (the engine's events thread) only hands the
-/// buffer to the writer thread (a lock, an append to a list as long as the buffers, a
-/// signal); the writer thread converts and writes, then enqueues the buffer again. Memory is
-/// fixed: `buffers` × `bufferFrames` of float samples and the writer's conversion block; the
-/// take may run for hours. When the writer is slower than the input for longer than the
-/// buffers hold, frames are lost: counted (``Report/lostFrames``) and written as silence, so
-/// the take keeps its place on the timeline.
+/// **Threads and memory.** As every recorder of inputs (``InputRecording``): the input
+/// callback only hands the buffer to the writer thread, which converts, writes and enqueues
+/// it again. Memory is fixed: `buffers` × `bufferFrames` of float samples and the writer's
+/// conversion block; the take may run for hours. When the writer is slower than the input for
+/// longer than the buffers hold, frames are lost: counted (``Report/lostFrames``) and written
+/// as silence, so the take keeps its place on the timeline. A recorder nobody holds any more
+/// closes its take (its `deinit` blocks until the file is closed).
 ///
 /// **Errors.** A write error (disk full, a file size limit, WAV/AIFF's 4 GiB) stops the take:
 /// its file is closed valid with every frame written before, and ``Report/error`` says why.
@@ -134,30 +134,10 @@ public final class TakeRecorder: @unchecked Sendable {
     /// largest playback latency of all outputs (``AudioQueueEngine/latency``).
     public let playbackOutputs: [Int]?
 
-    let queue: AudioInputQueue
-    let writer: any TakeWriter
-    let stride: Int
+    let core: InputRecording
     let cond = NSCondition()
-    // Guarded by `cond`:
-    /// Buffer, start time (device frame), bytes, the capture latency the queue subtracted, the
-    /// take's own capture latency: both read when the callback got the buffer.
-    private var work: [(AudioQueueBuffer, Int64, Int, Int, Int)] = []
-    private var sessionStart: Int64?
-    private var latency = DeviceLatency()
-    private var finishing = false
-    private var done = false
-    private var completed = false
-    private var error: String?
-    private var firstPlaced: Int64?
-    private var leading: Int64 = 0
-    private var gapFrames: Int64 = 0
-    /// Frames in the file, as the writer thread last said.
-    private var framesInFile: Int64 = 0
-    private var quit = false
-    private let writerDone = DispatchSemaphore(value: 0)
-    private var started = false
-    // Writer thread only (and `finish` once the writer is done):
-    private var written: Int64 = 0
+    // Guarded by `cond`: the latencies read when the take started.
+    private var startLatency = DeviceLatency()
 
     /// Makes the take's queue (float samples of device inputs `0 ..< inputOffset + channels`,
     /// at the device's rate), its buffers and its file (created now, header written), and
@@ -198,6 +178,7 @@ public final class TakeRecorder: @unchecked Sendable {
         do throws(TakeFormatUnavailable) { maker = try take.format.writerMaker() } catch {
             throw SessionError(.invalidValue, file: session.url.path, "\(label): \(error.message)")
         }
+        let writer: any TakeWriter
         do {
             writer = try maker(take.file, Int(rate.rounded()), take.channels)
         } catch {
@@ -205,38 +186,14 @@ public final class TakeRecorder: @unchecked Sendable {
             e.kind = .unwritableFile
             throw e
         }
-        stride = inputOffset + take.channels
-        let format = AudioStreamBasicDescription.linearPCM(sampleRate: rate, channels: UInt32(stride), bits: 32, isFloat: true)
-        let box = WeakBox()
-        do {
-            queue = try engine.newInput(format: format) { _, buffer, time, _ in
-                box.recorder?.filled(buffer, time: time)
-            }
-        } catch {
-            try? writer.finish()
-            throw SessionError(.playback, file: take.file.path, "\(label): the engine refused the input queue: \(error.message)")
-        }
-        do throws(AudioQueueError) {
-            for _ in 0..<max(2, options.buffers) {
-                try queue.enqueue(try queue.allocateBuffer(capacity: options.bufferFrames * stride * 4))
-            }
-        } catch {
-            try? queue.dispose(immediately: true)
-            try? writer.finish()
-            throw SessionError(.playback, file: take.file.path, "\(label): \(error.message)")
-        }
-        work.reserveCapacity(max(2, options.buffers) + 1)
-        box.recorder = self
-        let thread = Thread { [self] in writerLoop() }
-        thread.name = "aqsync-take"
-        thread.start()
+        let inputs = captureInputs
+        core = try InputRecording(
+            engine: engine, writer: writer, stride: inputOffset + take.channels, offset: inputOffset, length: length,
+            options: options, ownCapture: { engine.captureLatency(ofInputs: inputs) }, label: label, path: take.file.path,
+            threadName: "aqsync-take")
     }
 
-    final class WeakBox: @unchecked Sendable {
-        weak var recorder: TakeRecorder?
-    }
-
-    deinit { close() }
+    deinit { core.close() }
 
     /// The take's latencies now: the largest capture latency of ``captureInputs``, the largest
     /// playback latency of ``playbackOutputs`` (of all outputs when nil). Any control thread;
@@ -255,13 +212,15 @@ public final class TakeRecorder: @unchecked Sendable {
     public func start(sessionStart: Int64) throws(SessionError) {
         let lat = currentLatency
         cond.lock()
-        self.sessionStart = sessionStart
-        latency = lat
-        started = true
+        startLatency = lat
         cond.unlock()
+        let playback = Int64(lat.playback)
+        let compensate = take.compensate
+        // File frame = placed device frame − the take's first device frame.
+        core.begin(origin: sessionStart + startOffset) { a in compensate ? a.frame - Int64(a.capture) - playback : a.frame }
         let at = sessionStart + startOffset - Int64(max(0, lat.capture) + max(0, lat.playback))
         do {
-            _ = try queue.start(at: AudioTimeStamp(sampleTime: Double(at)))
+            _ = try core.queue.start(at: AudioTimeStamp(sampleTime: Double(at)))
         } catch {
             throw SessionError(.playback, file: take.file.path, "take '\(take.name)' cannot start: \(error.message)")
         }
@@ -271,165 +230,34 @@ public final class TakeRecorder: @unchecked Sendable {
     /// frame captured so far goes to the file —, waits until the writer has written them and
     /// fixed up the header, and closes the file. Blocks until then; a second call returns at
     /// once.
-    public func finish() {
-        cond.lock()
-        let wasDone = done
-        cond.unlock()
-        if !wasDone { try? queue.stop(immediately: true) }  // hands the buffer in progress to `filled`
-        cond.lock()
-        finishing = true
-        cond.broadcast()
-        while !done { cond.wait() }
-        cond.unlock()
-    }
+    public func finish() { core.finish() }
 
     /// Finishes the take if needed, stops the writer thread and disposes of the queue.
-    public func close() {
-        finish()
-        cond.lock()
-        let wasQuit = quit
-        quit = true
-        cond.broadcast()
-        cond.unlock()
-        if wasQuit { return }
-        writerDone.wait()
-        try? queue.dispose(immediately: true)
-    }
+    public func close() { core.close() }
 
     /// True once the take has all its frames, failed, or was finished.
-    public var isFinished: Bool {
-        cond.lock()
-        defer { cond.unlock() }
-        return done
-    }
+    public var isFinished: Bool { core.snapshot().done }
 
     /// Waits until ``isFinished`` (at most `timeout` seconds). Returns ``isFinished``. On a
     /// hand-driven device the take progresses only while someone delivers the engine's events
     /// (`deliverPendingEvents()`), so a caller there delivers instead of waiting.
     @discardableResult
-    public func waitUntilFinished(timeout: Double) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        cond.lock()
-        defer { cond.unlock() }
-        while !done { if !cond.wait(until: deadline) { break } }
-        return done
-    }
+    public func waitUntilFinished(timeout: Double) -> Bool { core.waitUntilDone(timeout: timeout) }
 
     /// What became of the take so far (final once ``isFinished``).
     public func report() -> Report {
-        let lost = queue.lostFrames
+        let s = core.snapshot()
         cond.lock()
-        defer { cond.unlock() }
+        var latency = startLatency
+        cond.unlock()
+        if let capture = s.lastCapture { latency.capture = capture }
         return Report(
-            file: take.file, frames: framesInFile, sessionFrame: startOffset,
-            firstRecordedSessionFrame: firstPlaced, leadingSilence: leading, latency: latency,
+            file: take.file, frames: s.framesInFile, sessionFrame: startOffset,
+            firstRecordedSessionFrame: s.firstRecorded.map { startOffset + $0 }, leadingSilence: s.leading, latency: latency,
             captureInputs: captureInputs, playbackOutputs: playbackOutputs,
             // A complete take: the gaps inside it (frames the queue lost outside the take, in
             // the early start's margin or after its end, do not count). One stopped early: also
             // what the queue lost at the end, which no later buffer showed.
-            compensated: take.compensate, lostFrames: completed ? gapFrames : max(lost, gapFrames), completed: completed, error: error)
-    }
-
-    // MARK: - Writer
-
-    /// Input callback (events thread, or the thread of an immediate stop): hand over.
-    private func filled(_ buffer: AudioQueueBuffer, time: AudioTimeStamp) {
-        let own = engine.captureLatency(ofInputs: captureInputs)
-        cond.lock()
-        if !done && !quit {
-            work.append((buffer, Int64(time.sampleTime.rounded(.down)), buffer.audioDataByteSize, buffer.captureLatency, own))
-            cond.broadcast()
-        }
-        cond.unlock()
-    }
-
-    private func writerLoop() {
-        while true {
-            cond.lock()
-            while work.isEmpty && !quit && !(finishing && !done) { cond.wait() }
-            if work.isEmpty {
-                if finishing && !done {
-                    cond.unlock()
-                    close(completed: false, error: nil)
-                    continue
-                }
-                cond.unlock()
-                break
-            }
-            let (buffer, time, bytes, queueCapture, capture) = work.removeFirst()
-            let skip = done
-            let origin = sessionStart ?? 0
-            if !skip { latency.capture = capture }
-            let playback = latency.playback
-            cond.unlock()
-            if skip { continue }
-            write(buffer, arrival: time + Int64(queueCapture), bytes: bytes, origin: origin, latency: DeviceLatency(capture: capture, playback: playback))
-        }
-        writerDone.signal()
-    }
-
-    /// Writes one buffer whose first frame reached the inputs at device frame `arrival` where
-    /// the take's latencies `lat` place it; re-enqueues it unless the take is complete. Writer
-    /// thread.
-    private func write(_ buffer: AudioQueueBuffer, arrival: Int64, bytes: Int, origin: Int64, latency lat: DeviceLatency) {
-        let frames = bytes / (stride * 4)
-        let placed = take.compensate ? arrival - Int64(lat.capture) - Int64(lat.playback) : arrival
-        let position = placed - origin - startOffset  // file frame of the buffer's first frame
-        var failure: String?
-        if frames > 0 {
-            var drop = 0
-            do throws(SessionError) {
-                if position > written {
-                    // Frames not recorded (before the first buffer: a late start; later: lost).
-                    let gap = min(position, length) - written
-                    if gap > 0 {
-                        try writer.writeSilence(frames: Int(gap))
-                        cond.lock()
-                        if firstPlaced == nil { leading = gap } else { gapFrames += gap }
-                        cond.unlock()
-                        written += gap
-                    }
-                } else if position < written {
-                    drop = Int(min(Int64(frames), written - position))
-                }
-                let n = Int(min(Int64(frames - drop), length - written))
-                if n > 0 {
-                    cond.lock()
-                    if firstPlaced == nil { firstPlaced = startOffset + written }
-                    cond.unlock()
-                    let samples = buffer.audioData.assumingMemoryBound(to: Float.self)
-                    try writer.write(samples + drop * stride, frames: n, stride: stride, offset: inputOffset)
-                    written += Int64(n)
-                }
-            } catch {
-                failure = error.message
-                written = writer.framesWritten
-            }
-        }
-        let inFile = writer.framesWritten
-        cond.lock()
-        framesInFile = inFile
-        cond.unlock()
-        if failure != nil || written >= length {
-            try? queue.stop(immediately: true)
-            close(completed: failure == nil, error: failure)
-            return
-        }
-        try? queue.enqueue(buffer)
-    }
-
-    /// Fixes up the header, closes the file, marks the take done. Writer thread.
-    private func close(completed ok: Bool, error failure: String?) {
-        var failure = failure
-        do { try writer.finish() } catch { failure = failure ?? error.message }
-        let inFile = writer.framesWritten
-        cond.lock()
-        framesInFile = inFile
-        done = true
-        completed = ok && failure == nil
-        error = failure
-        work.removeAll(keepingCapacity: true)
-        cond.broadcast()
-        cond.unlock()
+            compensated: take.compensate, lostFrames: s.completed ? s.gaps : max(s.queueLost, s.gaps), completed: s.completed, error: s.error)
     }
 }

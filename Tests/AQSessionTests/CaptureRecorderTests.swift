@@ -102,6 +102,27 @@ struct CaptureRecorderTests {
         #expect(ImpulseFinder.find(file.channels[0], threshold: 0.25) == [30_000, 40_000])
     }
 
+    /// A recorder nobody holds any more is deinitialised (its writer thread holds only the
+    /// shared core), and its deinit closes the file valid with every frame recorded.
+    @Test func aRecorderNobodyHoldsClosesItsFile() throws {
+        let dir = try TempDir()
+        let rig = try Rig()
+        weak var gone: CaptureRecorder?
+        do {
+            let recorder = try CaptureRecorder(url: dir.file("cap.wav"), engine: rig.engine, channels: 2, options: .init(bufferFrames: 1024, buffers: 4))
+            gone = recorder
+            let start = try recorder.start()
+            while rig.device.currentFrame < start + 8192 {
+                rig.cycle { c, f in f == start + 5000 ? Float(c + 1) / 4 : 0 }
+                rig.deliver(recorder, until: rig.device.currentFrame - start - 1024)
+            }
+        }
+        #expect(gone == nil, "the recorder outlived its last reference")
+        let file = try WAVReader.read(dir.file("cap.wav"))
+        #expect(file.frameCount >= 7168 && file.channels.count == 2, "\(file.frameCount) frames")
+        #expect(ImpulseFinder.find(file.channels[1], threshold: 0.25) == [5000])
+    }
+
     /// A file that cannot be created: refused before anything records.
     @Test func unwritableFileIsRefused() throws {
         let rig = try Rig()
