@@ -20,6 +20,14 @@ final class CQueue: @unchecked Sendable {
     private let bindLock = NSLock()
     /// The engine's queue now. Any thread.
     var kind: Kind { bindLock.withLock { bound.kind } }
+    /// The engine's queue now, whichever its kind: for the calls both kinds answer alike.
+    /// Any thread.
+    var common: any AudioQueueCommon {
+        switch kind {
+        case .output(let q): return q
+        case .input(let q): return q
+        }
+    }
     /// The engine the queue is on now: the process's, or its private offline engine. Any thread.
     var engine: AudioQueueEngine { bindLock.withLock { bound.engine } }
     /// Binds the handle to `kind` on `engine` (`OfflineQueueSwitch.swift`). Any control thread.
@@ -355,10 +363,7 @@ func engineBuffer(_ q: CQueue, _ p: AudioQueueBufferRef?) throws(AudioQueueError
 @c public func AudioQueueFreeBuffer(_ inAQ: AudioQueueRef?, _ inBuffer: AudioQueueBufferRef?) -> OSStatus {
     withQueue(inAQ) { q throws(AudioQueueError) in
         let b = try engineBuffer(q, inBuffer)
-        switch q.kind {
-        case .output(let queue): try queue.freeBuffer(b)
-        case .input(let input): try input.freeBuffer(b)
-        }
+        try q.common.freeBuffer(b)
         q.lock.withLock { _ = q.buffers.removeValue(forKey: inBuffer!) }
         b.userData = nil
         inBuffer!.deallocate()
@@ -479,10 +484,7 @@ func refuseTwice(_ b: SBuffer) throws(AudioQueueError) {
 /// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueueStop(_ inAQ: AudioQueueRef?, _ inImmediate: Bool) -> OSStatus {
     withQueue(inAQ) { q throws(AudioQueueError) in
-        switch q.kind {
-        case .output(let queue): try queue.stop(immediately: inImmediate)
-        case .input(let input): try input.stop(immediately: inImmediate)
-        }
+        try q.common.stop(immediately: inImmediate)
     }
 }
 
@@ -490,10 +492,7 @@ func refuseTwice(_ b: SBuffer) throws(AudioQueueError) {
 /// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueuePause(_ inAQ: AudioQueueRef?) -> OSStatus {
     withQueue(inAQ) { q throws(AudioQueueError) in
-        switch q.kind {
-        case .output(let queue): try queue.pause()
-        case .input(let input): try input.pause()
-        }
+        try q.common.pause()
     }
 }
 
@@ -501,10 +500,7 @@ func refuseTwice(_ b: SBuffer) throws(AudioQueueError) {
 /// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueueFlush(_ inAQ: AudioQueueRef?) -> OSStatus {
     withQueue(inAQ) { q throws(AudioQueueError) in
-        switch q.kind {
-        case .output(let queue): try queue.flush()
-        case .input(let input): try input.flush()
-        }
+        try q.common.flush()
     }
 }
 
@@ -512,10 +508,7 @@ func refuseTwice(_ b: SBuffer) throws(AudioQueueError) {
 /// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueueReset(_ inAQ: AudioQueueRef?) -> OSStatus {
     withQueue(inAQ) { q throws(AudioQueueError) in
-        switch q.kind {
-        case .output(let queue): try queue.reset()
-        case .input(let input): try input.reset()
-        }
+        try q.common.reset()
     }
 }
 
@@ -543,11 +536,7 @@ func refuseTwice(_ b: SBuffer) throws(AudioQueueError) {
 /// is a new CFString (the caller releases it, as with Apple's queue) holding the device's
 /// identifier.
 func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
-    let bytes: [UInt8]
-    switch q.kind {
-    case .output(let queue): bytes = try queue.property(id)
-    case .input(let input): bytes = try input.property(id)
-    }
+    let bytes = try q.common.property(id)
     guard id == UInt32(kAudioQueueProperty_CurrentDevice) else { return bytes }
     return withUnsafeBytes(of: UInt(bitPattern: 0)) { Array($0) }
 }
@@ -555,11 +544,7 @@ func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
 /// CurrentDevice's value: a +1 CFString of the device identifier (`AudioQueueGetProperty` only,
 /// once the size is known to fit: a size query makes none).
 func currentDeviceString(_ q: CQueue) throws(AudioQueueError) -> UnsafeRawPointer {
-    let bytes: [UInt8]
-    switch q.kind {
-    case .output(let queue): bytes = try queue.property(UInt32(kAudioQueueProperty_CurrentDevice))
-    case .input(let input): bytes = try input.property(UInt32(kAudioQueueProperty_CurrentDevice))
-    }
+    let bytes = try q.common.property(UInt32(kAudioQueueProperty_CurrentDevice))
     return UnsafeRawPointer(Unmanaged<CFString>.passRetained(CFStrings.make(String(decoding: bytes, as: UTF8.self))).toOpaque())
 }
 
@@ -633,10 +618,7 @@ func converterAlias(_ q: CQueue, _ id: UInt32) -> UInt32 {
                 throw AudioQueueError(.invalidPropertyValue, "CurrentDevice takes a CFStringRef")
             }
             let name = CFStrings.string(cf)
-            switch q.kind {
-            case .output(let queue): try queue.setCurrentDevice(name)
-            case .input(let input): try input.setProperty(inID, Array(name.utf8))
-            }
+            try q.common.setCurrentDevice(name)
             return
         }
         var bytes = inDataSize == 0 ? [] : Array(UnsafeRawBufferPointer(start: inData, count: Int(inDataSize)))
@@ -646,10 +628,7 @@ func converterAlias(_ q: CQueue, _ id: UInt32) -> UInt32 {
             let n = Int(inData!.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
             if n <= 64 && bytes.count >= 12 + 20 * n { bytes = Array(bytes.prefix(12 + 20 * n)) }
         }
-        switch q.kind {
-        case .output(let queue): try queue.setProperty(inID, bytes)
-        case .input(let input): try input.setProperty(inID, bytes)
-        }
+        try q.common.setProperty(inID, bytes)
     }
 }
 
@@ -694,10 +673,7 @@ func converterAlias(_ q: CQueue, _ id: UInt32) -> UInt32 {
             return q.listeners.remove(at: i).token
         }
         guard let token else { throw AudioQueueError(.invalidParameter, "no such listener") }
-        switch q.kind {
-        case .output(let queue): try queue.removePropertyListener(token)
-        case .input(let input): try input.removePropertyListener(token)
-        }
+        try q.common.removePropertyListener(token)
     }
 }
 
@@ -719,11 +695,7 @@ func outputListener(
 @c public func AudioQueueCreateTimeline(_ inAQ: AudioQueueRef?, _ outTimeline: UnsafeMutablePointer<AudioQueueTimelineRef?>?) -> OSStatus {
     guard let outTimeline else { return paramError }
     return withQueue(inAQ) { q throws(AudioQueueError) in
-        let t: AudioQueueTimeline
-        switch q.kind {
-        case .output(let queue): t = queue.createTimeline()
-        case .input(let input): t = input.createTimeline()
-        }
+        let t = q.common.createTimeline()
         outTimeline.pointee = OpaquePointer(Unmanaged.passRetained(t).toOpaque())
     }
 }
@@ -745,11 +717,7 @@ func outputListener(
 ) -> OSStatus {
     withQueue(inAQ) { q throws(AudioQueueError) in
         let timeline = inTimeline.map { Unmanaged<AudioQueueTimeline>.fromOpaque(UnsafeRawPointer($0)).takeUnretainedValue() }
-        let (time, discontinuity): (STimeStamp, Bool)
-        switch q.kind {
-        case .output(let queue): (time, discontinuity) = queue.currentTime(timeline: timeline)
-        case .input(let input): (time, discontinuity) = input.currentTime(timeline: timeline)
-        }
+        let (time, discontinuity) = q.common.currentTime(timeline: timeline)
         outTimeStamp?.pointee = time.c
         outTimelineDiscontinuity?.pointee = discontinuity ? 1 : 0
     }

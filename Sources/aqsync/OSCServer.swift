@@ -103,7 +103,8 @@ struct OSCPeer: Sendable, Equatable {
         var a = address.sin_addr
         var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
         inet_ntop(AF_INET, &a, &text, socklen_t(INET_ADDRSTRLEN))
-        return "\(String(cString: text)):\(port)"
+        let host = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return "\(host):\(port)"
     }
 
     static func == (a: OSCPeer, b: OSCPeer) -> Bool {
