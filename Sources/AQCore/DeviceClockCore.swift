@@ -6,7 +6,7 @@ import Synchronization
 ///
 /// Memory: every field lives in memory allocated by ``allocate()`` and freed by
 /// ``deallocate()`` on a control thread.
-public struct DeviceClockCore: @unchecked Sendable {
+package struct DeviceClockCore: @unchecked Sendable {
     struct Storage: ~Copyable {
         let seq = Atomic<UInt64>(0)
         let frame = Atomic<Int64>(0)
@@ -21,7 +21,7 @@ public struct DeviceClockCore: @unchecked Sendable {
     let s: UnsafeMutablePointer<Storage>
 
     /// Allocates the clock for a device of nominal rate `sampleRate`.
-    public static func allocate(sampleRate: Double) -> DeviceClockCore {
+    package static func allocate(sampleRate: Double) -> DeviceClockCore {
         let p = UnsafeMutablePointer<Storage>.allocate(capacity: 1)
         p.initialize(to: Storage())
         p.pointee.nominalRateBits.store(sampleRate.bitPattern, ordering: .relaxed)
@@ -29,24 +29,24 @@ public struct DeviceClockCore: @unchecked Sendable {
     }
 
     /// Frees the memory; no thread may use the clock afterwards.
-    public func deallocate() {
+    package func deallocate() {
         s.deinitialize(count: 1)
         s.deallocate()
     }
 
     /// Nominal frames per second. Any thread.
-    public var nominalSampleRate: Double {
+    package var nominalSampleRate: Double {
         Double(bitPattern: s.pointee.nominalRateBits.load(ordering: .relaxed))
     }
 
     /// Sets the nominal rate after a device rate change (control or device notification thread).
-    public func setNominalSampleRate(_ rate: Double) {
+    package func setNominalSampleRate(_ rate: Double) {
         s.pointee.nominalRateBits.store(rate.bitPattern, ordering: .relaxed)
     }
 
     /// Publishes a cycle's anchor. Render thread only.
     @_noLocks
-    public func publish(_ c: CycleInfo) {
+    package func publish(_ c: CycleInfo) {
         let st = s
         let seq = st.pointee.seq.load(ordering: .relaxed)
         st.pointee.seq.store(seq &+ 1, ordering: .relaxed)
@@ -61,23 +61,23 @@ public struct DeviceClockCore: @unchecked Sendable {
 
     /// Records a discontinuity: the timeline's epoch advances. Any thread, render included.
     @_noLocks
-    public func noteDiscontinuity(_ reason: DiscontinuityReason) {
+    package func noteDiscontinuity(_ reason: DiscontinuityReason) {
         s.pointee.lastReason.store(unsafeBitCast(reason, to: UInt8.self), ordering: .relaxed)  // rawValue is not inlinable here
         s.pointee.epoch.wrappingAdd(1, ordering: .releasing)
     }
 
     /// The current discontinuity epoch and the reason of the latest one. Any thread.
-    public var epoch: (count: UInt64, lastReason: DiscontinuityReason) {
+    package var epoch: (count: UInt64, lastReason: DiscontinuityReason) {
         let e = s.pointee.epoch.load(ordering: .acquiring)
         let r = DiscontinuityReason(rawValue: s.pointee.lastReason.load(ordering: .relaxed)) ?? .none
         return (e, r)
     }
 
     /// Cycles rendered since the clock was made. Any thread.
-    public var cycleCount: UInt64 { s.pointee.cycles.load(ordering: .relaxed) }
+    package var cycleCount: UInt64 { s.pointee.cycles.load(ordering: .relaxed) }
 
     /// A consistent copy of the latest anchor, or nil before the first cycle. Control threads.
-    public func anchor() -> CycleInfo? {
+    package func anchor() -> CycleInfo? {
         let st = s
         while true {
             let a = st.pointee.seq.load(ordering: .acquiring)

@@ -1,30 +1,30 @@
 /// A buffer as the render thread sees it: planar float frames at the device rate, placed on
 /// its queue's timeline. Made on a control thread; the memory it points to stays alive and
 /// unchanged until the render thread reports the buffer done.
-public struct ScheduledBuffer: @unchecked Sendable, BitwiseCopyable {
+package struct ScheduledBuffer: @unchecked Sendable, BitwiseCopyable {
     /// The control side's name for the buffer, returned in ``RenderEvent/bufferDone``.
-    public var token: UInt32
+    package var token: UInt32
     /// Channel `c`'s first frame is at `data + c * stride`.
-    public var data: UnsafeMutablePointer<Float>
-    public var stride: Int32
+    package var data: UnsafeMutablePointer<Float>
+    package var stride: Int32
     /// Frames to play.
-    public var frames: Int32
+    package var frames: Int32
     /// First frame on the queue's timeline, in device frames from the queue's start.
-    public var start: Int64
+    package var start: Int64
     /// Volume that takes effect on the buffer's first frame; NaN for none.
-    public var volume: Float
+    package var volume: Float
     /// The control side's enqueue number, returned in ``RenderEvent/bufferDone``: a done
     /// event whose serial is not the buffer's latest enqueue is stale (the buffer was already
     /// handed back by a synchronous stop, reset or dispose).
-    public var serial: UInt32
+    package var serial: UInt32
     /// The control side's timeline number when the buffer was placed (see
     /// ``RenderEvent/stopped(slot:generation:run:frame:drainEnd:)``).
-    public var epoch: UInt32
+    package var epoch: UInt32
     /// Enqueued with no start time: when the queue has run dry and this buffer's place is
     /// already past, it plays as soon as possible instead (the queue's time shifts).
-    public var flexible: Bool
+    package var flexible: Bool
 
-    public init(
+    package init(
         token: UInt32, data: UnsafeMutablePointer<Float>, stride: Int32, frames: Int32, start: Int64,
         volume: Float = .nan, serial: UInt32 = 0, epoch: UInt32 = 0, flexible: Bool = false
     ) {
@@ -41,10 +41,10 @@ public struct ScheduledBuffer: @unchecked Sendable, BitwiseCopyable {
 }
 
 /// Where a queue's channels go: up to eight output channel indices, -1 for none.
-public struct ChannelMap: Sendable, BitwiseCopyable, Equatable {
-    public var map: (Int8, Int8, Int8, Int8, Int8, Int8, Int8, Int8)
+package struct ChannelMap: Sendable, BitwiseCopyable, Equatable {
+    package var map: (Int8, Int8, Int8, Int8, Int8, Int8, Int8, Int8)
     /// A mono source that plays on every output channel.
-    public var monoToAll: Bool
+    package var monoToAll: Bool
 
     init(map: (Int8, Int8, Int8, Int8, Int8, Int8, Int8, Int8), monoToAll: Bool) {
         self.map = map
@@ -52,7 +52,7 @@ public struct ChannelMap: Sendable, BitwiseCopyable, Equatable {
     }
 
     /// Channel `i` of the queue plays on output `outputs[i]` (0-based; -1 for none).
-    public init(_ outputs: [Int]) {
+    package init(_ outputs: [Int]) {
         var m: (Int8, Int8, Int8, Int8, Int8, Int8, Int8, Int8) = (-1, -1, -1, -1, -1, -1, -1, -1)
         withUnsafeMutableBytes(of: &m) { raw in
             for (i, o) in outputs.prefix(8).enumerated() { raw[i] = UInt8(bitPattern: Int8(clamping: o)) }
@@ -62,7 +62,7 @@ public struct ChannelMap: Sendable, BitwiseCopyable, Equatable {
     }
 
     /// The default: a mono queue on every output, an n-channel queue on the first n.
-    public static func standard(channels: Int) -> ChannelMap {
+    package static func standard(channels: Int) -> ChannelMap {
         var m = ChannelMap(Array(0..<min(channels, 8)))
         m.monoToAll = channels == 1
         return m
@@ -73,14 +73,14 @@ public struct ChannelMap: Sendable, BitwiseCopyable, Equatable {
         withUnsafeBytes(of: map) { Int(Int8(bitPattern: $0[channel])) }
     }
 
-    public static func == (a: ChannelMap, b: ChannelMap) -> Bool {
+    package static func == (a: ChannelMap, b: ChannelMap) -> Bool {
         withUnsafeBytes(of: a.map) { x in withUnsafeBytes(of: b.map) { y in x.elementsEqual(y) } }
             && a.monoToAll == b.monoToAll
     }
 }
 
 /// A command from the control side to the render thread. Plain values only.
-public enum RenderCommand: Sendable, BitwiseCopyable {
+package enum RenderCommand: Sendable, BitwiseCopyable {
     /// Makes a slot live: a queue of `channels` channels, stopped, gain 1, meters at zero.
     /// `generation` tells this queue's events from those of earlier queues in the slot.
     case activate(slot: Int32, channels: Int32, map: ChannelMap, generation: UInt32)
@@ -118,7 +118,7 @@ public enum RenderCommand: Sendable, BitwiseCopyable {
 /// command that caused it (``RenderCommand/eventCredits``): the event ring never overflows.
 /// `generation` is the queue's (from ``RenderCommand/activate(slot:channels:map:generation:)``),
 /// `run` the latest start's.
-public enum RenderEvent: Sendable, BitwiseCopyable {
+package enum RenderEvent: Sendable, BitwiseCopyable {
     /// The buffer has played (`played`) or was removed unplayed; its memory may be reused.
     /// `lateFrames`: frames of it that were already past when the render thread first saw it.
     case bufferDone(slot: Int32, generation: UInt32, token: UInt32, serial: UInt32, played: Bool, lateFrames: Int32)
@@ -135,7 +135,7 @@ public enum RenderEvent: Sendable, BitwiseCopyable {
 extension RenderCommand {
     /// Events this command may cause, reserved on the control side before it is sent
     /// (``RenderCore/reserveEvents(_:)``); the render thread gives back what it did not use.
-    public var eventCredits: Int {
+    package var eventCredits: Int {
         switch self {
         case .enqueue, .start, .pause, .stop: 1
         case .activate, .reset, .setVolume, .setPan, .setMetering, .setChannelMap, .release: 0
@@ -145,7 +145,7 @@ extension RenderCommand {
 
 extension RenderCommand {
     /// The slot the command is for.
-    public var slot: Int32 {
+    package var slot: Int32 {
         @_noLocks get {
         switch self {
         case .activate(let s, _, _, _), .enqueue(let s, _), .start(let s, _, _), .pause(let s), .stop(let s, _, _),
