@@ -12,9 +12,7 @@ extension Process {
             return true
         }
         terminate()
-        let end = Date().addingTimeInterval(grace)
-        while isRunning && Date() < end { usleep(20_000) }
-        let clean = !isRunning
+        let clean = exited(within: grace)
         if !clean {
             print("\(executableURL?.lastPathComponent ?? "child") \(processIdentifier) did not exit \(grace) s after SIGTERM: SIGKILL")
             kill(processIdentifier, SIGKILL)
@@ -29,10 +27,23 @@ extension Process {
     /// ended as ``terminateAndReap(grace:)`` does. Returns true when it exited on its own in
     /// time. Any thread; blocks at most `seconds` plus the grace.
     public func waitUntilExit(within seconds: Double) -> Bool {
-        let end = Date().addingTimeInterval(seconds)
-        while isRunning && Date() < end { usleep(20_000) }
-        let exited = !isRunning
+        let exited = exited(within: seconds)
         terminateAndReap()
         return exited
+    }
+
+    /// True once the child has exited, waiting at most `seconds`: a thread of its own waits
+    /// for the exit and signals (no polling here); a child still running at the deadline is
+    /// left running, that thread then ends with it. Any thread.
+    public func exited(within seconds: Double) -> Bool {
+        guard isRunning else { return true }
+        let signal = DispatchSemaphore(value: 0)
+        let waiter = Thread { [self] in
+            waitUntilExit()
+            signal.signal()
+        }
+        waiter.name = "aqsync-test-exit-waiter"
+        waiter.start()
+        return signal.wait(timeout: .now() + seconds) == .success
     }
 }

@@ -70,7 +70,7 @@ import Testing
                             fillMono16(b, frames: 128, impulses: [1])
                             if (try? q.enqueue(b)) != nil { enqueued.add() }
                         }
-                        try await Task.sleep(nanoseconds: 300_000)
+                        await Task.yield()
                     }
                     try q.stop(immediately: false)
                 }
@@ -83,7 +83,7 @@ import Testing
                     b.audioDataByteSize = 4096
                     try q.enqueue(b)
                     try q.start()
-                    try await Task.sleep(nanoseconds: 1_000_000)
+                    await Task.yield()
                     try q.dispose(immediately: Bool.random())
                 }
             }

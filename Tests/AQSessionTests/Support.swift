@@ -43,10 +43,7 @@ func runTool(_ path: String, _ args: [String], environment: [String: String] = [
     p.standardError = fh
     p.standardInput = FileHandle.nullDevice
     try p.run()
-    let end = Date().addingTimeInterval(timeout)
-    while p.isRunning && Date() < end { usleep(20_000) }
-    let hung = p.isRunning
-    p.terminateAndReap()
+    let hung = !p.waitUntilExit(within: timeout)
     try? fh.close()
     let out = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
     if hung { throw ToolFailure(description: "\(path) \(args.joined(separator: " ")) still ran after \(Int(timeout)) s:\n\(out)") }

@@ -70,13 +70,15 @@ enum CAPI {
         let started = Date()
         try p.run()
         let collected = OutputBox()
-        let reader = Thread { collected.data = pipe.fileHandleForReading.readDataToEndOfFile() }
+        let read = DispatchSemaphore(value: 0)
+        let reader = Thread {
+            collected.data = pipe.fileHandleForReading.readDataToEndOfFile()
+            read.signal()
+        }
         reader.start()
-        let deadline = Date().addingTimeInterval(timeout)
-        while p.isRunning && Date() < deadline { usleep(10_000) }
-        if p.isRunning { kill(p.processIdentifier, SIGKILL) }
+        if !p.exited(within: timeout) { kill(p.processIdentifier, SIGKILL) }
         p.waitUntilExit()
-        while !collected.done { usleep(1_000) }
+        read.wait()  // the pipe's end: the child (and any child of its holding the pipe) exited
         let output = String(decoding: collected.data ?? Data(), as: UTF8.self)
         return Run(status: p.terminationStatus, output: output, seconds: Date().timeIntervalSince(started))
     }
@@ -88,7 +90,6 @@ enum CAPI {
             get { lock.withLock { value } }
             set { lock.withLock { value = newValue } }
         }
-        var done: Bool { data != nil }
     }
 }
 
