@@ -82,7 +82,7 @@ public final class MixWorkload {
             }
             _ = c.commands.push(.start(slot: slot, frame: 0, run: 1))
         }
-        try? device.start(rendering: core)
+        try? device.start(rendering: RenderTarget(core))
     }
 
     deinit {

@@ -62,7 +62,7 @@ public enum DiscontinuityReason: UInt8, Sendable, BitwiseCopyable, CustomStringC
 }
 
 /// A source of render cycles: the JACK device, or the hand-driven device for tests and
-/// offline rendering. Both call the same ``RenderCore/render(_:outputs:channelCount:inputs:inputCount:)``.
+/// offline rendering. Both call the same ``RenderTarget/render(_:outputs:channelCount:inputs:inputCount:)``.
 ///
 /// Thread safety: every member may be called from any control thread; none from the render
 /// thread.
@@ -82,9 +82,9 @@ public protocol AudioDevice: AnyObject, Sendable {
     var schedulingLead: Int64 { get }
     /// True while the device calls the renderer.
     var isRunning: Bool { get }
-    /// Starts calling `core.pointee.render` once per cycle. `core` stays valid until `stop()`
+    /// Starts calling `target.render` once per cycle. `target` stays valid until `stop()`
     /// has returned.
-    func start(rendering core: UnsafeMutablePointer<RenderCore>) throws(DeviceError)
+    func start(rendering target: RenderTarget) throws(DeviceError)
     /// Stops calling the renderer; when it returns, no render call is under way.
     func stop()
     /// Installs the engine's handler for the device's own state changes (server lost, back,

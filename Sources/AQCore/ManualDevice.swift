@@ -138,7 +138,8 @@ public final class ManualDevice: HandDrivenDevice, @unchecked Sendable {
         outputLatencies.deallocate()
     }
 
-    public func start(rendering core: UnsafeMutablePointer<RenderCore>) throws(DeviceError) {
+    public func start(rendering target: RenderTarget) throws(DeviceError) {
+        let core = target.core
         self.core.store(UInt(bitPattern: core), ordering: .releasing)
     }
 

@@ -18,7 +18,7 @@ extension RenderCore {
     /// what happened, and publishes the cycle's anchor to the clock. Render thread only; never
     /// blocks (a realtime device's cycle never waits; see docs/architecture.md).
     @_noLocks
-    public func render(
+    package func render(
         _ cycle: CycleInfo, outputs: UnsafePointer<UnsafeMutablePointer<Float>>, channelCount: Int,
         inputs: UnsafePointer<UnsafeMutablePointer<Float>>? = nil, inputCount: Int = 0
     ) {

@@ -13,7 +13,7 @@ import Synchronization
 ///
 /// Memory is allocated by ``allocate(sampleRate:capacities:)`` and freed by ``deallocate()``
 /// on a control thread once no device calls ``render(_:outputs:channelCount:inputs:inputCount:)``.
-public struct RenderCore: @unchecked Sendable {
+package struct RenderCore: @unchecked Sendable {
     /// Every field, behind one pointer: a call through `core.pointee` then passes one word.
     /// With the fields stored inline (256 bytes), each `core.pointee.render(…)` copied them
     /// all to the stack first, every cycle (docs/benchmarking.md, "Fixed cost per cycle").

@@ -58,7 +58,7 @@ public final class AudioQueueEngine: @unchecked Sendable {
         // Called on a thread of the device's; the engine moves everything to its events thread.
         device.setStatusHandler { [weak self] status in self?.deviceStatusChanged(status) }
         do {
-            try device.start(rendering: core)
+            try device.start(rendering: RenderTarget(core))
         } catch {
             shared.closedFlag.store(true, ordering: .releasing)
             shared.stopEventsThread(wait: true)

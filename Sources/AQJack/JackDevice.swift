@@ -465,7 +465,8 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
     /// - Throws: ``DeviceError`` when already running, when the server is not reachable, when
     ///   activation fails, or naming the port that could not be connected (then the device is
     ///   left stopped).
-    public func start(rendering core: UnsafeMutablePointer<RenderCore>) throws(DeviceError) {
+    public func start(rendering target: RenderTarget) throws(DeviceError) {
+        let core = target.core
         var retired: JackEventThread?
         let result: Result<Void, DeviceError> = control.withLock { c in
             do throws(DeviceError) {

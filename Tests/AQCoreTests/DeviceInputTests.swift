@@ -12,7 +12,7 @@ import Testing
                 sampleRate: 48000,
                 capacities: RenderCapacities(queues: 2, buffersPerQueue: 4, commands: 16, outputChannels: 2, inputChannels: inputs, captureFrames: ring))
             device = ManualDevice(sampleRate: 48000, channels: 2, inputChannels: inputs)
-            try device.start(rendering: core)
+            try device.start(rendering: RenderTarget(core))
         }
         deinit {
             device.stop()

@@ -10,7 +10,7 @@ final class Rig {
     init(channels: Int = 2, queues: Int = 8) throws {
         core = RenderCore.allocate(sampleRate: 48000, capacities: RenderCapacities(queues: queues, buffersPerQueue: 16, commands: 256, outputChannels: 8))
         device = ManualDevice(sampleRate: 48000, channels: channels)
-        try device.start(rendering: core)
+        try device.start(rendering: RenderTarget(core))
     }
     deinit {
         device.stop()

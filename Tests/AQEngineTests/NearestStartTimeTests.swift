@@ -16,7 +16,7 @@ final class LateCycleDevice: AudioDevice, @unchecked Sendable {
     private var core: UnsafeMutablePointer<RenderCore>?
     private let left = UnsafeMutablePointer<Float>.allocate(capacity: 256)
     private let right = UnsafeMutablePointer<Float>.allocate(capacity: 256)
-    func start(rendering core: UnsafeMutablePointer<RenderCore>) throws(DeviceError) { self.core = core }
+    func start(rendering target: RenderTarget) throws(DeviceError) { self.core = target.core }
     func stop() { core = nil }
 
     /// Renders the cycle starting at device frame `frame`, which began at `hostTimeNs`.

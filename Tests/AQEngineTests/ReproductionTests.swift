@@ -406,7 +406,7 @@ final class StalledDevice: AudioDevice, @unchecked Sendable {
     let framesPerCycle = 256
     let schedulingLead: Int64 = 256
     var isRunning: Bool { true }
-    func start(rendering core: UnsafeMutablePointer<RenderCore>) throws(DeviceError) {}
+    func start(rendering target: RenderTarget) throws(DeviceError) {}
     func stop() {}
 }
 

@@ -57,38 +57,50 @@ import Testing
         }
         renderer.start()
 
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for _ in 0..<4 {
-                group.addTask {
-                    let q = try engine.newOutput(format: int16Mono48k) { _, _ in returned.add() }
-                    try q.setOutputChannels([0])
-                    var buffers: [AudioQueueBuffer] = []
-                    for _ in 0..<6 { buffers.append(try q.allocateBuffer(capacity: 256)) }
-                    try q.start()
-                    for _ in 0..<200 {
-                        for b in buffers where !b.isEnqueued {
-                            fillMono16(b, frames: 128, impulses: [1])
-                            if (try? q.enqueue(b)) != nil { enqueued.add() }
+        // Four producers, each on a thread of its own: it enqueues every free buffer, then
+        // waits (on its callback's signal, not a clock) until one comes back, 40 buffers in all.
+        let producersDone = DispatchSemaphore(value: 0)
+        for _ in 0..<4 {
+            let back = DispatchSemaphore(value: 0)
+            let q = try engine.newOutput(format: int16Mono48k) { _, _ in
+                returned.add()
+                back.signal()
+            }
+            try q.setOutputChannels([0])
+            let buffers = try (0..<6).map { _ in try q.allocateBuffer(capacity: 256) }
+            try q.start()
+            let producer = Thread {
+                var mine = 0
+                while mine < 40 {
+                    for b in buffers where !b.isEnqueued && mine < 40 {
+                        fillMono16(b, frames: 128, impulses: [1])
+                        if (try? q.enqueue(b)) != nil {
+                            enqueued.add()
+                            mine += 1
                         }
-                        await Task.yield()
                     }
-                    try q.stop(immediately: false)
+                    // The render thread plays them back out; 5 s without one is a failure.
+                    if mine < 40 && back.wait(timeout: .now() + 5) == .timedOut {
+                        Issue.record("no buffer came back in 5 s")
+                        break
+                    }
                 }
+                try? q.stop(immediately: false)
+                producersDone.signal()
             }
-            group.addTask {
-                for _ in 0..<40 {
-                    let q = try engine.newOutput(format: int16Stereo48k) { _, _ in }
-                    let b = try q.allocateBuffer(capacity: 4096)
-                    b.audioData.initializeMemory(as: UInt8.self, repeating: 0, count: 4096)
-                    b.audioDataByteSize = 4096
-                    try q.enqueue(b)
-                    try q.start()
-                    await Task.yield()
-                    try q.dispose(immediately: Bool.random())
-                }
-            }
-            try await group.waitForAll()
+            producer.start()
         }
+        for _ in 0..<40 {
+            let q = try engine.newOutput(format: int16Stereo48k) { _, _ in }
+            let b = try q.allocateBuffer(capacity: 4096)
+            b.audioData.initializeMemory(as: UInt8.self, repeating: 0, count: 4096)
+            b.audioDataByteSize = 4096
+            try q.enqueue(b)
+            try q.start()
+            await Task.yield()
+            try q.dispose(immediately: Bool.random())
+        }
+        for _ in 0..<4 { producersDone.wait() }
         // The render thread stops; the test drives the last cycles itself until every drain
         // completed (a bounded number of cycles, no waiting on the clock).
         stop.set(1)

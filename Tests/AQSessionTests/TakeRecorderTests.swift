@@ -32,7 +32,7 @@ struct TakeRecorderTests {
         var framesPerCycle: Int { inner.framesPerCycle }
         var schedulingLead: Int64 { inner.schedulingLead }
         var isRunning: Bool { inner.isRunning }
-        func start(rendering core: UnsafeMutablePointer<RenderCore>) throws(DeviceError) { try inner.start(rendering: core) }
+        func start(rendering target: RenderTarget) throws(DeviceError) { try inner.start(rendering: target) }
         func stop() { inner.stop() }
         var currentFrame: Int64 { inner.currentFrame }
         func hostTime(ofFrame frame: Int64) -> UInt64 { inner.hostTime(ofFrame: frame) }

@@ -73,7 +73,7 @@ struct JackDeviceTests {
 
         // Start again: a new client, a new time line.
         let e = rig.clock.epoch.count
-        try rig.device.start(rendering: rig.core)
+        try rig.device.start(rendering: RenderTarget(rig.core))
         #expect(rig.clock.epoch.count > e)
         #expect(rig.waitCycles(5))
     }
@@ -132,7 +132,7 @@ struct JackDeviceTests {
         #expect(rig.device.lastShutdownReason != nil)
         rig.device.stop()  // closes the dead client without hanging
         // Starting again fails clearly: the server is gone.
-        #expect(throws: DeviceError.self) { try rig.device.start(rendering: rig.core) }
+        #expect(throws: DeviceError.self) { try rig.device.start(rendering: RenderTarget(rig.core)) }
     }
 
     @Test(.timeLimit(.minutes(1)))
@@ -182,7 +182,7 @@ struct JackDeviceTests {
     func connectingToAMissingPortNamesIt() throws {
         let rig = try Rig(outputs: .ports(["system:playback_1", "nosuch:port_9"]), start: false)
         do {
-            try rig.device.start(rendering: rig.core)
+            try rig.device.start(rendering: RenderTarget(rig.core))
             Issue.record("start succeeded")
         } catch {
             #expect(error.message.contains("nosuch:port_9"), "\(error.message)")

@@ -20,7 +20,7 @@ final class Rig {
                 clientName: "aqtest", serverName: server.name, outputChannels: 2, inputChannels: inputChannels,
                 outputConnections: outputs))
         core = RenderCore.allocate(sampleRate: 48000, capacities: RenderCapacities(queues: 4))
-        if start { try device.start(rendering: core) }
+        if start { try device.start(rendering: RenderTarget(core)) }
     }
 
     var clock: DeviceClockCore { core.pointee.clock }
