@@ -503,17 +503,17 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
     ///   stopped).
     public func start(rendering core: UnsafeMutablePointer<RenderCore>) throws(DeviceError) {
         var dead: PendingClose?
-        let running: Bool = control.withLock { c in
-            if c.running { return true }
+        let (running, mustOpen): (Bool, Bool) = control.withLock { c in
+            if c.running { return (true, false) }
             if c.open && state.pointee.shutDown.load(ordering: .acquiring) { dead = detachClient(&c) }
-            return false
+            return (false, !c.open)
         }
         if running { throw DeviceError("JACK device \(uid) is already running") }
         // Outside the lock: closes (this device's dead client, any other client of the
-        // process) finish before the open, which waits for them in openClient at most as long
-        // again; usually they are done.
+        // process) finish before a new client opens, which waits for them in openClient at
+        // most as long again; usually they are done by then.
         if let dead, !finish(dead) { throw unfinishedCloseError() }
-        guard JackLifecycle.shared.waitForCloses(limit: closeWaitLimit) else { throw unfinishedCloseError() }
+        if mustOpen, !JackLifecycle.shared.waitForCloses(limit: closeWaitLimit) { throw unfinishedCloseError() }
         var retired: PendingClose?
         let result: Result<Void, DeviceError> = control.withLock { c in
             do throws(DeviceError) {

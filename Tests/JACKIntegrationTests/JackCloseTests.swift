@@ -64,6 +64,12 @@ struct JackCloseTests {
         let core = RenderCore.allocate(sampleRate: 48000, capacities: RenderCapacities(queues: 4))
         defer { RenderCore.deallocate(core) }
         try device.start(rendering: core)
+        // Another device of the process, open and not started: it needs no new client.
+        let other = try JackDevice(
+            options: JackDeviceOptions(clientName: "aqtest-close-other", serverName: server.name, outputConnections: .none))
+        other.closeWaitLimit = .milliseconds(300)
+        let otherCore = RenderCore.allocate(sampleRate: 48000, capacities: RenderCapacities(queues: 4))
+        defer { RenderCore.deallocate(otherCore) }
         let hook = CloseHook(client: device.clientName, server: server.name)
         defer { hook.remove() }
 
@@ -92,6 +98,9 @@ struct JackCloseTests {
         }
         #expect(!device.isRunning)
         #expect(core.pointee.clock.cycleCount == c, "rendered after stop() returned")
+        // A device whose client is open starts: only opens wait for closes.
+        try other.start(rendering: otherCore)
+        #expect(other.isRunning)
 
         hook.release()
         #expect(JackLifecycle.shared.waitForCloses(limit: .seconds(30)))
@@ -99,7 +108,8 @@ struct JackCloseTests {
         try device.start(rendering: core)
         #expect(device.isRunning)
         device.stop()
-        #expect(device.unfinishedClose == nil)
+        other.stop()
+        #expect(device.unfinishedClose == nil && other.unfinishedClose == nil)
     }
 
     /// The defect of issue 21: the server goes away and libjack's close of the dead client does
