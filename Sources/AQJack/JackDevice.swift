@@ -103,6 +103,9 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         /// Closes of this device's clients handed to their threads (finished ones are dropped
         /// when next looked at).
         var closes: [JackClientClose] = []
+        /// Counts the clients opened: a shutdown reported by an earlier client's event thread
+        /// (its close had not returned yet) is not this client's.
+        var generation = 0
     }
 
     /// A client the device let go of (``detachClient(_:muted:)``): its close, running on its
@@ -709,8 +712,10 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
             state.pointee.inPorts[i] = port
             inNames.append(String(cString: jack_port_name(port)))
         }
+        c.generation += 1
+        let generation = c.generation
         let events = try JackEventThread { [weak self] reason, code in
-            self?.serverDidShutDown(reason: reason, code: code)
+            self?.serverDidShutDown(reason: reason, code: code, generation: generation)
         }
         state.pointee.events = events.signal
         guard jack_set_xrun_callback(client, jackXrun, st) == 0,
@@ -776,24 +781,28 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         return PendingClose(close: close, events: events)
     }
 
-    /// On the event thread: the server went away. Tells the user's handler and the engine's;
-    /// when the device was rendering and may reconnect, starts the reconnection thread.
-    private func serverDidShutDown(reason: String, code: UInt32) {
+    /// On the event thread: the server went away. Lets go of the dead client, tells the user's
+    /// handler and the engine's; when the device was rendering and may reconnect, starts the
+    /// reconnection thread. `generation`: the client whose event thread this is.
+    private func serverDidShutDown(reason: String, code: UInt32, generation: Int) {
         var retired: PendingClose?
         let (handler, status, reconnecting): ((@Sendable (String) -> Void)?, (@Sendable (DeviceStatus) -> Void)?, Bool) = control.withLock { c in
+            // An earlier client's (let go of already, its close had not returned): a newer one
+            // is open, and this is not its news.
+            guard c.generation == generation else { return (nil, nil, false) }
             let wasRunning = c.running
             c.running = false
             c.lastShutdownReason = reason
+            // The dead client is let go of first, before anyone in this process can open
+            // another: its close is announced to the process-wide gate here, under the lock,
+            // and every open waits for it (libjack keeps one set of per-server globals for all
+            // its clients, and a new client opened while a dead one is still open reuses the
+            // dead server's shared memory: it crashed in jack_client_close). The close itself
+            // runs on its own thread: it may block for as long as the dying server keeps it
+            // waiting.
+            retired = detachClient(&c, muted: true)
             var reconnecting = false
             if wasRunning, options.reconnect, c.core != nil, c.reconnector == nil {
-                // The dead client is let go of first, before anyone in this process can open
-                // another: its close is announced to the process-wide gate here, under the
-                // lock, and every open waits for it (libjack keeps one set of per-server
-                // globals for all its clients, and a new client opened while a dead one is
-                // still open reuses the dead server's shared memory: it crashed in
-                // jack_client_close). The close itself runs on its own thread: it may block
-                // for as long as the dying server keeps it waiting.
-                retired = detachClient(&c, muted: true)
                 c.reconnector = JackReconnector(device: self, lostAt: ContinuousClock.now)
                 reconnecting = true
             }
