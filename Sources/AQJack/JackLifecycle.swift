@@ -62,6 +62,13 @@ final class JackLifecycle: @unchecked Sendable {
         _ = pthread_condattr_destroy(&attr)
     }
 
+    deinit {
+        pthread_cond_destroy(cond)
+        cond.deallocate()
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
     /// Registers a close about to be handed to its thread; from now on no open starts until
     /// ``close(_:_:)`` with this ticket has finished. Does not block (beyond the bookkeeping).
     func announceClose(_ what: String) -> Int {
