@@ -34,7 +34,14 @@ struct JackCallbackState: ~Copyable {
     /// The clock `jack_get_time` reads (see ``JackClockSource``).
     var clockSource: JackClockSource = .monotonicRaw
     /// The renderer, while started; the notification callbacks reach its clock through it.
+    /// Loaded with sequentially consistent ordering, inside ``callbacksInside``.
     let core = Atomic<UnsafeMutablePointer<RenderCore>?>(nil)
+    /// Callbacks (and ``note(_:)`` calls) that may be using ``core`` right now: each counts
+    /// itself in (sequentially consistent) before it loads ``core``, and out when done with it.
+    /// A control thread that has stored nil in ``core`` (sequentially consistent) and then sees
+    /// this at 0 knows that no callback uses the renderer any more and none will, whether or
+    /// not libjack's close of the client has returned (``JackDevice/stop()``).
+    let callbacksInside = Atomic<Int>(0)
     /// The benchmark probe's ring, once one is installed (see ``JackCycleProbe``).
     let probe = Atomic<UnsafeMutablePointer<JackProbeStorage>?>(nil)
     /// The transport follower, once one is installed (``JackDevice/setTransportFollower(_:)``).
@@ -148,7 +155,9 @@ struct JackCallbackState: ~Copyable {
     func note(_ reason: DiscontinuityReason) {
         let i = Int(unsafeBitCast(reason, to: UInt8.self))  // rawValue is not inlinable
         if i < Self.reasonCount { counts[i].wrappingAdd(1, ordering: .relaxed) }
-        if let core = core.load(ordering: .acquiring) {
+        callbacksInside.wrappingAdd(1, ordering: .sequentiallyConsistent)
+        defer { callbacksInside.wrappingSubtract(1, ordering: .releasing) }
+        if let core = core.load(ordering: .sequentiallyConsistent) {
             core.pointee.clock.noteDiscontinuity(reason)
         }
     }
@@ -167,12 +176,25 @@ func jackProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> 
     // A benchmark probe, when installed: the entry time is read first thing.
     let probe = st.pointee.probe.load(ordering: .acquiring)
     let entryNs = probe == nil ? 0 : HostClock.now()
-    guard let core = st.pointee.core.load(ordering: .acquiring), let client = st.pointee.client else {
-        return 0
-    }
+    guard let client = st.pointee.client else { return 0 }
     let n = st.pointee.outputCount
     let outs = st.pointee.outputs
     let ports = st.pointee.outPorts
+    // Counted in before the renderer is loaded (see ``JackCallbackState/callbacksInside``).
+    st.pointee.callbacksInside.wrappingAdd(1, ordering: .sequentiallyConsistent)
+    defer { st.pointee.callbacksInside.wrappingSubtract(1, ordering: .releasing) }
+    guard let core = st.pointee.core.load(ordering: .sequentiallyConsistent) else {
+        // No renderer (the device let go of this client, whose close has not returned yet):
+        // silence, rather than whatever the port buffers held.
+        _unsafePerformance {
+            for c in 0..<n {
+                if let buf = jack_port_get_buffer(ports[c], nframes) {
+                    buf.assumingMemoryBound(to: Float.self).update(repeating: 0, count: Int(nframes))
+                }
+            }
+        }
+        return 0
+    }
     // Input buffers: every registered input port's (the capture ports' contents this cycle).
     var inputCount = 0
     let ins = st.pointee.inputs
@@ -297,7 +319,9 @@ func jackSampleRate(_ rate: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> 
     let st = arg.assumingMemoryBound(to: JackCallbackState.self)
     let old = st.pointee.sampleRate.exchange(rate, ordering: .relaxed)
     if old != rate, old != 0 {
-        if let core = st.pointee.core.load(ordering: .acquiring) {
+        st.pointee.callbacksInside.wrappingAdd(1, ordering: .sequentiallyConsistent)
+        defer { st.pointee.callbacksInside.wrappingSubtract(1, ordering: .releasing) }
+        if let core = st.pointee.core.load(ordering: .sequentiallyConsistent) {
             // setNominalSampleRate is one relaxed atomic store (opaque to the checker: not
             // annotated in AQCore).
             _unsafePerformance { core.pointee.clock.setNominalSampleRate(Double(rate)) }

@@ -8,11 +8,6 @@ import Glibc
 import Musl
 #endif
 
-/// libjack (jackd2) keeps process-wide state that opening and closing clients on several
-/// threads at once corrupts; every `jack_client_open`/`jack_client_close` of this module holds
-/// this lock (control threads only, never a JACK thread).
-let jackClientLifecycleLock = Mutex(())
-
 /// Where a group of the device's ports is connected when it starts.
 public enum JackConnections: Sendable, Equatable {
     /// To the server's physical ports (`system:playback_1…` for outputs, `system:capture_1…`
@@ -105,6 +100,19 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         var statusHandler: (@Sendable (DeviceStatus) -> Void)?
         var reconnector: JackReconnector?
         var reconnections = 0
+        /// Closes of this device's clients handed to their threads (finished ones are dropped
+        /// when next looked at).
+        var closes: [JackClientClose] = []
+        /// Counts the clients opened: a shutdown reported by an earlier client's event thread
+        /// (its close had not returned yet) is not this client's.
+        var generation = 0
+    }
+
+    /// A client the device let go of (``detachClient(_:muted:)``): its close, running on its
+    /// own thread, and the event thread to stop once it is done.
+    private struct PendingClose {
+        let close: JackClientClose
+        let events: JackEventThread?
     }
 
     /// The options the device was opened with.
@@ -123,6 +131,19 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
 
     private let state: UnsafeMutablePointer<JackCallbackState>
     private let control = Mutex(Control())
+    /// Entered by each close of this device's clients until it has finished (``deinit`` frees
+    /// the callback state only then).
+    private let closing = DispatchGroup()
+    private let closeWaitMs = Atomic<Int64>(5000)
+    /// How long ``stop()`` waits for libjack's close of the client, and an open (``start(rendering:)``)
+    /// for earlier closes of the process, before giving up (5 s; tests lower it). Any thread.
+    var closeWaitLimit: Duration {
+        get { .milliseconds(closeWaitMs.load(ordering: .relaxed)) }
+        set {
+            let (s, a) = newValue.components
+            closeWaitMs.store(s * 1000 + a / 1_000_000_000_000_000, ordering: .relaxed)
+        }
+    }
 
     /// The callbacks' state (for JackTransport.swift).
     var callbackState: UnsafeMutablePointer<JackCallbackState> { state }
@@ -167,6 +188,17 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
 
     deinit {
         stop()
+        if closing.wait(timeout: .now()) == .success {
+            JackDevice.freeState(state)
+        } else {
+            // A close that has not returned: libjack may still call this client's callbacks,
+            // whose memory this is. It goes once the close has finished (or never).
+            let st = JackUnchecked(value: state)
+            closing.notify(queue: .global()) { JackDevice.freeState(st.value) }
+        }
+    }
+
+    private static func freeState(_ state: UnsafeMutablePointer<JackCallbackState>) {
         if let t = state.pointee.transport.load(ordering: .acquiring) { t.deallocate() }
         if let t = state.pointee.timebase.load(ordering: .acquiring) { t.deallocate() }
         state.deinitialize(count: 1)
@@ -187,13 +219,15 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
     public static func serverSampleRate(_ serverName: String? = nil) -> Int? {
         var status = jack_status_t(rawValue: 0)
         let name = resolveServerName(serverName)
-        return JackMessages.whileMuted { jackClientLifecycleLock.withLock { _ -> Int? in
+        // The probe waits for pending closes like any open (docs/jack-device.md, "Closing a
+        // client"); one that waited too long finds no server.
+        return JackMessages.whileMuted { JackLifecycle.shared.open { () -> Int? in
             let client = name.withCString { s in "aqsync-probe".withCString { aq_jack_client_open($0, s, &status) } }
             guard let client else { return nil }
             let rate = Int(jack_get_sample_rate(client))
             jack_client_close(client)
             return rate
-        } }
+        } ?? nil }
     }
 
     /// True when a client can be opened on the server `serverName` (resolved as in
@@ -202,12 +236,12 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
     public static func isServerReachable(_ serverName: String? = nil) -> Bool {
         var status = jack_status_t(rawValue: 0)
         let name = resolveServerName(serverName)
-        return JackMessages.whileMuted { jackClientLifecycleLock.withLock { _ in
+        return JackMessages.whileMuted { JackLifecycle.shared.open { () -> Bool in
             let client = name.withCString { s in "aqsync-probe".withCString { aq_jack_client_open($0, s, &status) } }
             guard let client else { return false }
             jack_client_close(client)
             return true
-        } }
+        } ?? false }
     }
 
     // MARK: Properties
@@ -462,16 +496,37 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
     /// client when ``stop()`` closed it or the server shut down. Notes `.deviceStarted`.
     /// Control thread.
     ///
+    /// A client of this process still closing (libjack's close of a dead client can take as
+    /// long as the dying server keeps it waiting) is waited for first, at most 5 s, without the
+    /// device's lock: a new client never opens while an old one is still open.
+    ///
     /// - Throws: ``DeviceError`` when already running, when the server is not reachable, when
-    ///   activation fails, or naming the port that could not be connected (then the device is
-    ///   left stopped).
+    ///   activation fails, when a close of an earlier client has not finished within 5 s
+    ///   (naming it), or naming the port that could not be connected (then the device is left
+    ///   stopped).
     public func start(rendering target: RenderTarget) throws(DeviceError) {
         let core = target.core
-        var retired: JackEventThread?
+        var dead: PendingClose?
+        let (running, mustOpen): (Bool, Bool) = control.withLock { c in
+            if c.running { return (true, false) }
+            if c.open && state.pointee.shutDown.load(ordering: .acquiring) { dead = detachClient(&c) }
+            return (false, !c.open)
+        }
+        if running { throw DeviceError("JACK device \(uid) is already running") }
+        // Outside the lock: closes (this device's dead client, any other client of the
+        // process) finish before a new client opens, which waits for them in openClient at
+        // most as long again; usually they are done by then.
+        if let dead, !finish(dead) { throw unfinishedCloseError() }
+        if mustOpen, !JackLifecycle.shared.waitForCloses(limit: closeWaitLimit) { throw unfinishedCloseError() }
+        var retired: PendingClose?
         let result: Result<Void, DeviceError> = control.withLock { c in
             do throws(DeviceError) {
                 guard !c.running else { throw DeviceError("JACK device \(uid) is already running") }
-                if c.open && state.pointee.shutDown.load(ordering: .acquiring) { retired = closeClient(&c) }
+                if c.open && state.pointee.shutDown.load(ordering: .acquiring) {
+                    // The server went away again between the two steps.
+                    retired = detachClient(&c)
+                    throw DeviceError("JACK server “\(serverName)” went away while device \(uid) was starting")
+                }
                 if !c.open { try openClient(&c) }
                 guard let client = state.pointee.client else { throw DeviceError("JACK device \(uid): no client") }
                 // A restart continues the device's sample time after the wall-clock gap.
@@ -481,15 +536,15 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
                 state.pointee.keeper.sampleRate = Double(rate)
                 state.pointee.sampleRate.store(rate, ordering: .relaxed)
                 core.pointee.clock.setNominalSampleRate(Double(rate))
-                state.pointee.core.store(core, ordering: .releasing)
+                state.pointee.core.store(core, ordering: .sequentiallyConsistent)
                 state.pointee.note(.deviceStarted)
                 guard jack_set_process_callback(client, jackProcess, UnsafeMutableRawPointer(state)) == 0 else {
-                    state.pointee.core.store(nil, ordering: .releasing)
+                    state.pointee.core.store(nil, ordering: .sequentiallyConsistent)
                     throw DeviceError("JACK device \(uid): cannot set the process callback")
                 }
                 registerTransportSync(client)
                 guard jack_activate(client) == 0 else {
-                    state.pointee.core.store(nil, ordering: .releasing)
+                    state.pointee.core.store(nil, ordering: .sequentiallyConsistent)
                     throw DeviceError("JACK device \(uid): cannot activate the client on server “\(serverName)”")
                 }
                 do throws(DeviceError) {
@@ -497,7 +552,7 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
                     try connect(c.inputPortNames, options.inputConnections, output: false, client: client)
                 } catch {
                     jack_deactivate(client)
-                    state.pointee.core.store(nil, ordering: .releasing)
+                    state.pointee.core.store(nil, ordering: .sequentiallyConsistent)
                     throw error
                 }
                 c.running = true
@@ -508,13 +563,18 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
                 return .failure(error)
             }
         }
-        retired?.stop()  // outside the lock: its thread may be waiting for it
+        if let retired { _ = finish(retired) }  // outside the lock
         try result.get()
     }
 
-    /// Deactivates and closes the client; when it returns, no render call is under way and
-    /// JACK calls nothing of this device any more. Does nothing when already stopped.
-    /// Control thread, or the ``onShutdown`` handler.
+    /// Deactivates and closes the client. When it returns, no render call is under way and no
+    /// callback of this device reaches the renderer any more; JACK calls nothing of this device
+    /// once libjack's close of the client has returned, which `stop` waits for, at most 5 s.
+    /// A close that takes longer (libjack blocked in `jack_client_close`: a server that died
+    /// mid-close) is reported (``JackMessages``, ``unfinishedClose``) and left to finish on its
+    /// own thread; no client of this process opens until it has. Does nothing more when already
+    /// stopped. Never holds the device's lock across a libjack close: ``isRunning`` and the
+    /// other queries answer meanwhile. Control thread, or the ``onShutdown`` handler.
     public func stop() {
         let reconnector = control.withLock { c in
             let r = c.reconnector
@@ -524,12 +584,71 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         reconnector?.cancelAndWait()  // outside the lock: it takes the lock to close or resume
         let retired = control.withLock { c in
             c.core = nil
-            return closeClient(&c)
+            return detachClient(&c)
         }
-        retired?.stop()  // outside the lock: its thread may be waiting for it
+        // Outside the lock: the renderer was taken away under it; wait until no callback still
+        // holds it (at most the rest of one cycle), then for the close.
+        waitForCallbacksToLeave()
+        if let retired {
+            _ = finish(retired)
+        } else if closing.wait(timeout: .now()) == .timedOut {
+            // A close begun earlier (the server's shutdown) is still under way.
+            if !waitForClosing() { reportUnfinishedClose() }
+        }
     }
 
-    // MARK: Internals (under the control lock)
+    /// What this device is still closing (a libjack `jack_client_close` that has not
+    /// returned), and for how long; nil when nothing. Any control thread.
+    public var unfinishedClose: String? {
+        control.withLock { c in
+            c.closes.removeAll { $0.isFinished }
+            return c.closes.first?.progress
+        }
+    }
+
+    // MARK: Internals
+
+    /// Waits until no callback uses the renderer (``JackCallbackState/callbacksInside``), after
+    /// `core` was set to nil. At most the rest of one render call. Control thread, not under
+    /// the lock.
+    private func waitForCallbacksToLeave() {
+        while state.pointee.callbacksInside.load(ordering: .sequentiallyConsistent) != 0 { sched_yield() }
+    }
+
+    /// Waits for every close of this device's clients, at most ``closeWaitLimit``.
+    private func waitForClosing() -> Bool {
+        let limit = closeWaitLimit
+        let ns = limit.components.seconds * 1_000_000_000 + limit.components.attoseconds / 1_000_000_000
+        return closing.wait(timeout: .now() + .nanoseconds(Int(ns))) == .success
+    }
+
+    /// Waits (at most ``closeWaitLimit``) for a detached client's close, then stops its
+    /// event thread; true when done. A close that takes longer is reported, and its event
+    /// thread is stopped by the closing thread once it is over. Not under the control lock.
+    private func finish(_ p: PendingClose) -> Bool {
+        if p.close.wait(limit: closeWaitLimit) {
+            p.events?.stop()  // joins it, unless this is that thread (then it ends by itself)
+            return true
+        }
+        reportUnfinishedClose()
+        let events = p.events
+        p.close.whenFinished { events?.stop(join: false) }
+        return false
+    }
+
+    private func reportUnfinishedClose() {
+        guard let what = unfinishedClose else { return }
+        JackMessages.report(
+            "JACK device \(uid): \(what) (libjack's jack_client_close has not returned); "
+                + "no JACK client opens in this process until it does")
+    }
+
+    private func unfinishedCloseError() -> DeviceError {
+        let what = JackLifecycle.shared.pendingDescription ?? "a JACK client close"
+        return DeviceError(
+            "JACK device \(uid): cannot open a client while an earlier one of this process is still closing: "
+                + "\(what) (libjack's jack_client_close has not returned)")
+    }
 
     private func openClient() throws(DeviceError) {
         let r: Result<Void, DeviceError> = control.withLock { c in
@@ -540,17 +659,28 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
 
     private func openClient(_ c: inout Control) throws(DeviceError) {
         var status = jack_status_t(rawValue: 0)
-        let client = jackClientLifecycleLock.withLock { _ in
+        // Waits for the closes announced before (usually done: callers wait for them first,
+        // without the control lock).
+        let opened = JackLifecycle.shared.open(limit: closeWaitLimit) {
             serverName.withCString { s in options.clientName.withCString { aq_jack_client_open($0, s, &status) } }
         }
-        guard let client else {
+        guard let opened else { throw unfinishedCloseError() }
+        guard let client = opened else {
             throw DeviceError(
                 "JACK server “\(serverName)” is not reachable (client “\(options.clientName)”: "
                     + "\(JackDevice.describe(status))); is jackd running with -n \(serverName)?",
                 reason: status.rawValue & JackServerFailed.rawValue != 0 ? .serverUnreachable : .other)
         }
         var ok = false
-        defer { if !ok { jackClientLifecycleLock.withLock { _ in _ = jack_client_close(client) } } }
+        defer {
+            if !ok {
+                // Closed like any other: on its own thread, before any later open.
+                let close = JackClientClose(
+                    client: client, deactivate: false, what: "closing JACK client “\(c.clientName)” (failed open)",
+                    device: closing, cleanup: clientStateCleanup())
+                c.closes.append(close)
+            }
+        }
         c.clientName = String(cString: jack_get_client_name(client))
         let st = UnsafeMutableRawPointer(state)
         state.pointee.shutDown.store(false, ordering: .relaxed)
@@ -583,8 +713,10 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
             state.pointee.inPorts[i] = port
             inNames.append(String(cString: jack_port_name(port)))
         }
+        c.generation += 1
+        let generation = c.generation
         let events = try JackEventThread { [weak self] reason, code in
-            self?.serverDidShutDown(reason: reason, code: code)
+            self?.serverDidShutDown(reason: reason, code: code, generation: generation)
         }
         state.pointee.events = events.signal
         guard jack_set_xrun_callback(client, jackXrun, st) == 0,
@@ -607,49 +739,81 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         ok = true
     }
 
-    /// Closes the client; returns the event thread, to be stopped once the lock is released.
-    private func closeClient(_ c: inout Control) -> JackEventThread? {
-        guard c.open, let client = state.pointee.client else { return nil }
-        if c.running { jack_deactivate(client) }
-        jackClientLifecycleLock.withLock { _ in _ = jack_client_close(client) }  // then JACK calls nothing of ours
-        state.pointee.client = nil
-        state.pointee.core.store(nil, ordering: .releasing)
-        state.pointee.events = nil
-        for i in 0..<outputChannelCount { state.pointee.outPorts[i] = nil }
-        for i in 0..<outputChannelCount { state.pointee.outputs[i] = state.pointee.dummy }
-        for i in 0..<state.pointee.inputCount {
-            state.pointee.inPorts[i] = nil
-            state.pointee.inputs[i] = state.pointee.dummy
+    /// What a finished close does to the callback state, on the closing thread (libjack calls
+    /// nothing of the client any more, and no other client opens before this has run).
+    private func clientStateCleanup() -> @Sendable () -> Void {
+        let st = JackUnchecked(value: state)
+        return {
+            let state = st.value
+            state.pointee.client = nil
+            state.pointee.events = nil
+            for i in 0..<state.pointee.outputCount {
+                state.pointee.outPorts[i] = nil
+                state.pointee.outputs[i] = state.pointee.dummy
+            }
+            for i in 0..<state.pointee.inputCount {
+                state.pointee.inPorts[i] = nil
+                state.pointee.inputs[i] = state.pointee.dummy
+            }
         }
+    }
+
+    /// Lets go of the client, under the control lock, without a libjack call: takes the
+    /// renderer away from the callbacks, marks the device closed and stopped, and hands the
+    /// client to a ``JackClientClose`` (which announces itself to the process-wide gate here,
+    /// so no client of this process opens before it has closed this one, and deactivates and
+    /// closes it on its own thread). Returns it with the event thread, to be finished
+    /// (``finish(_:)``) once the lock is released. `muted`: libjack's messages are discarded
+    /// during the close (a dead server's client). Nil when no client is open.
+    private func detachClient(_ c: inout Control, muted: Bool = false) -> PendingClose? {
+        guard c.open, let client = state.pointee.client else { return nil }
+        state.pointee.core.store(nil, ordering: .sequentiallyConsistent)
+        let close = JackClientClose(
+            client: client, deactivate: c.running, muted: muted,
+            what: "closing JACK client “\(c.clientName)” on server “\(serverName)”", device: closing,
+            cleanup: clientStateCleanup())
+        c.closes.removeAll { $0.isFinished }
+        c.closes.append(close)
         c.inPorts = []
         let events = c.events
         c.events = nil
         c.running = false
         c.open = false
-        return events
+        return PendingClose(close: close, events: events)
     }
 
-    /// On the event thread: the server went away. Tells the user's handler and the engine's;
-    /// when the device was rendering and may reconnect, starts the reconnection thread.
-    private func serverDidShutDown(reason: String, code: UInt32) {
-        var retired: JackEventThread?
+    /// On the event thread: the server went away. Lets go of the dead client, tells the user's
+    /// handler and the engine's; when the device was rendering and may reconnect, starts the
+    /// reconnection thread. `generation`: the client whose event thread this is.
+    private func serverDidShutDown(reason: String, code: UInt32, generation: Int) {
+        var retired: PendingClose?
         let (handler, status, reconnecting): ((@Sendable (String) -> Void)?, (@Sendable (DeviceStatus) -> Void)?, Bool) = control.withLock { c in
+            // An earlier client's (let go of already, its close had not returned): a newer one
+            // is open, and this is not its news.
+            guard c.generation == generation else { return (nil, nil, false) }
             let wasRunning = c.running
             c.running = false
             c.lastShutdownReason = reason
+            // The dead client is let go of first, before anyone in this process can open
+            // another: its close is announced to the process-wide gate here, under the lock,
+            // and every open waits for it (libjack keeps one set of per-server globals for all
+            // its clients, and a new client opened while a dead one is still open reuses the
+            // dead server's shared memory: it crashed in jack_client_close). The close itself
+            // runs on its own thread: it may block for as long as the dying server keeps it
+            // waiting.
+            retired = detachClient(&c, muted: true)
             var reconnecting = false
             if wasRunning, options.reconnect, c.core != nil, c.reconnector == nil {
-                // The dead client goes first, before anyone in this process can open another:
-                // libjack keeps one set of per-server globals for all its clients, and a new
-                // client opened while a dead one is still open reuses the dead server's
-                // shared memory (it crashed in jack_client_close).
-                retired = JackMessages.whileMuted { closeClient(&c) }
                 c.reconnector = JackReconnector(device: self, lostAt: ContinuousClock.now)
                 reconnecting = true
             }
             return (c.onShutdown, c.statusHandler, reconnecting)
         }
-        retired?.stop(join: false)  // this very thread: it ends after this handler returns
+        if let retired {
+            // This very thread: it ends after this handler returns, once the close is done.
+            let events = retired.events
+            retired.close.whenFinished { events?.stop(join: false) }
+        }
         status?(.lost(reason: "JACK server “\(serverName)” went away: \(reason)", reconnecting: reconnecting))
         handler?(reason)
     }
@@ -668,7 +832,9 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
             control.withLock { $0.core = nil }
             return .failed(reason: "JACK server “\(serverName)” came back at \(rate) Hz; the engine runs at \(Int(was)) Hz")
         }
-        var retired: JackEventThread?
+        // The dead client's close (and any other of the process) first, without the lock.
+        guard JackLifecycle.shared.waitForCloses(limit: closeWaitLimit) else { return nil }
+        var retired: PendingClose?
         let outcome: DeviceStatus? = control.withLock { c in
             guard let core = c.core, !c.running else { return nil }
             if !c.open {
@@ -680,14 +846,13 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
             }
             state.pointee.keeper.resume()
             state.pointee.resumedLostFrames.store(-1, ordering: .relaxed)
-            state.pointee.core.store(core, ordering: .releasing)
+            state.pointee.core.store(core, ordering: .sequentiallyConsistent)
             state.pointee.note(.serverReturned)
             registerTransportSync(client)
             guard jack_set_process_callback(client, jackProcess, UnsafeMutableRawPointer(state)) == 0,
                 jack_activate(client) == 0
             else {
-                state.pointee.core.store(nil, ordering: .releasing)
-                retired = closeClient(&c)
+                retired = detachClient(&c)
                 return nil
             }
             do throws(DeviceError) {
@@ -703,7 +868,7 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
             refreshLatency()
             return .restored(seconds: 0, lostFrames: 0, skipped: false)
         }
-        retired?.stop()
+        if let retired { _ = finish(retired) }  // outside the lock
         guard case .restored = outcome else { return outcome }
         // The frames lost are known once the first cycle has run.
         let deadline = ContinuousClock.now + .seconds(2)

@@ -43,6 +43,13 @@ public enum JackMessages {
         return try body()
     }
 
+    /// Sends a line of AQJack's own to the handler, muted or not (a problem with a client that
+    /// a person should hear of, such as a close that does not return). Any thread.
+    static func report(_ line: String) {
+        install()
+        state.withLock { $0.handler }?(line)
+    }
+
     fileprivate static func deliver(_ message: UnsafePointer<CChar>?) {
         guard let message, muted.load(ordering: .relaxed) == 0 else { return }
         let line = String(cString: message)
