@@ -90,7 +90,8 @@ public final class JackServer: @unchecked Sendable {
     }
 
     private static func launch(
-        name: String, backend: Backend, rate: Int, period: Int, realtime: Bool, log: URL, timeout: Duration
+        name: String, backend: Backend, rate: Int, period: Int, realtime: Bool, log: URL, timeout: Duration,
+        reclaimRegistry: Bool = true
     ) throws(DeviceError) -> ChildProcess {
         var args = [realtime ? "-R" : "--no-realtime", "-n", name]
         switch backend {
@@ -101,18 +102,29 @@ public final class JackServer: @unchecked Sendable {
         var p = try ChildProcess(path: "/usr/bin/jackd", arguments: args, output: log.path)
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
-        var reclaimed = false
+        var reclaimed = !reclaimRegistry
         while clock.now < deadline {
             if !p.isRunning {
                 // JACK's registry (/dev/shm/jack-shm-registry) has 8 server entries, and an
                 // entry of a server that died without unregistering (SIGKILL, a crash) is
-                // reclaimed only by a new server of the same name. With no jackd alive at all,
-                // every entry is stale: the registry is removed (jackd makes a new one) and
-                // jackd started once more, said on standard error.
-                if !reclaimed && readLog(log).contains("Too many servers already active") && !isAnyJackdAlive() {
+                // reclaimed only by a new server of the same name (``JackRegistry``). With no
+                // jackd alive at all, every entry is stale: the registry is removed (jackd
+                // makes a new one). Otherwise each dead server's entry is reclaimed by starting
+                // and stopping a server of its name. Then jackd is started once more; both
+                // are said on standard error.
+                if !reclaimed && readLog(log).contains("Too many servers already active") {
                     reclaimed = true
-                    unlink(registryPath)
-                    FileHandle.standardError.write(Data("JackServer: JACK's server registry was full of servers that are gone (no jackd runs): removed \(registryPath), starting jackd -n \(name) again\n".utf8))
+                    if !isAnyJackdAlive() {
+                        unlink(registryPath)
+                        FileHandle.standardError.write(Data("JackServer: JACK's server registry was full of servers that are gone (no jackd runs): removed \(registryPath), starting jackd -n \(name) again\n".utf8))
+                    } else {
+                        let dead = JackRegistry.deadServerNames()
+                        guard !dead.isEmpty else {
+                            throw DeviceError("jackd -n \(name): JACK's server registry is full (8 servers run on this machine):\n" + readLog(log))
+                        }
+                        FileHandle.standardError.write(Data("JackServer: JACK's server registry was full; reclaiming the entries of \(dead.count) server(s) that are gone (\(dead.joined(separator: ", "))), then starting jackd -n \(name) again\n".utf8))
+                        for n in dead { reclaim(name: n) }
+                    }
                     p = try ChildProcess(path: "/usr/bin/jackd", arguments: args, output: log.path)
                     continue
                 }
@@ -128,7 +140,7 @@ public final class JackServer: @unchecked Sendable {
     }
 
     /// JACK's shared registry of servers and their shared memory.
-    static let registryPath = "/dev/shm/jack-shm-registry"
+    static let registryPath = JackRegistry.path
 
     /// True when a process named `jackd` runs (zombies aside), by `/proc/PID/stat`. Any thread.
     static func isAnyJackdAlive() -> Bool {
@@ -189,7 +201,7 @@ public final class JackServer: @unchecked Sendable {
     /// Starts and cleanly stops a server named `name` to free a dead server's registry slot.
     static func reclaim(name: String) {
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("jackd-\(name)-reclaim.log")
-        if let p = try? launch(name: name, backend: .dummy, rate: 48000, period: 256, realtime: false, log: log, timeout: .seconds(5)) {
+        if let p = try? launch(name: name, backend: .dummy, rate: 48000, period: 256, realtime: false, log: log, timeout: .seconds(5), reclaimRegistry: false) {
             terminate(p, grace: .seconds(3), reclaimAfterKill: false)
         }
         try? FileManager.default.removeItem(at: log)

@@ -41,6 +41,7 @@ struct JackDeviceTests {
         let epoch0 = rig.clock.epoch.count
         let xruns0 = rig.device.xrunCount
         let lost0 = rig.device.lostFrames
+        let lostDiscontinuities0 = rig.device.discontinuityCount(.framesLost)
         let a0 = try #require(rig.clock.anchor())
         Thread.sleep(forTimeInterval: 1.2)
         let a1 = try #require(rig.clock.anchor())
@@ -59,9 +60,10 @@ struct JackDeviceTests {
         // benchmark's job).
         #expect(abs(rate - 1) < 0.05, "rate scalar \(rate) (lost frames \(lost))")
         if rig.device.xrunCount == xruns0 {
-            // No xrun: no lost frames or other discontinuity either.
+            // No xrun in the window: no lost frames or other discontinuity in it either (the
+            // first cycles, before it, may have lost some on a loaded machine).
             #expect(rig.clock.epoch.count == epoch0, "unexpected discontinuity \(rig.clock.epoch.lastReason)")
-            #expect(rig.device.discontinuityCount(.framesLost) == 0 && rig.device.lostFrames == 0)
+            #expect(rig.device.discontinuityCount(.framesLost) == lostDiscontinuities0 && rig.device.lostFrames == lost0)
         }
         #expect(rig.device.dspLoad >= 0)
 
