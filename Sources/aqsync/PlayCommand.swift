@@ -18,13 +18,13 @@ import Glibc
 struct PlayCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "play",
-        abstract: "Play a session through JACK, every track on its exact frame (the default command).",
+        abstract: "Play a session (or a set list of sessions, in turn) through JACK, every track on its exact frame (the default command).",
         discussion: """
             Exit status: 0 when every track played to its end with no frame lost; 1 when the \
             session or the server was refused (nothing plays), a track, a take or the capture failed \
             (its file keeps what was written), or the server went away for good; 3 when frames were lost \
             (a track played late or not at all, a take or the capture missed frames, the server lost frames, or it \
-            went away and came back) and --allow-loss was not given; 128 + the \
+            went away and came back, or a session of a set list started late) and --allow-loss was not given; 128 + the \
             signal after SIGINT (Ctrl-C, 130), SIGTERM (143) or SIGHUP (129), each a clean stop.
             """)
 

@@ -86,6 +86,12 @@ struct SetListOnJACKTests {
         return .judged
     }
 
+    /// The integer right after the first `prefix` in `text`.
+    static func number(after prefix: String, in text: String) -> Int64? {
+        guard let r = text.range(of: prefix) else { return nil }
+        return Int64(text[r.upperBound...].prefix { $0.isNumber })
+    }
+
     /// The frames of lost time aqsync kept (its `server: …` line), for ``LiveRenderMatch``.
     static func keptLostFrames(_ out: String) -> Int {
         guard let line = out.split(separator: "\n").first(where: { $0.hasPrefix("server: ") && $0.contains("(kept") }),
@@ -104,7 +110,8 @@ struct SetListOnJACKTests {
 
     /// `/aqsync/next` and `/aqsync/previous` (oscsend, liblo-tools) on a set list of two 3 s
     /// sessions: next fades A out and starts B, previous goes back to A, previous there is
-    /// refused, A then plays to its end and B follows on its frame; status 0 (`--allow-loss`:
+    /// refused, a locate in A before B is committed moves A's end and B follows it, one after
+    /// is refused, A then plays to its end and B follows on its frame; status 0 (`--allow-loss`:
     /// the skips are judged here, not frames a loaded machine loses). Judged on the log.
     @Test(.timeLimit(.minutes(2)))
     func oscSkipsInASetList() throws {
@@ -145,8 +152,17 @@ struct SetListOnJACKTests {
         #expect(text().components(separatedBy: "playing 'a' (1/2)").count - 1 == 2, "\(text())")
         try send(["/aqsync/previous"])
         #expect(waitFor("osc /aqsync/previous: no session before 1/2 'a' (Home starts it again)"))
-        // A plays to its end this time: B follows on the set list's frame.
+        // A seek before the next session is committed moves A's end, and B follows it: B is
+        // scheduled on the restart frame + the 2 s left of A + B's gap.
+        try send(["/aqsync/locate", "f", "1.0"])
+        #expect(waitFor("osc /aqsync/locate 1.0 s: seek to session 0:01.000 (plays from device frame "))
         #expect(waitFor("session 2/2 'b' scheduled: starts at device frame ") && waitFor(", 24000 frames after the previous ends"))
+        let restart = Self.number(after: "osc /aqsync/locate 1.0 s: seek to session 0:01.000 (plays from device frame ", in: text())
+        let scheduled = Self.number(after: "session 2/2 'b' scheduled: starts at device frame ", in: text())
+        #expect(restart != nil && scheduled == restart.map { $0 + 96_000 + 24_000 }, "\(text())")
+        // Committed: nothing may move A's end any more.
+        try send(["/aqsync/locate", "f", "0.5"])
+        #expect(waitFor("osc /aqsync/locate 0.5 s: the next session (2/2 'b') is already scheduled to start where this one ends (1 s before it): n skips to it"))
         #expect(p.waitUntilExit(within: 30), "aqsync did not exit at the set list's end")
         #expect(p.terminationStatus == 0, "\(text())")
         #expect(text().contains("session 1/2 'a' ended") && text().contains("session 2/2 'b' ended"), "\(text())")
