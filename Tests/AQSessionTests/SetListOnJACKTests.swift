@@ -12,7 +12,7 @@ import Glibc
 /// sample for sample (the same timing rule, ``SetList``).
 @Suite("Set lists live on a private JACK server", .serialized)
 struct SetListOnJACKTests {
-    /// Three sessions of clicks: A 1.2 s; B (a mono file at 44.1 kHz, converted) after a gap
+    /// Three sessions of clicks: A 1.2 s with 0.2…0.6 s played twice (1.6 s); B (a mono file at 44.1 kHz, converted) after a gap
     /// of 1234 frames, shorter than the commitment's second, so it is scheduled before it
     /// starts; C after a gap of 0.1 s, its track 100 frames in.
     static func makeList(_ dir: TempDir) throws -> [URL] {
@@ -20,7 +20,7 @@ struct SetListOnJACKTests {
         _ = try makeImpulseFile(dir, "b.wav", rate: 44100, frames: 22_050, impulses: [[0, 7_000, 22_049]], encoding: ["-e", "signed-integer", "-b", "16"])
         _ = try makeImpulseFile(dir, "c.wav", rate: 48000, frames: 48_000, impulses: [[0, 30_000], [1, 47_999]], amplitude: 0.25, encoding: ["-e", "signed-integer", "-b", "24"])
         return [
-            try dir.write("a.toml", "[session]\nname = \"a\"\nsample_rate = 48000\n[[track]]\nfile = \"a.wav\"\n"),
+            try dir.write("a.toml", "[session]\nname = \"a\"\nsample_rate = 48000\nloop = { from = \"0.2s\", to = \"0.6s\", count = 2 }\n[[track]]\nfile = \"a.wav\"\n"),
             try dir.write("b.toml", "[session]\nname = \"b\"\ngap = \"frames:1234\"\n[[track]]\nfile = \"b.wav\"\n"),
             try dir.write("c.toml", "[session]\nname = \"c\"\ngap = 0.1\n[[track]]\nfile = \"c.wav\"\nstart = 100\n"),
         ]
@@ -34,8 +34,8 @@ struct SetListOnJACKTests {
         let renderURL = dir.file("list.wav")
         try OfflineRenderer.renderSetList(sessions, to: renderURL, sampleRate: 48000)
         let offline = try WAVReader.read(renderURL).channels
-        // A 1.2 s, the gap, B 0.5 s, 0.1 s, C 100 frames + 1 s.
-        #expect(offline[0].count == 57_600 + 1234 + 24_000 + 4_800 + 100 + 48_000)
+        // A 1.2 s + its loop's second pass 0.4 s, the gap, B 0.5 s, 0.1 s, C 100 frames + 1 s.
+        #expect(offline[0].count == 57_600 + 19_200 + 1234 + 24_000 + 4_800 + 100 + 48_000)
         try liveRun("setListLiveEqualsItsRender") { _, isLast in
             try playAndCompare(list, dir: dir, offline: offline, isLast: isLast)
         }
