@@ -17,7 +17,7 @@ import Foundation
 /// session starts where it was scheduled).
 ///
 /// Threads: ``tick()`` and ``advance()`` on the main thread (the monitor's); the controls
-/// (``skip(by:why:)``, ``whileUncommitted(_:)``) on the keys' reader and the OSC server's
+/// (``skip(by:why:note:)``, ``whileUncommitted(_:)``) on the keys' reader and the OSC server's
 /// threads; ``stopAll()`` on any thread. One lock guards the state; it is held while a player
 /// is made or started, and around a control's seek.
 final class SetListPlayback: @unchecked Sendable {
