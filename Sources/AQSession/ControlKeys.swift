@@ -14,6 +14,8 @@ public enum ControlKey: Sendable, Equatable {
     case previousMarker, nextMarker
     /// `q`: quit.
     case quit
+    /// `n` / `p`: the next / previous session of a set list (`aqsync play A B C`).
+    case nextSession, previousSession
 
     /// The keys in `bytes` (what a terminal in non-canonical mode sends), in order; bytes that
     /// are no key of these (and an escape sequence cut at the end) are skipped. Arrow keys and
@@ -53,6 +55,8 @@ public enum ControlKey: Sendable, Equatable {
             case UInt8(ascii: "["): keys.append(.previousMarker)
             case UInt8(ascii: "]"): keys.append(.nextMarker)
             case UInt8(ascii: "q"), UInt8(ascii: "Q"): keys.append(.quit)
+            case UInt8(ascii: "n"), UInt8(ascii: "N"): keys.append(.nextSession)
+            case UInt8(ascii: "p"), UInt8(ascii: "P"): keys.append(.previousSession)
             default: break
             }
             i += 1

@@ -31,8 +31,9 @@ extension OfflineRenderer {
         var results: [Result] = []
         for (i, session) in sessions.enumerated() {
             let began = Date()
-            if i > 0, let gap = session.gap {
-                var left = gap.deviceFrames(sessionRate: session.sampleRate ?? rate, deviceRate: rate)
+            // The set list's timing rule (``SetList``, shared with live play): the gap, then the session.
+            do {
+                var left = SetList.gapFrames(before: session, at: i, deviceRate: rate)
                 while left > 0 {
                     let n = Int(min(left, Int64(cycleFrames)))
                     try writer.write(planar: planes, frames: n)

@@ -21,4 +21,21 @@ extension SessionPlayer {
             commands: max(defaults.commands, queues * (options.buffersPerTrack + 4) * 2),
             inputChannels: inputChannels)
     }
+
+    /// The renderer's capacities for playing the set list `sessions` live: while one session
+    /// plays, the next is prepared (and a skip back makes the previous while the one playing
+    /// fades), so the queue slots are those of the three largest sessions together (a slot
+    /// given back is free again one render cycle later), plus ``spareQueues``.
+    ///
+    /// Thread safety: a pure function; any thread.
+    public static func engineCapacities(forSetList sessions: [Session], options: Options = Options(), inputChannels: Int = 8) -> RenderCapacities {
+        let defaults = RenderCapacities()
+        let counts = sessions.map { $0.tracks.count + $0.takes.count }.sorted(by: >)
+        let queues = max(defaults.queues, counts.prefix(3).reduce(0, +) + spareQueues)
+        return RenderCapacities(
+            queues: queues,
+            buffersPerQueue: max(defaults.buffersPerQueue, options.buffersPerTrack + 1, options.takeOptions.buffers + 1),
+            commands: max(defaults.commands, queues * (options.buffersPerTrack + 4) * 2),
+            inputChannels: inputChannels)
+    }
 }

@@ -38,4 +38,20 @@ extension SessionPlayer {
         defer { cond.unlock() }
         return 20 * log10(Double(tracks[track].gain))
     }
+
+    /// Ramps every track to silence over the engine's ``AudioQueueEngine/volumeRampSeconds``
+    /// (5 ms by default), from the first render cycle that starts after the change reaches the
+    /// renderer, as ``setGain(track:decibels:)`` does: a skip in a set list (`aqsync play A B`,
+    /// the `n` key) fades the session out this way, then stops it, so it ends without a click.
+    /// Returns the ramp's length in seconds. Any control thread; does not block.
+    @discardableResult
+    public func fadeOut() -> Double {
+        cond.lock()
+        defer { cond.unlock() }
+        for t in tracks {
+            t.gain = 0
+            try? t.queue.setParameter(.volume, 0)
+        }
+        return engine.volumeRampSeconds
+    }
 }

@@ -124,6 +124,7 @@ extension Player {
                         else { note("key ]: no marker after the position") }
                     case .loop: note("key l: loops are not applied while following the transport")
                     case .quit: quitByKey = true
+                    case .nextSession, .previousSession: note("key \(key == .nextSession ? "n" : "p"): set lists do not follow the transport (one session plays)")
                     }
                 }
                 for m in oscInbox.withLock({ k -> [OSCMessage] in let a = k; k = []; return a }) {

@@ -4,12 +4,19 @@ import Foundation
 extension Player {
     /// Keys and OSC in plain play (docs/control.md): ←/→, Home, `[`/`]`, `/aqsync/locate` and
     /// `/aqsync/marker` seek (``SessionPlayer/seek(to:lead:)``), space, `/aqsync/play` and
-    /// `/aqsync/stop` pause and resume, `l` and `/aqsync/loop` end the loop. Each action is
+    /// `/aqsync/stop` pause and resume, `l` and `/aqsync/loop` end the loop, `n`/`p` and
+    /// `/aqsync/next`/`/aqsync/previous` skip in a set list (``SetListPlayback``; once the next
+    /// session is committed, seeks, pauses, resumes and the loop's end are refused). Each action is
     /// answered by a log line. Returns what to stop when playback ends (the keys' reader, the
     /// OSC target). Main thread; the actions run on the keys' reader thread and the OSC
     /// server's thread (a seek blocks there while the tracks are positioned).
-    func plainControls(player: SessionPlayer) -> () -> Void {
+    ///
+    /// The returned closure takes `final`: false between two sessions of a set list (the OSC
+    /// subscribers are not told `ended`; the next session's controls take over), true at the
+    /// end of playback. It may be called again with true after false.
+    func plainControls(player: SessionPlayer, setList: SetListPlayback) -> (_ final: Bool) -> Void {
         let rate = player.engine.device.sampleRate
+        let session = player.session
         let markers = session.markers.map { (name: $0.name, frame: $0.at.deviceFrames(sessionRate: session.sampleRate ?? rate, deviceRate: rate)) }
             .sorted { $0.frame < $1.frame }
         let end = session.deviceLength(deviceRate: rate)
@@ -17,7 +24,7 @@ extension Player {
         let now = { @Sendable () -> Int64 in
             player.sessionFrame(atDeviceFrame: Int64(player.engine.deviceCurrentTime().sampleTime))?.frame ?? end
         }
-        let seek = { @Sendable (frame: Int64, why: String) -> String in
+        let seekNow = { @Sendable (frame: Int64, why: String) -> String in
             let f = max(0, frame)
             let clamped = frame < 0 ? " (clamped to the session start)" : ""
             do throws(SessionError) {
@@ -30,7 +37,7 @@ extension Player {
                 return "\(why): \(error.message)"
             }
         }
-        let pause = { @Sendable (why: String) -> String in
+        let pauseNow = { @Sendable (why: String) -> String in
             do throws(SessionError) {
                 if let p = try player.pause() { return "\(why): paused at session \(formatSeconds(Double(p) / rate))" }
                 return player.isPaused ? "\(why): already paused" : "\(why): playback has ended"
@@ -38,7 +45,7 @@ extension Player {
                 return "\(why): \(error.message)"
             }
         }
-        let resume = { @Sendable (why: String) -> String in
+        let resumeNow = { @Sendable (why: String) -> String in
             do throws(SessionError) {
                 switch try player.resume() {
                 case .playing(let p, let d)?: return "\(why): resume at session \(formatSeconds(Double(p) / rate)) (plays from device frame \(d))"
@@ -48,6 +55,23 @@ extension Player {
             } catch {
                 return "\(why): \(error.message)"
             }
+        }
+        // In a set list, once the next session is committed (its start scheduled where this
+        // one ends), nothing may move this one's end.
+        let seek = { @Sendable (frame: Int64, why: String) -> String in
+            setList.whileUncommitted { seekNow(frame, why) } ?? "\(why): \(setList.committedRefusal)"
+        }
+        let pause = { @Sendable (why: String) -> String in
+            setList.whileUncommitted { pauseNow(why) } ?? "\(why): \(setList.committedRefusal)"
+        }
+        let resume = { @Sendable (why: String) -> String in
+            setList.whileUncommitted { resumeNow(why) } ?? "\(why): \(setList.committedRefusal)"
+        }
+        let release = { @Sendable (why: String) -> String in
+            setList.whileUncommitted { () -> String in
+                if let n = player.releaseLoop() { return "\(why): the loop ends after pass \(n)" }
+                return "\(why): no loop is playing"
+            } ?? "\(why): \(setList.committedRefusal)"
         }
         let previous = { @Sendable (why: String) -> String in
             let s = now()
@@ -63,8 +87,10 @@ extension Player {
         let keys = tty ? TerminalKeys { [self] key in
             let line: String
             switch key {
-            case .loop:
-                if let n = player.releaseLoop() { line = "key l: the loop ends after pass \(n)" } else { line = "key l: no loop is playing" }
+            case .loop: line = release("key l")
+            case .nextSession, .previousSession:
+                setList.skip(by: key == .nextSession ? 1 : -1, why: key == .nextSession ? "key n" : "key p") { l in notices.withLock { $0.append(l) } }
+                return
             case .quit: line = "key q: Ctrl-C stops playback (q quits with --transport follow)"
             case .back: line = seek(now() - five, "key ←")
             case .forward: line = seek(now() + five, "key →")
@@ -80,8 +106,11 @@ extension Player {
                 let line: String
                 let args = m.arguments
                 switch m.address {
-                case "/aqsync/loop":
-                    if let n = player.releaseLoop() { line = "osc /aqsync/loop: the loop ends after pass \(n)" } else { line = "osc /aqsync/loop: no loop is playing" }
+                case "/aqsync/loop": line = release("osc /aqsync/loop")
+                case "/aqsync/next", "/aqsync/previous":
+                    let next = m.address == "/aqsync/next"
+                    setList.skip(by: next ? 1 : -1, why: "osc \(m.address)") { l in notices.withLock { $0.append(l) } }
+                    return
                 case "/aqsync/play": line = resume("osc /aqsync/play")
                 case "/aqsync/stop": line = pause("osc /aqsync/stop")
                 case "/aqsync/locate":
@@ -115,14 +144,16 @@ extension Player {
         // OSC replies and subscriptions: the position now, paused or playing.
         let status = { @Sendable () -> OSCMessage in
             let at = now()
-            let state = at >= end || player.isFinished ? "ended" : player.isPaused ? "paused" : "playing"
+            // Between two sessions of a set list the one that ended is not the end.
+            let state = at >= end || player.isFinished ? (setList.hasMore ? "playing" : "ended") : player.isPaused ? "paused" : "playing"
             return oscPosition(frame: min(at, end), rate: rate, state: state)
         }
         oscStatus.withLock { $0 = status }
         oscMeterStatus.withLock { $0 = { oscMeters(player.currentLevelsDB()) } }
-        return { [self] in
+        return { [self] final in
             keys?.stop()
             oscTarget.withLock { $0 = nil }
+            guard final else { return }
             // The last word for the subscribers: where it ended.
             let ended = oscPosition(frame: min(now(), end), rate: rate, state: "ended")
             oscStatus.withLock { $0 = { ended } }

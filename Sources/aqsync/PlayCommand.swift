@@ -13,21 +13,23 @@ import Glibc
 
 /// `aqsync play SESSION` (also `aqsync SESSION`): every track of the session through JACK,
 /// each on its exact frame. Exits when the last track has played; Ctrl-C stops at once.
+/// Several sessions are a set list: played in turn, each where the previous one ended (after
+/// its `[session] gap`), as `aqsync render A B C` renders them (``SetListPlayback``).
 struct PlayCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "play",
-        abstract: "Play a session through JACK, every track on its exact frame (the default command).",
+        abstract: "Play a session (or a set list of sessions, in turn) through JACK, every track on its exact frame (the default command).",
         discussion: """
             Exit status: 0 when every track played to its end with no frame lost; 1 when the \
             session or the server was refused (nothing plays), a track, a take or the capture failed \
             (its file keeps what was written), or the server went away for good; 3 when frames were lost \
             (a track played late or not at all, a take or the capture missed frames, the server lost frames, or it \
-            went away and came back) and --allow-loss was not given; 128 + the \
+            went away and came back, or a session of a set list started late) and --allow-loss was not given; 128 + the \
             signal after SIGINT (Ctrl-C, 130), SIGTERM (143) or SIGHUP (129), each a clean stop.
             """)
 
-    @Argument(help: "The session file (TOML, see docs/session-format.md).")
-    var session: String
+    @Argument(help: "The session file (TOML, see docs/session-format.md); several: a set list, played one after another, each where the previous one ended (after its [session] gap), as 'aqsync render' renders them.")
+    var sessions: [String]
 
     @Option(help: ArgumentHelp("Connect output i to port i (overrides the session's [output] connect).", valueName: "PORT,PORT,..."))
     var connect: String?
@@ -86,6 +88,12 @@ struct PlayCommand: ParsableCommand {
     var oscHost: String = "127.0.0.1"
 
     func validate() throws {
+        if sessions.isEmpty { throw ValidationError("give a session file") }
+        if sessions.count > 1 {
+            // A set list: options that apply to one session only are refused.
+            if from != nil { throw ValidationError("--from applies to one session, not to a set list") }
+            if let transport { throw ValidationError("--transport \(transport) plays one session (the transport's position is one session's): not a set list") }
+        }
         if let from { try checkFromOption(from) }
         if let osc, !(1...65535).contains(osc) { throw ValidationError("--osc must be a UDP port from 1 to 65535") }
         if let transport {
@@ -107,9 +115,17 @@ struct PlayCommand: ParsableCommand {
     }
 
     func run() throws {
-        let s = try loadSession(session)
-        let from = try parseFromOption(self.from ?? "0", session: s)
-        let code = Player(command: self, session: s, from: from).run()
+        let list = try sessions.map { try loadSession($0) }
+        if list.count > 1 {
+            do throws(SessionError) {
+                try SetList.checkLive(list, connectOverridden: connect != nil || noConnect, clientNameOverridden: clientName != nil)
+            } catch {
+                printError(error.description)
+                throw ExitCode(1)
+            }
+        }
+        let from = try parseFromOption(self.from ?? "0", session: list[0])
+        let code = Player(command: self, sessions: list, from: from).run()
         if code != 0 { throw ExitCode(code) }
     }
 }
@@ -117,7 +133,10 @@ struct PlayCommand: ParsableCommand {
 /// Everything `play` runs, and its clean-up.
 final class Player: @unchecked Sendable {
     let command: PlayCommand
+    /// The session (the first of a set list: its `[output]` is the set list's).
     let session: Session
+    /// Every session: one, or a set list.
+    let sessions: [Session]
     let tty = isatty(STDOUT_FILENO) != 0
     /// The stop signal caught (0: none).
     let caughtSignal = Atomic<Int32>(0)
@@ -139,9 +158,10 @@ final class Player: @unchecked Sendable {
     /// plays; nil: none).
     let oscMeterStatus = Mutex<(@Sendable () -> OSCMessage?)?>(nil)
 
-    init(command: PlayCommand, session: Session, from: SessionTime) {
+    init(command: PlayCommand, sessions: [Session], from: SessionTime) {
         self.command = command
-        self.session = session
+        self.session = sessions[0]
+        self.sessions = sessions
         self.from = from
     }
 
@@ -266,8 +286,9 @@ final class Player: @unchecked Sendable {
         let playerOptions = SessionPlayer.Options(metering: tty || command.osc != nil, recordTakes: true)
         let engine: AudioQueueEngine
         do {
-            engine = try AudioQueueEngine(device: device, capacities: SessionPlayer.engineCapacities(
-                for: session, options: playerOptions, inputChannels: max(8, inputChannels)))
+            engine = try AudioQueueEngine(device: device, capacities: sessions.count > 1
+                ? SessionPlayer.engineCapacities(forSetList: sessions, options: playerOptions, inputChannels: max(8, inputChannels))
+                : SessionPlayer.engineCapacities(for: session, options: playerOptions, inputChannels: max(8, inputChannels)))
         } catch {
             printError(error.message)
             return 1
@@ -281,19 +302,22 @@ final class Player: @unchecked Sendable {
             }
             return followTransport(device: device, engine: engine, rate: rate)
         }
-        let player: SessionPlayer
-        do {
-            player = try SessionPlayer(session: session, engine: engine, options: playerOptions, from: from)
+        let setList: SetListPlayback
+        do throws(SessionError) {
+            setList = sessions.count > 1
+                ? try SetListPlayback(sessions: sessions, engine: engine, options: playerOptions, leadSeconds: command.lead)
+                : try SetListPlayback(session: session, engine: engine, options: playerOptions, from: from, leadSeconds: command.lead)
         } catch {
             printError(error.description)
             return 1
         }
-        defer { player.close() }
+        defer { setList.closeAll() }
+        let player = setList.current
 
         // From now on a stop signal stops the player; one that came earlier does so now.
-        onSignal.withLock { $0 = { player.stop() } }
+        onSignal.withLock { $0 = { setList.stopAll() } }
         defer { onSignal.withLock { $0 = nil } }
-        if caughtSignal.load(ordering: .relaxed) != 0 { player.stop() }
+        if caughtSignal.load(ordering: .relaxed) != 0 { setList.stopAll() }
 
         // Wait for the first cycle: the session start is taken from the device's timeline.
         let t0 = Date()
@@ -335,7 +359,10 @@ final class Player: @unchecked Sendable {
             printError(error.description)
             return 1
         }
-        log("playing '\(session.name)': \(session.tracks.count) track(s), \(player.lengthFrames == .max ? "looping until released (the l key, /aqsync/loop) or stopped" : formatSeconds(Double(player.lengthFrames) / rate)) at \(Int(rate)) Hz on \(device.uid), session start at device frame \(sessionStart)\(player.position > 0 ? " (from session frame \(player.position), \(formatSeconds(Double(player.position) / rate)))" : ""); \(JackImplementation.current), lost time: \(device.lostTimePolicy == .followWallClock ? "skipped (--keep-every-frame keeps it)" : "kept (--follow-wall-clock skips it)")")
+        if setList.isSetList {
+            log("set list of \(sessions.count) sessions: " + sessions.map { "'\($0.name)'" }.joined(separator: ", ") + " (n / p and /aqsync/next, /aqsync/previous skip)")
+        }
+        log("playing '\(session.name)'\(setList.isSetList ? " (1/\(sessions.count))" : ""): \(session.tracks.count) track(s), \(player.lengthFrames == .max ? "looping until released (the l key, /aqsync/loop) or stopped" : formatSeconds(Double(player.lengthFrames) / rate)) at \(Int(rate)) Hz on \(device.uid), session start at device frame \(sessionStart)\(player.position > 0 ? " (from session frame \(player.position), \(formatSeconds(Double(player.position) / rate)))" : ""); \(JackImplementation.current), lost time: \(device.lostTimePolicy == .followWallClock ? "skipped (--keep-every-frame keeps it)" : "kept (--follow-wall-clock skips it)")")
         for (i, c) in connected.enumerated() {
             log("  \(device.outputPortNames[i]) -> \(c.isEmpty ? "(not connected)" : c.joined(separator: ", "))")
         }
@@ -371,16 +398,56 @@ final class Player: @unchecked Sendable {
             case .failed(let reason):
                 notices.withLock { $0.append("the device cannot play any more: \(reason)") }
                 goneForGood.store(true, ordering: .relaxed)
-                player.stop()
+                setList.stopAll()
             }
         }
-        let stopControls = plainControls(player: player)
-        defer { stopControls() }
-        let status = monitor(player: player, engine: engine, device: device, sessionStart: sessionStart, epoch0: epoch0, rate: rate)
-        // The keys' reader is stopped once its last action returned: its line is not lost (a
-        // seek past the end ends playback before the key's line is queued).
-        stopControls()
-        for line in notices.withLock({ n in defer { n.removeAll() }; return n }) { log(line) }
+        // Session after session (one without a set list): the controls and the monitor on the
+        // one playing; the set list makes and schedules the next one from the monitor's tick.
+        var current = player
+        var status: Int32 = 0
+        var reports: [SessionPlayer.TrackReport] = []
+        var silent: [String] = []
+        var takeReports: [TakeRecorder.Report] = []
+        while true {
+            let i = setList.currentIndex
+            let stopControls = plainControls(player: current, setList: setList)
+            let s = monitor(
+                player: current, engine: engine, device: device, sessionStart: sessionStart, epoch0: i == 0 ? epoch0 : engine.discontinuity.epoch, rate: rate,
+                title: setList.isSetList ? setList.label(i) + "  " : "", tick: setList.isSetList ? { [self] in
+                    setList.tick()
+                    notices.withLock { $0 += setList.takeLines() }
+                } : nil)
+            // The keys' reader is stopped once its last action returned: its line is not lost (a
+            // seek past the end ends playback before the key's line is queued).
+            let more = setList.hasMore
+            stopControls(!more)
+            for line in notices.withLock({ n in defer { n.removeAll() }; return n }) { log(line) }
+            status = max(status, s)
+            let r = current.report()
+            reports += r
+            takeReports += current.takeReports()
+            let skipped = setList.isSkipping
+            // A session skipped before a track's start: that track's silence is the skip's.
+            if !skipped { silent += r.filter { $0.framesPlayed == 0 }.map(\.name) }
+            if setList.isSetList {
+                log("session \(setList.label(i)) \(skipped ? "skipped" : "ended")")
+                printReport(r)
+            }
+            guard status == 0, caughtSignal.load(ordering: .relaxed) == 0, !goneForGood.load(ordering: .relaxed),
+                  let following = setList.advance() else {
+                if more { stopControls(true) }  // the subscribers' last word: ended
+                break
+            }
+            for line in setList.takeLines() { log(line) }
+            let n = setList.currentIndex
+            log("playing '\(sessions[n].name)' (\(n + 1)/\(sessions.count)): \(sessions[n].tracks.count) track(s), \(formatSeconds(Double(following.lengthFrames) / rate))\(following.sessionStartFrame.map { ", session start at device frame \($0)" } ?? "")")
+            current = following
+        }
+        for line in setList.takeLines() { log(line) }
+        if let failure = setList.failure {
+            printError(failure)
+            status = 1
+        }
         var captureReport: CaptureRecorder.Report?
         if let capture {
             capture.finish()
@@ -388,9 +455,7 @@ final class Player: @unchecked Sendable {
             captureReport = r
             log(r.summary(name: command.capture!, sessionStart: sessionStart))
         }
-        let reports = player.report()
-        printReport(reports)
-        let takeReports = player.takeReports()
+        if !setList.isSetList { printReport(reports) }
         for t in takeReports { log(t.summary) }
         let deviceLost = device.lostFrames - lost0
         let xruns = device.discontinuityCount(.xrun) - xruns0
@@ -427,12 +492,13 @@ final class Player: @unchecked Sendable {
         }
         if reports.contains(where: { $0.error != nil }) || status != 0 || goneForGood.load(ordering: .relaxed) { return 1 }
         let late = reports.reduce(Int64(0)) { $0 + $1.lateFrames }
-        let silent = reports.filter { $0.framesPlayed == 0 }.map(\.name)
+        let lateSessions = setList.lateFrames
         let takeLost = takeReports.reduce(Int64(0)) { $0 + $1.lostFrames + $1.leadingSilence }
         let captureLost = captureReport?.lostFrames ?? 0
-        if late > 0 || deviceLost > 0 || !silent.isEmpty || takeLost > 0 || captureLost > 0 {
+        if late > 0 || deviceLost > 0 || !silent.isEmpty || takeLost > 0 || captureLost > 0 || lateSessions > 0 {
             var what: [String] = []
             if late > 0 { what.append("\(late) frames of the tracks were skipped (late)") }
+            if lateSessions > 0 { what.append("sessions of the set list started \(lateSessions) frames after where the previous ended (not scheduled in time)") }
             if takeLost > 0 { what.append("\(takeLost) frames of the takes were not recorded (silence in their place)") }
             if captureLost > 0 { what.append("\(captureLost) frames of the capture were not recorded (silence in their place)") }
             if deviceLost > 0 { what.append("the server lost \(deviceLost) frames") }
@@ -449,7 +515,11 @@ final class Player: @unchecked Sendable {
 
     /// Shows progress until the player is finished; logs every discontinuity and every change
     /// of the device's availability. Returns 1 when the server went away for good.
-    func monitor(player: SessionPlayer, engine: AudioQueueEngine, device: JackDevice, sessionStart: Int64, epoch0: UInt64, rate: Double) -> Int32 {
+    /// `title` heads the position line (the set list's session); `tick` runs on every turn.
+    func monitor(
+        player: SessionPlayer, engine: AudioQueueEngine, device: JackDevice, sessionStart: Int64, epoch0: UInt64, rate: Double,
+        title: String = "", tick: (() -> Void)? = nil
+    ) -> Int32 {
         var epoch = epoch0
         var discontinuities = 0
         var drawn = 0
@@ -468,6 +538,7 @@ final class Player: @unchecked Sendable {
         var reasonCounts: [DiscontinuityReason: UInt64] = [:]
         for r in reasons { reasonCounts[r] = device.discontinuityCount(r) }
         while !player.waitUntilFinished(timeout: tty ? 0.1 : 0.05) {
+            tick?()
             let now = engine.deviceCurrentTime().sampleTime
             for line in notices.withLock({ n in defer { n.removeAll() }; return n }) {
                 if tty { clear(&drawn) }
@@ -502,7 +573,7 @@ final class Player: @unchecked Sendable {
             // The session position (loops unrolled), the session's end, the loop pass, the marker.
             let late = player.lateFrames
             // Seeks and pauses (the keys, OSC) move the player's start: the player maps the frame.
-            let head = "\(player.positionText(atDeviceFrame: Int64(now)))  discontinuities \(discontinuities)  late frames \(late)"
+            let head = "\(title)\(player.positionText(atDeviceFrame: Int64(now)))  discontinuities \(discontinuities)  late frames \(late)"
             if tty {
                 let size = terminalSize()
                 let finished = player.report().map { $0.completed || $0.error != nil }
