@@ -68,9 +68,13 @@ let package = Package(
         .target(name: "AQEngine", dependencies: ["AQTypes", "AQCore", "AQConvert", "CFloatMode"], swiftSettings: strict),
         // The push parser (Audio File Stream Services); depends on value types only.
         .target(name: "AQFileStream", dependencies: ["AQTypes"], swiftSettings: strict),
+        // Audio files read and written whole: the readers (PCM and compressed, through the
+        // parser), the WAV/CAF/AIFF writers, take writers and the CAF packet writer. No TOML:
+        // sessions and Audio File Services both stand on it.
+        .target(name: "AQAudioFiles", dependencies: ["AQTypes", "AQEngine", "AQConvert", "AQFileStream"], swiftSettings: strict),
         // session.toml: model, loader, the player that feeds queues from the parser, offline render.
         .target(name: "AQSession", dependencies: [
-            "AQEngine", "AQConvert", "AQFileStream", .product(name: "TOMLKit", package: "TOMLKit", condition: .when(traits: ["Tools"])),
+            "AQAudioFiles", "AQEngine", "AQConvert", "AQFileStream", .product(name: "TOMLKit", package: "TOMLKit", condition: .when(traits: ["Tools"])),
         ], swiftSettings: strict),
         // Helpers for tests and benchmarks: a private jackd, impulse finders, WAV reading.
         .target(name: "AQTesting", dependencies: ["AQEngine", "AQJack", "AQJackServer"], swiftSettings: strict),

@@ -290,25 +290,6 @@ public struct SessionTrack: Sendable {
     public var linearGain: Float { Float(pow(10, gainDB / 20)) }
 }
 
-/// What the file-stream parser found in an audio file's header.
-///
-/// Thread safety: a plain value; any thread.
-public struct AudioFileInfo: Sendable, Equatable {
-    /// The container (`WAVE`, `AIFF`, `AIFC`, `caff`, `NeXT`).
-    public var fileType: FourCharCode
-    /// The audio's format (interleaved PCM, µ-law or A-law).
-    public var format: AudioStreamBasicDescription
-    /// Frames of audio in the file.
-    public var frameCount: Int64
-
-    /// Makes a description.
-    public init(fileType: FourCharCode, format: AudioStreamBasicDescription, frameCount: Int64) {
-        self.fileType = fileType
-        self.format = format
-        self.frameCount = frameCount
-    }
-}
-
 /// `[[record]]`: a take, recorded from JACK ports into a file while the session plays.
 ///
 /// Thread safety: a plain value; any thread.
@@ -348,74 +329,3 @@ public struct SessionTake: Sendable, Equatable {
     public var name: String { file.lastPathComponent }
 }
 
-/// How a take is stored: container and sample format.
-///
-/// Thread safety: a plain value; any thread.
-public struct TakeFormat: Sendable, Equatable, CustomStringConvertible {
-    /// The container, from the file's extension.
-    public enum Container: String, Sendable, CaseIterable {
-        /// `.wav`: RIFF/WAVE, little-endian PCM (`WAVE_FORMAT_IEEE_FLOAT` for float), at most
-        /// 4 GiB of audio.
-        case wav
-        /// `.caf`: Core Audio Format, little-endian PCM; no size limit.
-        case caf
-        /// `.aif`/`.aiff`: AIFF (big-endian integer PCM) or AIFF-C (`fl32`, for float); at
-        /// most 4 GiB of audio.
-        case aiff
-
-        /// The container for a file's extension (case-insensitive), or nil.
-        public init?(extension ext: String) {
-            switch ext.lowercased() {
-            case "wav", "wave": self = .wav
-            case "caf": self = .caf
-            case "aif", "aiff", "aifc": self = .aiff
-            default: return nil
-            }
-        }
-    }
-
-    /// The samples.
-    public enum Sample: Sendable, Equatable {
-        /// Signed integer PCM of 16, 24 or 32 bits.
-        case int(bits: Int)
-        /// 32-bit IEEE float PCM.
-        case float32
-        /// Apple Lossless (CAF only).
-        case alac
-        /// AAC (CAF only).
-        case aac
-
-        /// True for the compressed formats.
-        public var isCompressed: Bool { self == .alac || self == .aac }
-        /// Bytes of one PCM sample (0 for compressed formats).
-        public var bytesPerSample: Int {
-            switch self {
-            case .int(let b): return b / 8
-            case .float32: return 4
-            case .alac, .aac: return 0
-            }
-        }
-    }
-
-    /// The container.
-    public var container: Container
-    /// The samples; default 24-bit integer.
-    public var sample: Sample
-
-    /// Makes a format.
-    public init(container: Container, sample: Sample = .int(bits: 24)) {
-        self.container = container
-        self.sample = sample
-    }
-
-    /// `"24-bit WAV"`, `"32-bit float CAF"`, `"ALAC CAF"`.
-    public var description: String {
-        let c = container == .aiff ? "AIFF" : container.rawValue.uppercased()
-        switch sample {
-        case .int(let b): return "\(b)-bit \(c)"
-        case .float32: return "32-bit float \(c)"
-        case .alac: return "ALAC \(c)"
-        case .aac: return "AAC \(c)"
-        }
-    }
-}

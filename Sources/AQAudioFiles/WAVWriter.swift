@@ -153,7 +153,7 @@ public final class WAVWriter {
         try writeAll(header(dataBytes: dataBytes))
     }
 
-    private func writeAll(_ bytes: [UInt8]) throws(SessionError) { try AQSession.writeAll(fd, bytes, path: url.path) }
+    private func writeAll(_ bytes: [UInt8]) throws(SessionError) { try AQAudioFiles.writeAll(fd, bytes, path: url.path) }
 
-    private func writeAll(_ raw: UnsafeRawBufferPointer) throws(SessionError) { try AQSession.writeAll(fd, raw, path: url.path) }
+    private func writeAll(_ raw: UnsafeRawBufferPointer) throws(SessionError) { try AQAudioFiles.writeAll(fd, raw, path: url.path) }
 }

@@ -188,9 +188,9 @@ public final class CAFPacketWriter {
         table.removeAll(keepingCapacity: true)
     }
 
-    private func writeAll(_ bytes: [UInt8]) throws(SessionError) { try AQSession.writeAll(fd, bytes, path: url.path) }
+    private func writeAll(_ bytes: [UInt8]) throws(SessionError) { try AQAudioFiles.writeAll(fd, bytes, path: url.path) }
 
-    private func writeAll(_ raw: UnsafeRawBufferPointer) throws(SessionError) { try AQSession.writeAll(fd, raw, path: url.path) }
+    private func writeAll(_ raw: UnsafeRawBufferPointer) throws(SessionError) { try AQAudioFiles.writeAll(fd, raw, path: url.path) }
 }
 
 private func be16(_ v: UInt16) -> [UInt8] { [UInt8(v >> 8), UInt8(v & 0xFF)] }

@@ -54,7 +54,7 @@ public final class CompressedFileReader {
     private var keepLast = false
 
     /// True for the formats this reader handles.
-    static func isCompressed(_ f: AudioStreamBasicDescription) -> Bool {
+    package static func isCompressed(_ f: AudioStreamBasicDescription) -> Bool {
         f.formatID == AudioFormatID.mpegLayer3 || f.formatID == AudioFormatID.mpeg4AAC || f.formatID == AudioFormatID.appleLossless
             || f.formatID == AudioFormatID.flac || f.formatID == AudioFormatID.opus || f.formatID == AudioFormatID.vorbis
     }
@@ -212,7 +212,7 @@ public final class CompressedFileReader {
     /// The bytes are valid only during the call. (The feeder's decoding path,
     /// ``TrackSource``.)
     /// - Throws: ``SessionError`` for a read or parser error.
-    func nextPacket<T>(_ body: (UnsafeRawBufferPointer, AudioStreamPacketDescription) -> T) throws(SessionError) -> T? {
+    package func nextPacket<T>(_ body: (UnsafeRawBufferPointer, AudioStreamPacketDescription) -> T) throws(SessionError) -> T? {
         while head == pendingDescs.count && !endOfFile { try readChunk() }
         guard head < pendingDescs.count else { return nil }
         let d = pendingDescs[head]
