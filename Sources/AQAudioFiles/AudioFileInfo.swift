@@ -4,16 +4,16 @@ import Foundation
 /// What the file-stream parser found in an audio file's header.
 ///
 /// Thread safety: a plain value; any thread.
-public struct AudioFileInfo: Sendable, Equatable {
+package struct AudioFileInfo: Sendable, Equatable {
     /// The container (`WAVE`, `AIFF`, `AIFC`, `caff`, `NeXT`).
-    public var fileType: FourCharCode
+    package var fileType: FourCharCode
     /// The audio's format (interleaved PCM, µ-law or A-law).
-    public var format: AudioStreamBasicDescription
+    package var format: AudioStreamBasicDescription
     /// Frames of audio in the file.
-    public var frameCount: Int64
+    package var frameCount: Int64
 
     /// Makes a description.
-    public init(fileType: FourCharCode, format: AudioStreamBasicDescription, frameCount: Int64) {
+    package init(fileType: FourCharCode, format: AudioStreamBasicDescription, frameCount: Int64) {
         self.fileType = fileType
         self.format = format
         self.frameCount = frameCount

@@ -13,16 +13,16 @@ import Glibc
 ///
 /// Thread safety: not thread-safe; one thread at a time (it may move between threads when
 /// the calls are serialised).
-public final class AudioFileReader {
+package final class AudioFileReader {
     /// Bytes read from the file per `read(2)`.
-    public static let chunkBytes = 64 << 10
+    package static let chunkBytes = 64 << 10
 
     /// The file.
-    public let url: URL
+    package let url: URL
     /// What the header says (format, container, frames).
-    public private(set) var info: AudioFileInfo
+    package private(set) var info: AudioFileInfo
     /// Bytes of one frame.
-    public private(set) var bytesPerFrame = 0
+    package private(set) var bytesPerFrame = 0
 
     private let fd: Int32
     private let chunk: UnsafeMutableRawPointer
@@ -46,7 +46,7 @@ public final class AudioFileReader {
     ///   - maximumRequestFrames: the largest ``read(into:maxFrames:)`` request (sizes the
     ///     staging memory).
     /// - Throws: ``SessionError`` (`.unreadableFile`, `.unsupportedAudio`) naming the file.
-    public init(url: URL, trimStart: Int64 = 0, frames: Int64? = nil, maximumRequestFrames: Int = 8192) throws(SessionError) {
+    package init(url: URL, trimStart: Int64 = 0, frames: Int64? = nil, maximumRequestFrames: Int = 8192) throws(SessionError) {
         self.url = url
         let path = url.path
         fd = open(path, O_RDONLY | O_CLOEXEC)
@@ -163,13 +163,13 @@ public final class AudioFileReader {
     }
 
     /// True when every frame the reader will deliver has been delivered.
-    public var isAtEnd: Bool { tail == head && (endOfFile || remainingBytes == 0) }
+    package var isAtEnd: Bool { tail == head && (endOfFile || remainingBytes == 0) }
 
     /// Reads up to `maxFrames` frames (at most the `maximumRequestFrames` given at creation)
     /// into `destination` in the file's format. Returns the frames written; 0 at the end.
     ///
     /// - Throws: ``SessionError`` for a read error or a parser error in the file.
-    public func read(into destination: UnsafeMutableRawPointer, maxFrames: Int) throws(SessionError) -> Int {
+    package func read(into destination: UnsafeMutableRawPointer, maxFrames: Int) throws(SessionError) -> Int {
         let bpf = bytesPerFrame
         let want = maxFrames * bpf
         while tail - head < want && !endOfFile && remainingBytes > 0 {
@@ -247,7 +247,7 @@ public final class AudioFileReader {
     ///
     /// - Throws: ``SessionError`` naming the file: missing, unreadable, not audio, or a format
     ///   aqsync cannot play (compressed, more than 8 channels, ...).
-    public static func probe(_ url: URL) throws(SessionError) -> AudioFileInfo {
+    package static func probe(_ url: URL) throws(SessionError) -> AudioFileInfo {
         // MP3, ADTS AAC, CAF with ALAC/AAC and FLAC are read by CompressedFileReader (issues 6, 14).
         if let info = try? CompressedFileReader.probe(url) { return info }
         return try AudioFileReader(url: url, frames: 0, maximumRequestFrames: 1).info

@@ -28,18 +28,18 @@ import Glibc
 /// Thread safety: not thread-safe; one thread at a time (it may move between threads when the
 /// calls are serialised, as an input queue's callbacks are). Every call writes to the file and
 /// may block on the disk: not for the render thread (input callbacks run on the events thread).
-public final class CAFPacketWriter {
+package final class CAFPacketWriter {
     /// The file written.
-    public let url: URL
+    package let url: URL
     /// The stream format written in `desc`.
-    public let format: AudioStreamBasicDescription
+    package let format: AudioStreamBasicDescription
     /// Packets written so far.
-    public private(set) var packetsWritten: Int64 = 0
+    package private(set) var packetsWritten: Int64 = 0
     /// Bytes of packets written so far.
-    public private(set) var bytesWritten: Int64 = 0
+    package private(set) var bytesWritten: Int64 = 0
     /// Frames of the packets written so far (the format's frames per packet each, or each
     /// description's frames when packets vary).
-    public private(set) var packetFrames: Int64 = 0
+    package private(set) var packetFrames: Int64 = 0
 
     private let fd: Int32
     private let spool: Int32
@@ -56,7 +56,7 @@ public final class CAFPacketWriter {
     ///   - magicCookie: the format's cookie (``AudioInputQueue/magicCookie``); no `kuki` when empty.
     /// - Throws: ``SessionError`` `.output` naming the file (cannot create it, a format of
     ///   fixed-size packets, which needs no packet table: write linear PCM with ``WAVWriter``).
-    public init(url: URL, format: AudioStreamBasicDescription, magicCookie: [UInt8]) throws(SessionError) {
+    package init(url: URL, format: AudioStreamBasicDescription, magicCookie: [UInt8]) throws(SessionError) {
         self.url = url
         self.format = format
         guard format.bytesPerPacket == 0, format.sampleRate > 0, format.channelsPerFrame > 0 else {
@@ -101,7 +101,7 @@ public final class CAFPacketWriter {
     ///
     /// - Throws: ``SessionError`` `.output`: a description outside the bytes, a write error
     ///   (disk full…), or the writer already finished.
-    public func write(_ bytes: UnsafeRawBufferPointer, descriptions: [AudioStreamPacketDescription]) throws(SessionError) {
+    package func write(_ bytes: UnsafeRawBufferPointer, descriptions: [AudioStreamPacketDescription]) throws(SessionError) {
         guard !finished else { throw SessionError(.output, file: url.path, "the file is finished") }
         for d in descriptions {
             let start = Int(clamping: d.startOffset), n = Int(d.dataByteSize)
@@ -124,7 +124,7 @@ public final class CAFPacketWriter {
     /// Appends the packets of `buffer` (its ``AudioQueueBuffer/audioDataByteSize`` bytes) that
     /// `descriptions` describe: the input callback's arguments as they come.
     /// - Throws: as ``write(_:descriptions:)``.
-    public func write(_ buffer: AudioQueueBuffer, descriptions: [AudioStreamPacketDescription]) throws(SessionError) {
+    package func write(_ buffer: AudioQueueBuffer, descriptions: [AudioStreamPacketDescription]) throws(SessionError) {
         try write(UnsafeRawBufferPointer(start: buffer.audioData, count: buffer.audioDataByteSize), descriptions: descriptions)
     }
 
@@ -135,7 +135,7 @@ public final class CAFPacketWriter {
     ///
     /// - Throws: ``SessionError`` `.output` on a write error, or when priming and remainder
     ///   exceed the frames written (the file is then closed with valid frames 0).
-    public func finish(primingFrames: Int, remainderFrames: Int) throws(SessionError) {
+    package func finish(primingFrames: Int, remainderFrames: Int) throws(SessionError) {
         if finished { return }
         finished = true
         defer { close(fd) }

@@ -19,18 +19,18 @@ import Glibc
 ///
 /// Thread safety: not thread-safe; one thread at a time (it may move between threads when
 /// the calls are serialised).
-public final class CompressedFileReader {
+package final class CompressedFileReader {
     /// The file.
-    public let url: URL
+    package let url: URL
     /// The container (`MPG3`, `adts`, `caff`, `flac`, `mp4f`, `m4af`, `ogg `).
-    public private(set) var fileType: FourCharCode = FourCharCode(rawValue: 0)
+    package private(set) var fileType: FourCharCode = FourCharCode(rawValue: 0)
     /// The stream's format.
-    public private(set) var format: AudioStreamBasicDescription
+    package private(set) var format: AudioStreamBasicDescription
     /// The magic cookie (AAC, ALAC, FLAC, Opus, Vorbis), or empty.
-    public private(set) var magicCookie: [UInt8] = []
+    package private(set) var magicCookie: [UInt8] = []
     /// Gapless information (MP3 LAME tag, CAF `pakt`, FLAC STREAMINFO's sample count, MP4
     /// `iTunSMPB` or edit list, Opus pre-skip), if the file has it.
-    public private(set) var packetTableInfo: AudioFilePacketTableInfo?
+    package private(set) var packetTableInfo: AudioFilePacketTableInfo?
 
     let fd: Int32
     private var stream: AudioFileStream!
@@ -61,7 +61,7 @@ public final class CompressedFileReader {
 
     /// Opens `url` and parses its header.
     /// - Throws: ``SessionError`` (`.unreadableFile`, `.unsupportedAudio`) naming the file.
-    public init(url: URL) throws(SessionError) {
+    package init(url: URL) throws(SessionError) {
         self.url = url
         let path = url.path
         fd = open(path, O_RDONLY | O_CLOEXEC)
@@ -169,14 +169,14 @@ public final class CompressedFileReader {
     }
 
     /// True when every packet has been handed out.
-    public var isAtEnd: Bool { endOfFile && head == pendingDescs.count }
+    package var isAtEnd: Bool { endOfFile && head == pendingDescs.count }
 
     /// Fills `buffer` with whole packets (at most its packet description capacity and its
     /// byte capacity), setting `audioDataByteSize` and `packetDescriptionCount`.
     /// - Returns: packets written; 0 at the end.
     /// - Throws: ``SessionError`` for a read error, a parser error, or a packet larger than
     ///   the buffer.
-    public func read(into buffer: AudioQueueBuffer) throws(SessionError) -> Int {
+    package func read(into buffer: AudioQueueBuffer) throws(SessionError) -> Int {
         let maxPackets = buffer.packetDescriptionCapacity
         while pendingDescs.count - head < maxPackets && !endOfFile { try readChunk() }
         guard let out = buffer.packetDescriptions else { return 0 }
@@ -230,7 +230,7 @@ public final class CompressedFileReader {
     }
 
     /// The largest packet the parser says the file has (for sizing buffers).
-    public var packetSizeUpperBound: Int {
+    package var packetSizeUpperBound: Int {
         if case .uint32(let v)? = try? stream.value(of: .packetSizeUpperBound), v > 0 { return Int(v) }
         return 8192
     }

@@ -15,11 +15,11 @@ import Foundation
 /// 64 KiB): constant however long the take.
 ///
 /// Thread safety: not thread-safe; one thread at a time (the take's writer thread).
-public final class CompressedTakeWriter: TakeWriter {
-    public let url: URL
+package final class CompressedTakeWriter: TakeWriter {
+    package let url: URL
     /// Frames fed to the encoder. Up to one packet's worth of them reach the file only at
     /// ``finish()``, which writes them all.
-    public private(set) var framesWritten: Int64 = 0
+    package private(set) var framesWritten: Int64 = 0
     private let encoder: PacketEncoder
     private let file: CAFPacketWriter
     private var packets: [[UInt8]] = []
@@ -29,7 +29,7 @@ public final class CompressedTakeWriter: TakeWriter {
     ///
     /// - Throws: ``SessionError`` `.output` when the format cannot be encoded (e.g. AAC above
     ///   96 kHz) or the file cannot be created.
-    public init(url: URL, format: TakeFormat, sampleRate: Int, channels: Int) throws(SessionError) {
+    package init(url: URL, format: TakeFormat, sampleRate: Int, channels: Int) throws(SessionError) {
         self.url = url
         let alac = format.sample == .alac
         let asbd = AudioStreamBasicDescription(
@@ -44,19 +44,19 @@ public final class CompressedTakeWriter: TakeWriter {
         file = try CAFPacketWriter(url: url, format: encoder.format, magicCookie: encoder.magicCookie)
     }
 
-    public func write(_ source: UnsafePointer<Float>, frames: Int, stride: Int, offset: Int) throws(SessionError) {
+    package func write(_ source: UnsafePointer<Float>, frames: Int, stride: Int, offset: Int) throws(SessionError) {
         encoder.encode(frames: frames, into: &packets) { c, i in source[i * stride + offset + c] }
         framesWritten += Int64(frames)
         try flushPackets()
     }
 
-    public func writeSilence(frames: Int) throws(SessionError) {
+    package func writeSilence(frames: Int) throws(SessionError) {
         encoder.encode(frames: frames, into: &packets) { _, _ in 0 }
         framesWritten += Int64(frames)
         try flushPackets()
     }
 
-    public func finish() throws(SessionError) {
+    package func finish() throws(SessionError) {
         if finished { return }
         finished = true
         encoder.finish(into: &packets)

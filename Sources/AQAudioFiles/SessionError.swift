@@ -4,9 +4,9 @@ import Foundation
 /// TOML errors and keys the loader can find), and what is wrong, in words.
 ///
 /// Thread safety: a plain value; any thread.
-public struct SessionError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct SessionError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What kind of problem it is (for tests and programs; people read ``message``).
-    public enum Kind: String, Sendable {
+    package enum Kind: String, Sendable {
         /// The TOML does not parse.
         case syntax
         /// A key the format does not have.
@@ -30,18 +30,18 @@ public struct SessionError: Error, Sendable, Equatable, CustomStringConvertible 
     }
 
     /// What kind of problem it is.
-    public var kind: Kind
+    package var kind: Kind
     /// The file at fault (the session file, an audio file, or the output file).
-    public var file: String
+    package var file: String
     /// 1-based line in ``file``, when known.
-    public var line: Int?
+    package var line: Int?
     /// 1-based column in ``file``, when known.
-    public var column: Int?
+    package var column: Int?
     /// What is wrong, for people.
-    public var message: String
+    package var message: String
 
     /// Makes an error.
-    public init(_ kind: Kind, file: String, line: Int? = nil, column: Int? = nil, _ message: String) {
+    package init(_ kind: Kind, file: String, line: Int? = nil, column: Int? = nil, _ message: String) {
         self.kind = kind
         self.file = file
         self.line = line
@@ -50,7 +50,7 @@ public struct SessionError: Error, Sendable, Equatable, CustomStringConvertible 
     }
 
     /// `FILE:LINE:COLUMN: message` (line and column when known).
-    public var description: String {
+    package var description: String {
         var place = file
         if let line {
             place += ":\(line)"

@@ -3,9 +3,9 @@ import Foundation
 /// How a take is stored: container and sample format.
 ///
 /// Thread safety: a plain value; any thread.
-public struct TakeFormat: Sendable, Equatable, CustomStringConvertible {
+package struct TakeFormat: Sendable, Equatable, CustomStringConvertible {
     /// The container, from the file's extension.
-    public enum Container: String, Sendable, CaseIterable {
+    package enum Container: String, Sendable, CaseIterable {
         /// `.wav`: RIFF/WAVE, little-endian PCM (`WAVE_FORMAT_IEEE_FLOAT` for float), at most
         /// 4 GiB of audio.
         case wav
@@ -16,7 +16,7 @@ public struct TakeFormat: Sendable, Equatable, CustomStringConvertible {
         case aiff
 
         /// The container for a file's extension (case-insensitive), or nil.
-        public init?(extension ext: String) {
+        package init?(extension ext: String) {
             switch ext.lowercased() {
             case "wav", "wave": self = .wav
             case "caf": self = .caf
@@ -27,7 +27,7 @@ public struct TakeFormat: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The samples.
-    public enum Sample: Sendable, Equatable {
+    package enum Sample: Sendable, Equatable {
         /// Signed integer PCM of 16, 24 or 32 bits.
         case int(bits: Int)
         /// 32-bit IEEE float PCM.
@@ -38,9 +38,9 @@ public struct TakeFormat: Sendable, Equatable, CustomStringConvertible {
         case aac
 
         /// True for the compressed formats.
-        public var isCompressed: Bool { self == .alac || self == .aac }
+        package var isCompressed: Bool { self == .alac || self == .aac }
         /// Bytes of one PCM sample (0 for compressed formats).
-        public var bytesPerSample: Int {
+        package var bytesPerSample: Int {
             switch self {
             case .int(let b): return b / 8
             case .float32: return 4
@@ -50,18 +50,18 @@ public struct TakeFormat: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The container.
-    public var container: Container
+    package var container: Container
     /// The samples; default 24-bit integer.
-    public var sample: Sample
+    package var sample: Sample
 
     /// Makes a format.
-    public init(container: Container, sample: Sample = .int(bits: 24)) {
+    package init(container: Container, sample: Sample = .int(bits: 24)) {
         self.container = container
         self.sample = sample
     }
 
     /// `"24-bit WAV"`, `"32-bit float CAF"`, `"ALAC CAF"`.
-    public var description: String {
+    package var description: String {
         let c = container == .aiff ? "AIFF" : container.rawValue.uppercased()
         switch sample {
         case .int(let b): return "\(b)-bit \(c)"

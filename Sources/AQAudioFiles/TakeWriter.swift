@@ -10,7 +10,7 @@ import Glibc
 /// error: what was written in whole frames stays, the header says exactly that much.
 ///
 /// Thread safety: not thread-safe; one thread at a time (the take's writer thread).
-public protocol TakeWriter: AnyObject {
+package protocol TakeWriter: AnyObject {
     /// The file written.
     var url: URL { get }
     /// Frames written so far (in the file, in whole frames).
@@ -32,7 +32,7 @@ public protocol TakeWriter: AnyObject {
 }
 
 /// Makes the writer of a take: `(file, sample rate, channels) → writer`.
-public typealias TakeWriterMaker = @Sendable (URL, Int, Int) throws(SessionError) -> any TakeWriter
+package typealias TakeWriterMaker = @Sendable (URL, Int, Int) throws(SessionError) -> any TakeWriter
 
 extension TakeFormat {
     /// The one place that says which formats can be written, and makes their writers: linear
@@ -41,7 +41,7 @@ extension TakeFormat {
     /// the recorder calls the maker it returns.
     ///
     /// - Throws: the reason the format cannot be recorded, for people.
-    public func writerMaker() throws(TakeFormatUnavailable) -> TakeWriterMaker {
+    package func writerMaker() throws(TakeFormatUnavailable) -> TakeWriterMaker {
         switch sample {
         case .int, .float32:
             let format = self
@@ -63,11 +63,11 @@ extension TakeFormat {
 /// Why a take's format cannot be recorded (see ``TakeFormat/writerMaker()``).
 ///
 /// Thread safety: a plain value; any thread.
-public struct TakeFormatUnavailable: Error, Sendable {
+package struct TakeFormatUnavailable: Error, Sendable {
     /// For people.
-    public var message: String
+    package var message: String
     /// Makes one.
-    public init(_ message: String) { self.message = message }
+    package init(_ message: String) { self.message = message }
 }
 
 /// Linear PCM takes in WAV (little-endian; `WAVE_FORMAT_IEEE_FLOAT` with a `fact` chunk for
@@ -77,17 +77,17 @@ public struct TakeFormatUnavailable: Error, Sendable {
 /// limit). Memory: one conversion block, grown to the largest write.
 ///
 /// Thread safety: not thread-safe; one thread at a time.
-public final class PCMTakeWriter: TakeWriter {
+package final class PCMTakeWriter: TakeWriter {
     /// The file written.
-    public let url: URL
+    package let url: URL
     /// The format written.
-    public let format: TakeFormat
+    package let format: TakeFormat
     /// Frames per second in the header.
-    public let sampleRate: Int
+    package let sampleRate: Int
     /// Channels.
-    public let channels: Int
+    package let channels: Int
     /// Frames written so far, in whole frames.
-    public private(set) var framesWritten: Int64 = 0
+    package private(set) var framesWritten: Int64 = 0
     private var fd: Int32
     private let headerBytes: Int
     private let bytesPerFrame: Int
@@ -101,7 +101,7 @@ public final class PCMTakeWriter: TakeWriter {
     ///
     /// - Throws: ``SessionError`` `.output` naming the file; a compressed format is a
     ///   programming error here (``TakeFormat/writerMaker()`` refuses it first).
-    public init(url: URL, format: TakeFormat, sampleRate: Int, channels: Int) throws(SessionError) {
+    package init(url: URL, format: TakeFormat, sampleRate: Int, channels: Int) throws(SessionError) {
         precondition(!format.sample.isCompressed, "PCMTakeWriter writes linear PCM only")
         self.url = url
         self.format = format
@@ -135,9 +135,9 @@ public final class PCMTakeWriter: TakeWriter {
     }
 
     /// Bytes of header before the samples (for tests and readers).
-    public var dataOffset: Int { headerBytes }
+    package var dataOffset: Int { headerBytes }
 
-    public func write(_ source: UnsafePointer<Float>, frames: Int, stride: Int, offset: Int) throws(SessionError) {
+    package func write(_ source: UnsafePointer<Float>, frames: Int, stride: Int, offset: Int) throws(SessionError) {
         var done = 0
         while done < frames {
             let n = min(frames - done, blockBytes / bytesPerFrame)
@@ -147,7 +147,7 @@ public final class PCMTakeWriter: TakeWriter {
         }
     }
 
-    public func writeSilence(frames: Int) throws(SessionError) {
+    package func writeSilence(frames: Int) throws(SessionError) {
         var done = 0
         while done < frames {
             let n = min(frames - done, blockBytes / bytesPerFrame)
@@ -157,7 +157,7 @@ public final class PCMTakeWriter: TakeWriter {
         }
     }
 
-    public func finish() throws(SessionError) {
+    package func finish() throws(SessionError) {
         if finished { return }
         finished = true
         guard fd >= 0 else { return }

@@ -8,7 +8,7 @@ import Glibc
 /// Sample formats ``WAVWriter`` writes.
 ///
 /// Thread safety: a plain value; any thread.
-public enum WAVSampleFormat: String, Sendable, CaseIterable {
+package enum WAVSampleFormat: String, Sendable, CaseIterable {
     /// 32-bit IEEE float (`WAVE_FORMAT_IEEE_FLOAT`), samples as they are (not clipped).
     case f32
     /// 16-bit PCM: x × 32768 by the project's rule (``PCMInterleaver``: NaN → 0, rounded to
@@ -18,7 +18,7 @@ public enum WAVSampleFormat: String, Sendable, CaseIterable {
     case s24
 
     /// Bytes of one sample.
-    public var bytesPerSample: Int {
+    package var bytesPerSample: Int {
         switch self {
         case .f32: 4
         case .s16: 2
@@ -31,19 +31,19 @@ public enum WAVSampleFormat: String, Sendable, CaseIterable {
 /// header are filled in by ``finish()``. Memory: one block of the largest write.
 ///
 /// Thread safety: not thread-safe; one thread at a time.
-public final class WAVWriter {
+package final class WAVWriter {
     /// The file written.
-    public let url: URL
+    package let url: URL
     /// Frames per second in the header.
-    public let sampleRate: Int
+    package let sampleRate: Int
     /// Channels.
-    public let channels: Int
+    package let channels: Int
     /// How samples are stored.
-    public let format: WAVSampleFormat
+    package let format: WAVSampleFormat
     /// Frames written so far.
-    public private(set) var framesWritten: Int64 = 0
+    package private(set) var framesWritten: Int64 = 0
     /// Samples that were outside −1…1 and were clipped (integer formats only).
-    public private(set) var clippedSamples: Int64 = 0
+    package private(set) var clippedSamples: Int64 = 0
 
     private let fd: Int32
     private var block: UnsafeMutableRawPointer
@@ -53,7 +53,7 @@ public final class WAVWriter {
     /// Creates (or truncates) the file and writes a provisional header.
     ///
     /// - Throws: ``SessionError`` `.output` naming the file.
-    public init(url: URL, sampleRate: Int, channels: Int, format: WAVSampleFormat) throws(SessionError) {
+    package init(url: URL, sampleRate: Int, channels: Int, format: WAVSampleFormat) throws(SessionError) {
         self.url = url
         self.sampleRate = sampleRate
         self.channels = channels
@@ -110,7 +110,7 @@ public final class WAVWriter {
     /// Appends `frames` frames: `planar[c]` points at channel c's samples.
     ///
     /// - Throws: ``SessionError`` `.output` on a write error (disk full...).
-    public func write(planar: UnsafePointer<UnsafeMutablePointer<Float>>, frames: Int) throws(SessionError) {
+    package func write(planar: UnsafePointer<UnsafeMutablePointer<Float>>, frames: Int) throws(SessionError) {
         let bytes = frames * channels * format.bytesPerSample
         if bytes > blockBytes {
             block.deallocate()
@@ -139,7 +139,7 @@ public final class WAVWriter {
     ///
     /// - Throws: ``SessionError`` `.output` when the file would exceed the 4 GiB RIFF limit or
     ///   on a write error.
-    public func finish() throws(SessionError) {
+    package func finish() throws(SessionError) {
         if finished { return }
         finished = true
         defer { close(fd) }

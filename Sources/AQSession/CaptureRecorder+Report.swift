@@ -4,22 +4,22 @@ extension CaptureRecorder {
     /// What became of a capture (``CaptureRecorder/report()``).
     ///
     /// Thread safety: a plain value; any thread.
-    public struct Report: Sendable, Equatable {
+    package struct Report: Sendable, Equatable {
         /// The file.
-        public var file: URL
+        package var file: URL
         /// Channels in the file: device inputs `0 ..< channels`.
-        public var channels: Int
+        package var channels: Int
         /// Frames in the file.
-        public var frames: Int64
+        package var frames: Int64
         /// The device frame (at the inputs) of file frame 0; nil before ``CaptureRecorder/start()``.
-        public var startFrame: Int64?
+        package var startFrame: Int64?
         /// Frames lost: silence in their place, or missing at the end when recording stopped.
-        public var lostFrames: Int64
+        package var lostFrames: Int64
         /// Why recording stopped early, if a write failed.
-        public var error: String?
+        package var error: String?
 
         /// Makes a report.
-        public init(file: URL, channels: Int, frames: Int64, startFrame: Int64?, lostFrames: Int64, error: String?) {
+        package init(file: URL, channels: Int, frames: Int64, startFrame: Int64?, lostFrames: Int64, error: String?) {
             self.file = file
             self.channels = channels
             self.frames = frames
@@ -32,7 +32,7 @@ extension CaptureRecorder {
         /// frame 12288, session frame -12000)`, then `(N frames dropped: silence in their
         /// place)` and the error when there were any. `name`: the file as the user gave it;
         /// `sessionStart`: the device frame of session frame 0.
-        public func summary(name: String, sessionStart: Int64) -> String {
+        package func summary(name: String, sessionStart: Int64) -> String {
             var s = "capture: \(frames) frames written to \(name) (\(Self.ports("in_", Array(0..<channels)))"
             if let startFrame { s += ", raw: file frame 0 is device frame \(startFrame), session frame \(startFrame - sessionStart)" }
             s += ")"
@@ -43,11 +43,11 @@ extension CaptureRecorder {
 
         /// `in_1`, `in_1…in_3` (consecutive), `in_1, in_3`; `none` for none (JACK's port
         /// names, 1-based).
-        public static func ports(_ prefix: String, _ channels: [Int]) -> String {
+        package static func ports(_ prefix: String, _ channels: [Int]) -> String {
             TakeRecorder.Report.ports(prefix, channels)
         }
     }
 
     /// The ports recorded: `in_1…in_3`. Any thread.
-    public var portsText: String { Report.ports("in_", Array(0..<channels)) }
+    package var portsText: String { Report.ports("in_", Array(0..<channels)) }
 }

@@ -20,11 +20,11 @@ import Foundation
 ///
 /// Thread safety: every public member from any control thread (not the render thread, not
 /// from the engine's callbacks); ``finish()`` blocks until the file is closed.
-public final class CaptureRecorder: @unchecked Sendable {
+package final class CaptureRecorder: @unchecked Sendable {
     /// The file written.
-    public let url: URL
+    package let url: URL
     /// Device inputs recorded: `0 ..< channels`.
-    public let channels: Int
+    package let channels: Int
 
     let core: InputRecording
     private let cond = NSCondition()
@@ -37,7 +37,7 @@ public final class CaptureRecorder: @unchecked Sendable {
     ///
     /// - Throws: ``SessionError``: `.output` when the file cannot be created; `.playback` when
     ///   the engine refuses the queue.
-    public init(url: URL, engine: AudioQueueEngine, channels: Int, options: TakeRecorder.Options = TakeRecorder.Options()) throws(SessionError) {
+    package init(url: URL, engine: AudioQueueEngine, channels: Int, options: TakeRecorder.Options = TakeRecorder.Options()) throws(SessionError) {
         self.url = url
         self.channels = max(1, channels)
         let writer = try PCMTakeWriter(
@@ -54,7 +54,7 @@ public final class CaptureRecorder: @unchecked Sendable {
     ///
     /// - Throws: ``SessionError`` `.playback` when the queue cannot start.
     @discardableResult
-    public func start() throws(SessionError) -> Int64 {
+    package func start() throws(SessionError) -> Int64 {
         // The writer waits for the origin before it writes the first buffer.
         let frame: Int64
         do {
@@ -72,15 +72,15 @@ public final class CaptureRecorder: @unchecked Sendable {
     /// Stops the queue at once — every frame captured so far goes to the file —, waits until
     /// the writer has written them, fixes up the header and closes the file. Blocks until then;
     /// a second call returns at once.
-    public func finish() { core.finish() }
+    package func finish() { core.finish() }
 
     /// Finishes if needed, stops the writer thread and disposes of the queue. Blocks until
     /// then.
-    public func close() { core.close() }
+    package func close() { core.close() }
 
     /// What became of the recording so far (final once ``finish()`` returned). Does not block
     /// beyond a short lock.
-    public func report() -> Report {
+    package func report() -> Report {
         let s = core.snapshot()
         cond.lock()
         let start = startFrame

@@ -1,7 +1,7 @@
 /// The keys `aqsync play` answers on a terminal (docs/control.md).
 ///
 /// Thread safety: a plain value; any thread.
-public enum ControlKey: Sendable, Equatable {
+package enum ControlKey: Sendable, Equatable {
     /// Space: start/stop the transport (when following it).
     case playPause
     /// ← / →: 5 seconds back / on.
@@ -22,7 +22,7 @@ public enum ControlKey: Sendable, Equatable {
     /// Home come as `ESC [ C`, `ESC [ D`, `ESC [ H`, `ESC O H`, `ESC [ 1 ~` or `ESC [ 7 ~`.
     ///
     /// Thread safety: pure function; any thread.
-    public static func decode(_ bytes: [UInt8]) -> [ControlKey] {
+    package static func decode(_ bytes: [UInt8]) -> [ControlKey] {
         var keys: [ControlKey] = []
         var i = 0
         while i < bytes.count {

@@ -4,15 +4,15 @@ import Foundation
 /// hi-hat, a bass line and a stereo chord, four bars at 120 BPM, 48 kHz.
 ///
 /// Thread safety: stateless; any thread.
-public enum DemoAudio {
+package enum DemoAudio {
     /// The files ``write(to:)`` makes, in order.
-    public static let fileNames = ["kick.wav", "hats.wav", "bass.wav", "chords.wav"]
+    package static let fileNames = ["kick.wav", "hats.wav", "bass.wav", "chords.wav"]
 
     /// Writes the demo's files into `folder` (created if needed) and returns their URLs.
     ///
     /// - Throws: ``SessionError`` `.output` when a file cannot be written.
     @discardableResult
-    public static func write(to folder: URL) throws(SessionError) -> [URL] {
+    package static func write(to folder: URL) throws(SessionError) -> [URL] {
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         } catch {

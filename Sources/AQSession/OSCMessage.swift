@@ -3,11 +3,11 @@ import Foundation
 /// One argument of an OSC message (the types `oscsend` and most clients send).
 ///
 /// Thread safety: a plain value; any thread.
-public enum OSCArgument: Sendable, Equatable {
+package enum OSCArgument: Sendable, Equatable {
     case int(Int32), float(Float), string(String), double(Double), int64(Int64)
 
     /// The argument as a number (ints, floats and doubles), else nil.
-    public var number: Double? {
+    package var number: Double? {
         switch self {
         case .int(let v): return Double(v)
         case .float(let v): return Double(v)
@@ -21,14 +21,14 @@ public enum OSCArgument: Sendable, Equatable {
 /// An OSC 1.0 message: an address pattern and its arguments (docs/control.md).
 ///
 /// Thread safety: a plain value; any thread.
-public struct OSCMessage: Sendable, Equatable {
+package struct OSCMessage: Sendable, Equatable {
     /// The address, e.g. `/aqsync/locate`.
-    public var address: String
+    package var address: String
     /// The arguments, in order.
-    public var arguments: [OSCArgument]
+    package var arguments: [OSCArgument]
 
     /// A message.
-    public init(address: String, arguments: [OSCArgument] = []) {
+    package init(address: String, arguments: [OSCArgument] = []) {
         self.address = address
         self.arguments = arguments
     }
@@ -39,7 +39,7 @@ public struct OSCMessage: Sendable, Equatable {
     /// the argument-less T, F, N, I, which are skipped).
     ///
     /// Thread safety: pure function; any thread.
-    public static func parse(_ bytes: [UInt8]) -> [OSCMessage]? {
+    package static func parse(_ bytes: [UInt8]) -> [OSCMessage]? {
         var i = 0
         func string() -> String? {
             guard let end = bytes[i...].firstIndex(of: 0) else { return nil }
@@ -91,7 +91,7 @@ public struct OSCMessage: Sendable, Equatable {
     /// padded to 4 bytes, big-endian (what ``parse(_:)`` and liblo read).
     ///
     /// Thread safety: pure function; any thread.
-    public func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         var out: [UInt8] = []
         func pad() { while out.count % 4 != 0 { out.append(0) } }
         func string(_ s: String) { out += Array(s.utf8); out.append(0); pad() }

@@ -15,7 +15,7 @@ extension OfflineRenderer {
     /// - Throws: ``SessionError`` as for one session; a loop without a count in any session is
     ///   refused before anything is rendered.
     @discardableResult
-    public static func renderSetList(
+    package static func renderSetList(
         _ sessions: [Session], to url: URL, format: WAVSampleFormat = .f32, sampleRate: Double? = nil, cycleFrames: Int = 1024
     ) throws(SessionError) -> [Result] {
         guard let first = sessions.first else { throw SessionError(.invalidValue, file: url.path, "a set list needs at least one session") }

@@ -9,30 +9,30 @@ import Foundation
 ///
 /// Thread safety: stateless; call from any control thread (the calling thread becomes the
 /// render thread while ``render(session:to:format:sampleRate:cycleFrames:progress:)`` runs).
-public enum OfflineRenderer {
+package enum OfflineRenderer {
     /// What a render did.
     ///
     /// Thread safety: a plain value; any thread.
-    public struct Result: Sendable {
+    package struct Result: Sendable {
         /// Frames written (the session's length at `sampleRate`, less the `from` position, plus
         /// the loop's repeated passes).
-        public var frames: Int64
+        package var frames: Int64
         /// The rate rendered at.
-        public var sampleRate: Double
+        package var sampleRate: Double
         /// Output channels.
-        public var channels: Int
+        package var channels: Int
         /// Seconds the render took.
-        public var seconds: Double
+        package var seconds: Double
         /// Samples clipped by an integer output format.
-        public var clippedSamples: Int64
+        package var clippedSamples: Int64
         /// Each track's report.
-        public var tracks: [SessionPlayer.TrackReport]
+        package var tracks: [SessionPlayer.TrackReport]
         /// Seconds of audio rendered per second of time.
-        public var speed: Double { seconds > 0 ? Double(frames) / sampleRate / seconds : 0 }
+        package var speed: Double { seconds > 0 ? Double(frames) / sampleRate / seconds : 0 }
     }
 
     /// The rate a session renders at when none is asked for: its `sample_rate`, else 48000.
-    public static func defaultSampleRate(_ session: Session) -> Double { session.sampleRate ?? 48000 }
+    package static func defaultSampleRate(_ session: Session) -> Double { session.sampleRate ?? 48000 }
 
     /// Renders `session` into the WAV file `url`.
     ///
@@ -44,7 +44,7 @@ public enum OfflineRenderer {
     ///   - progress: called on the calling thread now and then with (frames done, total).
     /// - Throws: ``SessionError`` (`.output` for the file, `.playback` for the engine).
     @discardableResult
-    public static func render(
+    package static func render(
         session: Session, to url: URL, format: WAVSampleFormat = .f32, sampleRate: Double? = nil,
         cycleFrames: Int = 1024, options: SessionPlayer.Options = SessionPlayer.Options(),
         from: SessionTime = .frames(0), progress: ((Int64, Int64) -> Void)? = nil

@@ -4,20 +4,20 @@ import Foundation
 /// "Gain points"): at `time` from the track's first frame the gain is `decibels`.
 ///
 /// Thread safety: a plain value; any thread.
-public struct SessionGainPoint: Sendable, Equatable {
+package struct SessionGainPoint: Sendable, Equatable {
     /// From the track's first frame (a length, as `fade_in`'s).
-    public var time: SessionTime
+    package var time: SessionTime
     /// The gain there, in dB: finite and at most +24, or −∞ (silence).
-    public var decibels: Double
+    package var decibels: Double
 
     /// A point.
-    public init(time: SessionTime, decibels: Double) {
+    package init(time: SessionTime, decibels: Double) {
         self.time = time
         self.decibels = decibels
     }
 
     /// The linear gain: 10^(dB/20), 0 for −∞.
-    public var linear: Double { decibels == -.infinity ? 0 : pow(10, decibels / 20) }
+    package var linear: Double { decibels == -.infinity ? 0 : pow(10, decibels / 20) }
 }
 
 /// A gain envelope in device frames of a track: the gain of frame i is the first point's

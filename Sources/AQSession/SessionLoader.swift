@@ -7,21 +7,21 @@ import TOMLKit
 /// aqsync plays, the trims leave something).
 ///
 /// Thread safety: stateless; any thread.
-public enum SessionLoader {
+package enum SessionLoader {
     static let topKeys: Set<String> = ["session", "output", "track", "record", "marker"]
     static let sessionKeys: Set<String> = ["name", "sample_rate", "loop", "bpm", "meter", "gap"]
     static let outputKeys: Set<String> = ["client_name", "channels", "connect"]
     static let trackKeys: Set<String> = ["name", "file", "start", "gain_db", "trim_start", "trim_end", "outputs", "fade_in", "fade_out", "fade_curve", "gain"]
     static let recordKeys: Set<String> = ["file", "format", "channels", "connect", "start", "length", "compensate"]
     /// Capture ports one session may record from, over all its takes.
-    public static let maximumTakeChannels = 32
+    package static let maximumTakeChannels = 32
 
     /// Loads and checks the session file at `url`.
     ///
     /// - Throws: ``SessionError`` naming the file (the session file, with line and column for
     ///   TOML errors and where the key at fault was found, or the audio file at fault) and the
     ///   problem.
-    public static func load(_ url: URL) throws(SessionError) -> Session {
+    package static func load(_ url: URL) throws(SessionError) -> Session {
         let path = url.path
         let text: String
         do {
@@ -40,7 +40,7 @@ public enum SessionLoader {
 
     /// Parses session text as if read from `url` (relative audio paths resolve against its
     /// folder) and checks every audio file.
-    public static func parse(_ text: String, url: URL) throws(SessionError) -> Session {
+    package static func parse(_ text: String, url: URL) throws(SessionError) -> Session {
         let path = url.path
         let root: TOMLTable
         do {

@@ -4,14 +4,14 @@ import Foundation
 /// position and as a loop's `from`/`to` (docs/session-format.md, "Markers and loops").
 ///
 /// Thread safety: a plain value; any thread.
-public struct SessionMarker: Sendable, Equatable {
+package struct SessionMarker: Sendable, Equatable {
     /// `name`: unique in the session; never a text that reads as a position (`"90"`, `"1:30"`).
-    public var name: String
+    package var name: String
     /// `at`: the session position (frames at the session rate, or seconds).
-    public var at: SessionTime
+    package var at: SessionTime
 
     /// A marker named `name` at `at`.
-    public init(name: String, at: SessionTime) {
+    package init(name: String, at: SessionTime) {
         self.name = name
         self.at = at
     }
@@ -22,23 +22,23 @@ public struct SessionMarker: Sendable, Equatable {
 /// back to `from` on the exact frame.
 ///
 /// Thread safety: a plain value; any thread.
-public struct SessionLoop: Sendable, Equatable {
+package struct SessionLoop: Sendable, Equatable {
     /// The loop's first session position (a marker's position when given by name).
-    public var from: SessionTime
+    package var from: SessionTime
     /// The position just past the loop's last frame: playback wraps here.
-    public var to: SessionTime
+    package var to: SessionTime
     /// Passes over the region in all (at least 1); nil: until released.
-    public var count: Int?
+    package var count: Int?
 
     /// A loop over `from ..< to`, `count` passes.
-    public init(from: SessionTime, to: SessionTime, count: Int?) {
+    package init(from: SessionTime, to: SessionTime, count: Int?) {
         self.from = from
         self.to = to
         self.count = count
     }
 
     /// The region in device frames at `deviceRate` (`sessionRate`: the rate of frame counts).
-    public func deviceRange(sessionRate: Double, deviceRate: Double) -> Range<Int64> {
+    package func deviceRange(sessionRate: Double, deviceRate: Double) -> Range<Int64> {
         let a = from.deviceFrames(sessionRate: sessionRate, deviceRate: deviceRate)
         let b = to.deviceFrames(sessionRate: sessionRate, deviceRate: deviceRate)
         return a..<max(a, b)
@@ -49,16 +49,16 @@ public struct SessionLoop: Sendable, Equatable {
 /// leads JACK's transport (docs/transport.md).
 ///
 /// Thread safety: a plain value; any thread.
-public struct SessionTempo: Sendable, Equatable {
+package struct SessionTempo: Sendable, Equatable {
     /// Beats per minute (`bpm`).
-    public var bpm: Double
+    package var bpm: Double
     /// The meter's numerator (`meter = "3/4"`: 3); default 4.
-    public var beatsPerBar: Int
+    package var beatsPerBar: Int
     /// The meter's denominator (`"3/4"`: 4); default 4.
-    public var beatType: Int
+    package var beatType: Int
 
     /// A tempo.
-    public init(bpm: Double, beatsPerBar: Int = 4, beatType: Int = 4) {
+    package init(bpm: Double, beatsPerBar: Int = 4, beatType: Int = 4) {
         self.bpm = bpm
         self.beatsPerBar = beatsPerBar
         self.beatType = beatType
@@ -69,13 +69,13 @@ extension Session {
     /// The marker named `name` (exact, case-sensitive), or nil.
     ///
     /// Thread safety: any thread.
-    public func marker(named name: String) -> SessionMarker? { markers.first { $0.name == name } }
+    package func marker(named name: String) -> SessionMarker? { markers.first { $0.name == name } }
 
     /// A play position (`--from`): a marker's name, else ``SessionTime/parsePosition(_:)``.
     /// Nil when `text` is neither.
     ///
     /// Thread safety: any thread.
-    public func position(_ text: String) -> SessionTime? {
+    package func position(_ text: String) -> SessionTime? {
         marker(named: text)?.at ?? SessionTime.parsePosition(text)
     }
 
@@ -83,7 +83,7 @@ extension Session {
     /// for the display; nil before the first.
     ///
     /// Thread safety: any thread.
-    public func marker(at frame: Int64, deviceRate: Double) -> SessionMarker? {
+    package func marker(at frame: Int64, deviceRate: Double) -> SessionMarker? {
         let rate = sampleRate ?? deviceRate
         var best: (SessionMarker, Int64)?
         for m in markers {

@@ -5,31 +5,31 @@ import Foundation
 /// docs/session-format.md). Made by ``SessionLoader``, which has checked every file.
 ///
 /// Thread safety: a plain value; any thread.
-public struct Session: Sendable {
+package struct Session: Sendable {
     /// The session file.
-    public var url: URL
+    package var url: URL
     /// `[session] name`; default: the session file's name without extension.
-    public var name: String
+    package var name: String
     /// `[session] sample_rate`: the rate of the frame counts in the file; nil: the device's.
-    public var sampleRate: Double?
+    package var sampleRate: Double?
     /// `[output]`.
-    public var output: SessionOutput
+    package var output: SessionOutput
     /// `[[track]]`, in file order (at least one).
-    public var tracks: [SessionTrack]
+    package var tracks: [SessionTrack]
     /// `[[record]]`: takes recorded while the session plays, in file order (may be empty).
-    public var takes: [SessionTake]
+    package var takes: [SessionTake]
     /// `[[marker]]`: named positions, in file order (may be empty; names unique).
-    public var markers: [SessionMarker]
+    package var markers: [SessionMarker]
     /// `[session] loop`: the region played more than once; nil: none.
-    public var loop: SessionLoop?
+    package var loop: SessionLoop?
     /// `[session] bpm` and `meter`; nil: none.
-    public var tempo: SessionTempo? = nil
+    package var tempo: SessionTempo? = nil
     /// `[session] gap`: silence before this session in a set list (not before the first);
     /// nil: none.
-    public var gap: SessionTime? = nil
+    package var gap: SessionTime? = nil
 
     /// Makes a session from its parts (normally ``SessionLoader/load(_:)`` does).
-    public init(
+    package init(
         url: URL, name: String, sampleRate: Double?, output: SessionOutput, tracks: [SessionTrack], takes: [SessionTake] = [],
         markers: [SessionMarker] = [], loop: SessionLoop? = nil
     ) {
@@ -48,7 +48,7 @@ public struct Session: Sendable {
     /// first (in file order), then those without, so that `connections` — the port each
     /// capture port listens to, in port order — has no gap: ports past its end stay
     /// unconnected. `total`: the capture ports needed.
-    public var takeInputLayout: (offsets: [Int], total: Int, connections: [String]) {
+    package var takeInputLayout: (offsets: [Int], total: Int, connections: [String]) {
         var offsets = [Int](repeating: 0, count: takes.count)
         var next = 0
         var connections: [String] = []
@@ -69,7 +69,7 @@ public struct Session: Sendable {
     /// device's are left out), else the engine's default (a mono file on every output, n
     /// channels on the first n). Empty when there are no tracks. What a performer of a take
     /// hears the session from (docs/recording.md, "Latency").
-    public func trackOutputs(deviceOutputs: Int) -> [Int] {
+    package func trackOutputs(deviceOutputs: Int) -> [Int] {
         var used = Set<Int>()
         for t in tracks {
             let channels = Int(t.audio.format.channelsPerFrame)
@@ -85,13 +85,13 @@ public struct Session: Sendable {
     }
 
     /// Device frames from the session start to where `take` starts (as for tracks).
-    public func startOffset(of take: SessionTake, deviceRate: Double) -> Int64 {
+    package func startOffset(of take: SessionTake, deviceRate: Double) -> Int64 {
         take.start.deviceFrames(sessionRate: sampleRate ?? deviceRate, deviceRate: deviceRate)
     }
 
     /// Device frames `take` records: its `length`, or (by default) up to the end of the last
     /// track; 0 or less when a take without a length starts at or after that end.
-    public func deviceLength(of take: SessionTake, deviceRate: Double) -> Int64 {
+    package func deviceLength(of take: SessionTake, deviceRate: Double) -> Int64 {
         if let l = take.length { return l.deviceFrames(sessionRate: sampleRate ?? deviceRate, deviceRate: deviceRate) }
         return deviceLength(deviceRate: deviceRate) - startOffset(of: take, deviceRate: deviceRate)
     }
@@ -99,13 +99,13 @@ public struct Session: Sendable {
     /// Device frames from the session start to where `track` starts on a device running at
     /// `deviceRate`: `round(start × deviceRate / sessionRate)` (the session rate defaults to
     /// the device's).
-    public func startOffset(of track: SessionTrack, deviceRate: Double) -> Int64 {
+    package func startOffset(of track: SessionTrack, deviceRate: Double) -> Int64 {
         track.start.deviceFrames(sessionRate: sampleRate ?? deviceRate, deviceRate: deviceRate)
     }
 
     /// Device frames `track` lasts on a device at `deviceRate`: its frames after trimming,
     /// converted as the engine converts them (`round(frames × deviceRate / fileRate)`).
-    public func deviceLength(of track: SessionTrack, deviceRate: Double) -> Int64 {
+    package func deviceLength(of track: SessionTrack, deviceRate: Double) -> Int64 {
         let n = track.playableFrames
         let r = track.audio.format.sampleRate
         if r == deviceRate { return n }
@@ -113,7 +113,7 @@ public struct Session: Sendable {
     }
 
     /// Device frames from the session start to the end of the track that ends last.
-    public func deviceLength(deviceRate: Double) -> Int64 {
+    package func deviceLength(deviceRate: Double) -> Int64 {
         tracks.map { startOffset(of: $0, deviceRate: deviceRate) + deviceLength(of: $0, deviceRate: deviceRate) }.max() ?? 0
     }
 }
@@ -121,16 +121,16 @@ public struct Session: Sendable {
 /// `[output]`: the JACK client and where its ports go.
 ///
 /// Thread safety: a plain value; any thread.
-public struct SessionOutput: Sendable, Equatable {
+package struct SessionOutput: Sendable, Equatable {
     /// `client_name`; default `aqsync`.
-    public var clientName: String
+    package var clientName: String
     /// `channels`: output ports `out_1…N`; default 2.
-    public var channels: Int
+    package var channels: Int
     /// `connect`: output i goes to port i; nil: the server's physical playback ports.
-    public var connect: [String]?
+    package var connect: [String]?
 
     /// Makes an output section.
-    public init(clientName: String = "aqsync", channels: Int = 2, connect: [String]? = nil) {
+    package init(clientName: String = "aqsync", channels: Int = 2, connect: [String]? = nil) {
         self.clientName = clientName
         self.channels = channels
         self.connect = connect
@@ -140,7 +140,7 @@ public struct SessionOutput: Sendable, Equatable {
 /// When a track starts, relative to the session start.
 ///
 /// Thread safety: a plain value; any thread.
-public enum SessionTime: Sendable, Equatable {
+package enum SessionTime: Sendable, Equatable {
     /// Frames at the session rate.
     case frames(Int64)
     /// Seconds (from `"1.5s"` or `"00:01:02.500"`).
@@ -148,7 +148,7 @@ public enum SessionTime: Sendable, Equatable {
 
     /// The time in device frames: frames scaled by device rate / session rate, or seconds ×
     /// device rate, rounded to the nearest frame (halves away from zero).
-    public func deviceFrames(sessionRate: Double, deviceRate: Double) -> Int64 {
+    package func deviceFrames(sessionRate: Double, deviceRate: Double) -> Int64 {
         switch self {
         case .frames(let f):
             if sessionRate == deviceRate { return f }
@@ -160,7 +160,7 @@ public enum SessionTime: Sendable, Equatable {
 
     /// Parses the string forms: `"1.5s"`, `"250ms"`, `"00:01:02.500"` (h:m:s), `"01:02.5"` (m:s).
     /// Nil when `text` is none of them or negative.
-    public static func parse(_ text: String) -> SessionTime? {
+    package static func parse(_ text: String) -> SessionTime? {
         let t = text.trimmingCharacters(in: .whitespaces)
         if t.hasSuffix("ms"), let v = Double(t.dropLast(2)), v.isFinite, v >= 0 { return .seconds(v / 1000) }
         if t.hasSuffix("s"), let v = Double(t.dropLast()), v.isFinite, v >= 0 { return .seconds(v) }
@@ -183,7 +183,7 @@ extension SessionTime {
     /// rate (`"frames:123456"`). Nil when `text` is none of them or negative.
     ///
     /// Thread safety: pure function; any thread.
-    public static func parsePosition(_ text: String) -> SessionTime? {
+    package static func parsePosition(_ text: String) -> SessionTime? {
         let t = text.trimmingCharacters(in: .whitespaces)
         if t.hasPrefix("frames:") {
             let digits = t.dropFirst(7)
@@ -202,7 +202,7 @@ extension SessionTime {
 /// track's N frames (its last frame is x = 0); the gain is c(x), 1 outside the fades.
 ///
 /// Thread safety: a plain value; any thread.
-public enum FadeCurve: String, Sendable, Equatable, CaseIterable {
+package enum FadeCurve: String, Sendable, Equatable, CaseIterable {
     /// c(x) = x.
     case linear
     /// c(x) = sin(π/2 · x): constant power when a fade-out overlaps a fade-in of the same length.
@@ -212,7 +212,7 @@ public enum FadeCurve: String, Sendable, Equatable, CaseIterable {
     case exponential
 
     /// The gain at `x` (0…1).
-    public func gain(_ x: Double) -> Double {
+    package func gain(_ x: Double) -> Double {
         switch self {
         case .linear: return x
         case .equalPower: return sin(Double.pi / 2 * x)
@@ -224,14 +224,14 @@ public enum FadeCurve: String, Sendable, Equatable, CaseIterable {
 /// `fade_in` / `fade_out` of a track: a length and a curve.
 ///
 /// Thread safety: a plain value; any thread.
-public struct SessionFade: Sendable, Equatable {
+package struct SessionFade: Sendable, Equatable {
     /// The length (seconds, or frames at the session rate).
-    public var length: SessionTime
+    package var length: SessionTime
     /// The curve (`fade_curve`, default linear).
-    public var curve: FadeCurve
+    package var curve: FadeCurve
 
     /// A fade of `length` with `curve`.
-    public init(length: SessionTime, curve: FadeCurve = .linear) {
+    package init(length: SessionTime, curve: FadeCurve = .linear) {
         self.length = length
         self.curve = curve
     }
@@ -240,33 +240,33 @@ public struct SessionFade: Sendable, Equatable {
 /// `[[track]]`: one audio file on the timeline.
 ///
 /// Thread safety: a plain value; any thread.
-public struct SessionTrack: Sendable {
+package struct SessionTrack: Sendable {
     /// `name`; default: the file's name.
-    public var name: String
+    package var name: String
     /// `file`, resolved against the session file's folder.
-    public var file: URL
+    package var file: URL
     /// `start`; default 0.
-    public var start: SessionTime
+    package var start: SessionTime
     /// `gain_db`; default 0.
-    public var gainDB: Double
+    package var gainDB: Double
     /// `trim_start`: frames of the file skipped at its start.
-    public var trimStart: Int64
+    package var trimStart: Int64
     /// `trim_end`: frames of the file skipped at its end.
-    public var trimEnd: Int64
+    package var trimEnd: Int64
     /// `outputs`: 1-based output channel for each of the file's channels; nil: the default (a
     /// mono file on every output, n channels on the first n).
-    public var outputs: [Int]?
+    package var outputs: [Int]?
     /// What the loader found in the file.
-    public var audio: AudioFileInfo
+    package var audio: AudioFileInfo
     /// `fade_in`: the fade at the track's first frames; nil: none.
-    public var fadeIn: SessionFade?
+    package var fadeIn: SessionFade?
     /// `fade_out`: the fade ending on the track's last frame; nil: none.
-    public var fadeOut: SessionFade?
+    package var fadeOut: SessionFade?
     /// `gain`: the track's gain envelope (``SessionGainPoint``, in time order); empty: none.
-    public var gainPoints: [SessionGainPoint] = []
+    package var gainPoints: [SessionGainPoint] = []
 
     /// Makes a track (normally the loader does).
-    public init(
+    package init(
         name: String, file: URL, start: SessionTime = .frames(0), gainDB: Double = 0, trimStart: Int64 = 0,
         trimEnd: Int64 = 0, outputs: [Int]? = nil, audio: AudioFileInfo, fadeIn: SessionFade? = nil,
         fadeOut: SessionFade? = nil
@@ -284,35 +284,35 @@ public struct SessionTrack: Sendable {
     }
 
     /// Frames of the file that play (after both trims), at the file's rate.
-    public var playableFrames: Int64 { audio.frameCount - trimStart - trimEnd }
+    package var playableFrames: Int64 { audio.frameCount - trimStart - trimEnd }
 
     /// The linear gain of ``gainDB``: 10^(dB/20).
-    public var linearGain: Float { Float(pow(10, gainDB / 20)) }
+    package var linearGain: Float { Float(pow(10, gainDB / 20)) }
 }
 
 /// `[[record]]`: a take, recorded from JACK ports into a file while the session plays.
 ///
 /// Thread safety: a plain value; any thread.
-public struct SessionTake: Sendable, Equatable {
+package struct SessionTake: Sendable, Equatable {
     /// `file`, resolved against the session file's folder.
-    public var file: URL
+    package var file: URL
     /// The container (from the file's extension) and `format`.
-    public var format: TakeFormat
+    package var format: TakeFormat
     /// `channels`; default: the number of `connect` ports, else 1.
-    public var channels: Int
+    package var channels: Int
     /// `connect`: the port each channel records from (channel i ← port i); empty: the take's
     /// capture ports are connected to nothing (someone else wires them).
-    public var connect: [String]
+    package var connect: [String]
     /// `start` on the session timeline: file frame 0 is this session frame. Default 0.
-    public var start: SessionTime
+    package var start: SessionTime
     /// `length`; nil: until the last track ends.
-    public var length: SessionTime?
+    package var length: SessionTime?
     /// `compensate`: place the take by the latency a performer hears and plays with
     /// (default true); false: raw, where the frames reached the engine.
-    public var compensate: Bool
+    package var compensate: Bool
 
     /// Makes a take (normally the loader does).
-    public init(
+    package init(
         file: URL, format: TakeFormat, channels: Int = 1, connect: [String] = [], start: SessionTime = .frames(0),
         length: SessionTime? = nil, compensate: Bool = true
     ) {
@@ -326,6 +326,6 @@ public struct SessionTake: Sendable, Equatable {
     }
 
     /// The file's name, used in messages and the report.
-    public var name: String { file.lastPathComponent }
+    package var name: String { file.lastPathComponent }
 }
 

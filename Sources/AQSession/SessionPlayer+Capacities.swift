@@ -3,7 +3,7 @@ import AQEngine
 extension SessionPlayer {
     /// Queue slots an engine keeps beyond a session's own queues (a metronome, a preview, a
     /// program's own queues beside the player).
-    public static let spareQueues = 16
+    package static let spareQueues = 16
 
     /// The renderer's capacities for playing `session` with `options`: a queue slot for every
     /// track and every take plus ``spareQueues`` (at least the engine's default 256), commands
@@ -12,7 +12,7 @@ extension SessionPlayer {
     /// none is refused for its number of tracks.
     ///
     /// Thread safety: a pure function; any thread.
-    public static func engineCapacities(for session: Session, options: Options = Options(), inputChannels: Int = 8) -> RenderCapacities {
+    package static func engineCapacities(for session: Session, options: Options = Options(), inputChannels: Int = 8) -> RenderCapacities {
         let defaults = RenderCapacities()
         let queues = max(defaults.queues, session.tracks.count + session.takes.count + spareQueues)
         return RenderCapacities(
@@ -28,7 +28,7 @@ extension SessionPlayer {
     /// given back is free again one render cycle later), plus ``spareQueues``.
     ///
     /// Thread safety: a pure function; any thread.
-    public static func engineCapacities(forSetList sessions: [Session], options: Options = Options(), inputChannels: Int = 8) -> RenderCapacities {
+    package static func engineCapacities(forSetList sessions: [Session], options: Options = Options(), inputChannels: Int = 8) -> RenderCapacities {
         let defaults = RenderCapacities()
         let counts = sessions.map { $0.tracks.count + $0.takes.count }.sorted(by: >)
         let queues = max(defaults.queues, counts.prefix(3).reduce(0, +) + spareQueues)

@@ -3,7 +3,7 @@ import Foundation
 
 extension SessionPlayer {
     /// The loudest gain ``setGain(track:decibels:)`` takes, in decibels.
-    public static let maximumGainDB = 24.0
+    package static let maximumGainDB = 24.0
 
     /// Sets track `track`'s gain (0-based, in the session's order) to `decibels`, replacing its
     /// `gain_db` for the rest of the run (`/aqsync/gain` in plain play). As
@@ -18,7 +18,7 @@ extension SessionPlayer {
     /// not finite or above ``maximumGainDB``. Any control thread; does not block (the queue's
     /// lock, briefly).
     @discardableResult
-    public func setGain(track: Int, decibels: Double) -> Bool {
+    package func setGain(track: Int, decibels: Double) -> Bool {
         guard tracks.indices.contains(track), decibels.isFinite, decibels <= Self.maximumGainDB else { return false }
         let t = tracks[track]
         let linear = Float(pow(10, decibels / 20))
@@ -32,7 +32,7 @@ extension SessionPlayer {
 
     /// Track `track`'s gain now, in decibels (nil for a track the session does not have). Any
     /// control thread; does not block.
-    public func gainDB(track: Int) -> Double? {
+    package func gainDB(track: Int) -> Double? {
         guard tracks.indices.contains(track) else { return nil }
         cond.lock()
         defer { cond.unlock() }
@@ -45,7 +45,7 @@ extension SessionPlayer {
     /// the `n` key) fades the session out this way, then stops it, so it ends without a click.
     /// Returns the ramp's length in seconds. Any control thread; does not block.
     @discardableResult
-    public func fadeOut() -> Double {
+    package func fadeOut() -> Double {
         cond.lock()
         defer { cond.unlock() }
         for t in tracks {

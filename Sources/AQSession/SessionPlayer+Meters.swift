@@ -8,7 +8,7 @@ extension SessionPlayer {
     /// render cycle since the previous call (`AudioQueue.peakSinceLastRead()`: a burst
     /// shorter than the time between two calls is not missed), or nil for a track whose
     /// metering is off. One reader: each call starts the next span. Any control thread.
-    public func levels() -> [[Float]?] {
+    package func levels() -> [[Float]?] {
         tracks.map { t in (try? t.queue.peakSinceLastRead())?.map { $0 > 1e-6 ? 20 * log10($0) : -120 } }
     }
 
@@ -17,7 +17,7 @@ extension SessionPlayer {
     /// power and peak), or nil for a track whose metering is off (``Options/metering``). Not a
     /// reader of ``levels()``'s spans: both can be used at once (the terminal's meters and
     /// OSC's). Any control thread; does not block.
-    public func currentLevelsDB() -> [(averageDB: Float, peakDB: Float)?] {
+    package func currentLevelsDB() -> [(averageDB: Float, peakDB: Float)?] {
         tracks.map { t in
             guard let m = try? t.queue.currentLevelMeterDB(), !m.isEmpty else { return nil }
             return (m.map(\.averagePower).max()!, m.map(\.peakPower).max()!)

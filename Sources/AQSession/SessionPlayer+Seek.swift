@@ -25,7 +25,7 @@ extension SessionPlayer {
     /// What a ``seek(to:lead:)`` or a ``resume(lead:)`` did.
     ///
     /// Thread safety: a plain value; any thread.
-    public enum SeekResult: Sendable, Equatable {
+    package enum SeekResult: Sendable, Equatable {
         /// Every track restarts so that session frame `position` plays at device frame
         /// `deviceFrame`.
         case playing(position: Int64, deviceFrame: Int64)
@@ -46,7 +46,7 @@ extension SessionPlayer {
     /// True while paused (``pause()``).
     ///
     /// Thread safety: any thread but the render thread; a short lock.
-    public var isPaused: Bool {
+    package var isPaused: Bool {
         cond.lock()
         defer { cond.unlock() }
         return pausedAt != nil
@@ -72,7 +72,7 @@ extension SessionPlayer {
     /// thread) and refilled; the feeder waits meanwhile. Seeks, pauses and ``stop()`` from
     /// several threads run one after another.
     @discardableResult
-    public func seek(to sessionFrame: Int64, lead: Int64? = nil) throws(SessionError) -> SeekResult {
+    package func seek(to sessionFrame: Int64, lead: Int64? = nil) throws(SessionError) -> SeekResult {
         if !session.takes.isEmpty { throw Self.refusal("seeking", session: session) }
         feedLock.lock()
         defer { feedLock.unlock() }
@@ -90,7 +90,7 @@ extension SessionPlayer {
     /// Thread safety: any control thread, not the render thread nor the engine's output
     /// callbacks. Blocks until the tracks are stopped (up to a render cycle).
     @discardableResult
-    public func pause() throws(SessionError) -> Int64? {
+    package func pause() throws(SessionError) -> Int64? {
         if !session.takes.isEmpty { throw Self.refusal("pausing", session: session) }
         feedLock.lock()
         defer { feedLock.unlock() }
@@ -129,7 +129,7 @@ extension SessionPlayer {
     ///
     /// Thread safety: any control thread, not the render thread; blocks as a seek does.
     @discardableResult
-    public func resume(lead: Int64? = nil) throws(SessionError) -> SeekResult? {
+    package func resume(lead: Int64? = nil) throws(SessionError) -> SeekResult? {
         if !session.takes.isEmpty { throw Self.refusal("resuming", session: session) }
         feedLock.lock()
         defer { feedLock.unlock() }
@@ -155,7 +155,7 @@ extension SessionPlayer {
     /// past the end.
     ///
     /// Thread safety: any control thread, not the render thread; a short lock.
-    public func sessionFrame(atDeviceFrame deviceFrame: Int64) -> (frame: Int64, pass: Int)? {
+    package func sessionFrame(atDeviceFrame deviceFrame: Int64) -> (frame: Int64, pass: Int)? {
         cond.lock()
         defer { cond.unlock() }
         if let p = pausedAt { return p }
@@ -167,7 +167,7 @@ extension SessionPlayer {
     /// `deviceFrame`, seeks and pauses followed; `  paused` at the end while paused.
     ///
     /// Thread safety: any control thread, not the render thread; short locks.
-    public func positionText(atDeviceFrame deviceFrame: Int64) -> String {
+    package func positionText(atDeviceFrame deviceFrame: Int64) -> String {
         let rate = engine.device.sampleRate
         let tl = timeline
         let at = sessionFrame(atDeviceFrame: deviceFrame) ?? (tl.end, 0)

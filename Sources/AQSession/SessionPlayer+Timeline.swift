@@ -8,7 +8,7 @@ extension SessionPlayer {
     ///
     /// Thread safety: any control thread; never blocks for long (a short lock); not the render
     /// thread.
-    public func sessionFrame(atPlayerFrame frame: Int64) -> (frame: Int64, pass: Int)? {
+    package func sessionFrame(atPlayerFrame frame: Int64) -> (frame: Int64, pass: Int)? {
         Self.sessionFrame(atPlayerFrame: frame, on: timeline)
     }
 
@@ -27,14 +27,14 @@ extension SessionPlayer {
     /// ``releaseLoop()``; nil also when there is no loop (``hasLoop``).
     ///
     /// Thread safety: any control thread; not the render thread.
-    public var loopPasses: Int? { timeline.passes?.total }
+    package var loopPasses: Int? { timeline.passes?.total }
 
     /// True when the session's loop applies from the player's position (a loop with
     /// `count` ≥ 2, or without a count, whose end is after the position).
     ///
     /// Thread safety: any thread but the render thread; a short lock (the timeline a seek
     /// made).
-    public var hasLoop: Bool { timeline.loop != nil }
+    package var hasLoop: Bool { timeline.loop != nil }
 
     /// Ends the loop: after the passes already decided (the one playing, and any pass a track
     /// has already been fed into: the feeder runs up to its buffers ahead, 4 × 8192 frames by
@@ -45,7 +45,7 @@ extension SessionPlayer {
     /// Thread safety: any control thread; never blocks for long (a short lock); not the render
     /// thread.
     @discardableResult
-    public func releaseLoop() -> Int? { timeline.passes?.release() }
+    package func releaseLoop() -> Int? { timeline.passes?.release() }
 
     /// The display's position text at player frame `frame`: `m:ss.sss / m:ss.sss` (the session
     /// position and the session's end), then `loop 2/4` (`loop 2/∞` until released) while in
@@ -53,7 +53,7 @@ extension SessionPlayer {
     /// end.
     ///
     /// Thread safety: any control thread; not the render thread.
-    public func positionText(atPlayerFrame frame: Int64) -> String {
+    package func positionText(atPlayerFrame frame: Int64) -> String {
         let rate = engine.device.sampleRate
         let end = timeline.end
         let at = sessionFrame(atPlayerFrame: frame) ?? (end, 0)

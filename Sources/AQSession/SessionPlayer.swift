@@ -25,26 +25,26 @@ import Foundation
 /// Threads: every public member may be called from any control thread (not the render
 /// thread, not from the engine's output callbacks). File reading and parsing happen on the
 /// caller's thread during `init` and on the player's own feeder thread afterwards.
-public final class SessionPlayer: @unchecked Sendable {
+package final class SessionPlayer: @unchecked Sendable {
     /// How tracks are buffered.
     ///
     /// Thread safety: a plain value; any thread.
-    public struct Options: Sendable {
+    package struct Options: Sendable {
         /// Frames per buffer, at the device's rate.
-        public var bufferFrames: Int
+        package var bufferFrames: Int
         /// Buffers per track (the memory a track uses is fixed by these two numbers).
-        public var buffersPerTrack: Int
+        package var buffersPerTrack: Int
         /// Turn on the queues' level metering (for meters on a terminal).
-        public var metering: Bool
+        package var metering: Bool
         /// Record the session's takes (`[[record]]`, a ``TakeRecorder`` each, on the device's
         /// capture ports as ``Session/takeInputLayout`` places them). Off: takes are ignored
         /// (offline rendering).
-        public var recordTakes: Bool
+        package var recordTakes: Bool
         /// The takes' buffering.
-        public var takeOptions: TakeRecorder.Options
+        package var takeOptions: TakeRecorder.Options
 
         /// Defaults: 4 buffers of 8192 frames a track, metering off, takes not recorded.
-        public init(
+        package init(
             bufferFrames: Int = 8192, buffersPerTrack: Int = 4, metering: Bool = false, recordTakes: Bool = false,
             takeOptions: TakeRecorder.Options = TakeRecorder.Options()
         ) {
@@ -59,25 +59,25 @@ public final class SessionPlayer: @unchecked Sendable {
     /// What became of one track.
     ///
     /// Thread safety: a plain value; any thread.
-    public struct TrackReport: Sendable, Equatable {
+    package struct TrackReport: Sendable, Equatable {
         /// The track's name.
-        public var name: String
+        package var name: String
         /// The device frame its first frame was scheduled on.
-        public var scheduledStartFrame: Int64
+        package var scheduledStartFrame: Int64
         /// The device frame the queue started on (its frame 0), as the render thread reported.
-        public var actualStartFrame: Int64?
+        package var actualStartFrame: Int64?
         /// Device frames of the track that played.
-        public var framesPlayed: Int64
+        package var framesPlayed: Int64
         /// Device frames skipped because they were already past when the render thread saw
         /// them (the track kept its place on the timeline).
-        public var lateFrames: Int64
+        package var lateFrames: Int64
         /// True when the track played to its end (not stopped early).
-        public var completed: Bool
+        package var completed: Bool
         /// Compressed packets that could not be decoded and played as silence of their length
         /// (the track kept its place); 0 for PCM.
-        public var damagedPackets: Int = 0
+        package var damagedPackets: Int = 0
         /// Why the track stopped early, if something went wrong.
-        public var error: String?
+        package var error: String?
     }
 
     final class Track {
@@ -126,7 +126,7 @@ public final class SessionPlayer: @unchecked Sendable {
     /// frames are skipped, and how many it plays (0: it has ended).
     ///
     /// Thread safety: pure function; any thread.
-    public static func placement(of track: SessionTrack, in session: Session, deviceRate: Double, position: Int64)
+    package static func placement(of track: SessionTrack, in session: Session, deviceRate: Double, position: Int64)
         -> (startOffset: Int64, skip: Int64, frames: Int64)
     {
         let s = session.startOffset(of: track, deviceRate: deviceRate)
@@ -170,16 +170,16 @@ public final class SessionPlayer: @unchecked Sendable {
     }
 
     /// The session played.
-    public let session: Session
+    package let session: Session
     /// The engine the queues are on.
-    public let engine: AudioQueueEngine
+    package let engine: AudioQueueEngine
     /// The buffering used.
-    public let options: Options
+    package let options: Options
     /// Device frames from the player's start (the session position it was made at, or the
     /// last ``seek(to:lead:)``'s) to the end of the last track, with the loop's passes
     /// (``Session/loop``) counted; `Int64.max` while a loop without a count has not been
     /// released (``releaseLoop()``). Any control thread (a short lock).
-    public var lengthFrames: Int64 { timeline.length ?? .max }
+    package var lengthFrames: Int64 { timeline.length ?? .max }
     /// The player's timeline: which session frame plays at which player frame (a new one at
     /// each seek). Any control thread (a short lock).
     var timeline: PlayTimeline {
@@ -191,13 +191,13 @@ public final class SessionPlayer: @unchecked Sendable {
     var currentTimeline: PlayTimeline
     /// The session position the player starts at (device frames; 0: the session start), or,
     /// after ``seek(to:lead:)``, the one it restarted at. Any control thread (a short lock).
-    public var position: Int64 { timeline.position }
+    package var position: Int64 { timeline.position }
     /// The loop region (device frames), when the session has one.
     let loopRange: Range<Int64>?
 
     let tracks: [Track]
     /// The takes recorded (``Options/recordTakes``), in session order.
-    public let takes: [TakeRecorder]
+    package let takes: [TakeRecorder]
     let cond = NSCondition()
     /// Held by the feeder around each buffer it feeds, and by a seek, a pause or a stop for
     /// their whole work (so no buffer is fed while the queues are stopped and refilled).
@@ -239,7 +239,7 @@ public final class SessionPlayer: @unchecked Sendable {
     ///   or not 0 with takes to record; `.playback` naming the track when the engine refuses a
     ///   queue, a format or a buffer; `.unreadableFile`/`.unsupportedAudio` for a file that
     ///   changed since it was loaded). Queues made so far are disposed of.
-    public init(session: Session, engine: AudioQueueEngine, options: Options = Options(), from: SessionTime = .frames(0)) throws(SessionError) {
+    package init(session: Session, engine: AudioQueueEngine, options: Options = Options(), from: SessionTime = .frames(0)) throws(SessionError) {
         self.session = session
         self.engine = engine
         self.options = options
@@ -395,7 +395,7 @@ public final class SessionPlayer: @unchecked Sendable {
     /// - Returns: the session start frame (device frames).
     /// - Throws: ``SessionError`` `.playback` when a queue cannot start.
     @discardableResult
-    public func start(at time: AudioTimeStamp? = nil) throws(SessionError) -> Int64 {
+    package func start(at time: AudioTimeStamp? = nil) throws(SessionError) -> Int64 {
         let s = Int64(engine.nearestStartTime(time).sampleTime)
         cond.lock()
         startFrame = s
@@ -424,7 +424,7 @@ public final class SessionPlayer: @unchecked Sendable {
     /// captured so far written, the files closed valid). Buffers come back unplayed; the
     /// player is finished when this returns. Calling it again does nothing. Blocks while the
     /// takes' writers finish, and while a seek or a pause running on another thread finishes.
-    public func stop() {
+    package func stop() {
         defer { for r in takes { r.finish() } }
         feedLock.lock()
         defer { feedLock.unlock() }
@@ -442,7 +442,7 @@ public final class SessionPlayer: @unchecked Sendable {
     }
 
     /// Stops the feeder thread and disposes of the queues. The engine is left open.
-    public func close() {
+    package func close() {
         cond.lock()
         let wasQuit = quit
         quit = true
@@ -457,7 +457,7 @@ public final class SessionPlayer: @unchecked Sendable {
 
     /// True once every track has played to its end and every take has all its frames (or the
     /// player was stopped).
-    public var isFinished: Bool {
+    package var isFinished: Bool {
         cond.lock()
         let tracksDone = !seeking && tracks.allSatisfy(\.done)
         cond.unlock()
@@ -467,7 +467,7 @@ public final class SessionPlayer: @unchecked Sendable {
     /// Waits until ``isFinished`` (at most `timeout` seconds; nil: forever). Returns
     /// ``isFinished``.
     @discardableResult
-    public func waitUntilFinished(timeout: Double? = nil) -> Bool {
+    package func waitUntilFinished(timeout: Double? = nil) -> Bool {
         let deadline = timeout.map { Date().addingTimeInterval($0) } ?? .distantFuture
         cond.lock()
         while seeking || !tracks.allSatisfy(\.done) {
@@ -483,10 +483,10 @@ public final class SessionPlayer: @unchecked Sendable {
     }
 
     /// What became of each take so far (final once ``isFinished``).
-    public func takeReports() -> [TakeRecorder.Report] { takes.map { $0.report() } }
+    package func takeReports() -> [TakeRecorder.Report] { takes.map { $0.report() } }
 
     /// The session start frame (device frames), once ``start(at:)`` ran.
-    public var sessionStartFrame: Int64? {
+    package var sessionStartFrame: Int64? {
         cond.lock()
         defer { cond.unlock() }
         return startFrame
@@ -498,7 +498,7 @@ public final class SessionPlayer: @unchecked Sendable {
     ///
     /// - Throws: ``SessionError`` `.playback` when the feeder makes no progress for `timeout`
     ///   seconds, or a track failed.
-    public func waitUntilEnqueued(through frame: Int64, timeout: Double = 30) throws(SessionError) {
+    package func waitUntilEnqueued(through frame: Int64, timeout: Double = 30) throws(SessionError) {
         cond.lock()
         defer { cond.unlock() }
         var deadline = Date().addingTimeInterval(timeout)
@@ -517,7 +517,7 @@ public final class SessionPlayer: @unchecked Sendable {
     }
 
     /// What became of each track so far (final once ``isFinished``).
-    public func report() -> [TrackReport] {
+    package func report() -> [TrackReport] {
         let stats = tracks.map { ($0.queue.startDeviceFrame, $0.queue.lateFrames) }
         let now = Int64(engine.deviceCurrentTime().sampleTime)
         cond.lock()
@@ -542,10 +542,10 @@ public final class SessionPlayer: @unchecked Sendable {
     }
 
     /// Late frames of every track so far.
-    public var lateFrames: Int64 { tracks.reduce(0) { $0 + $1.queue.lateFrames } }
+    package var lateFrames: Int64 { tracks.reduce(0) { $0 + $1.queue.lateFrames } }
 
     /// The tracks' names, in session order.
-    public var trackNames: [String] { tracks.map(\.spec.name) }
+    package var trackNames: [String] { tracks.map(\.spec.name) }
 
     // MARK: - Feeding
 

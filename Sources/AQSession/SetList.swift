@@ -8,11 +8,11 @@ import Foundation
 /// the render's, sample for sample.
 ///
 /// Thread safety: stateless; any thread.
-public enum SetList {
+package enum SetList {
     /// Device frames of silence before the session at `index` in the list: its `[session] gap`
     /// at `deviceRate` (frames scaled from the session's rate, seconds rounded to the nearest
     /// frame); 0 for the first session and for one without a gap.
-    public static func gapFrames(before session: Session, at index: Int, deviceRate: Double) -> Int64 {
+    package static func gapFrames(before session: Session, at index: Int, deviceRate: Double) -> Int64 {
         guard index > 0, let gap = session.gap else { return 0 }
         return gap.deviceFrames(sessionRate: session.sampleRate ?? deviceRate, deviceRate: deviceRate)
     }
@@ -20,7 +20,7 @@ public enum SetList {
     /// The device frame the session at `index` starts on when the previous one ends at
     /// `previousEnd` (its start plus its length with its loop's passes, exclusive): that end
     /// plus the session's gap.
-    public static func start(of session: Session, at index: Int, after previousEnd: Int64, deviceRate: Double) -> Int64 {
+    package static func start(of session: Session, at index: Int, after previousEnd: Int64, deviceRate: Double) -> Int64 {
         previousEnd + gapFrames(before: session, at: index, deviceRate: deviceRate)
     }
 
@@ -32,7 +32,7 @@ public enum SetList {
     /// takes are not recorded in a set list (yet).
     ///
     /// - Throws: ``SessionError`` `.invalidValue` naming the session file and what differs.
-    public static func checkLive(_ sessions: [Session], connectOverridden: Bool = false, clientNameOverridden: Bool = false) throws(SessionError) {
+    package static func checkLive(_ sessions: [Session], connectOverridden: Bool = false, clientNameOverridden: Bool = false) throws(SessionError) {
         guard let first = sessions.first else { throw SessionError(.invalidValue, file: "", "a set list needs at least one session") }
         for s in sessions {
             if let loop = s.loop, loop.count == nil {

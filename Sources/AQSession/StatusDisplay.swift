@@ -7,30 +7,30 @@ import Foundation
 /// 1 or more, clipped by any integer output) and stays until ``resetClip()``.
 ///
 /// A value: one thread at a time (the display's).
-public struct PeakMeter: Sendable, Equatable {
+package struct PeakMeter: Sendable, Equatable {
     /// Lowest level shown, dBFS; the bottom of the scale.
-    public static let floorDB: Float = -60
+    package static let floorDB: Float = -60
     /// How long the hold marker stays before it falls, seconds.
-    public static let holdSeconds: Double = 1.5
+    package static let holdSeconds: Double = 1.5
     /// How fast the bar and the hold marker fall, dB per second.
-    public static let fallDBPerSecond: Float = 20
+    package static let fallDBPerSecond: Float = 20
 
     /// The bar's level, dBFS (at least ``floorDB``).
-    public private(set) var level: Float = PeakMeter.floorDB
+    package private(set) var level: Float = PeakMeter.floorDB
     /// The hold marker's level, dBFS (at least ``floorDB``).
-    public private(set) var hold: Float = PeakMeter.floorDB
+    package private(set) var hold: Float = PeakMeter.floorDB
     /// The highest peak seen since the start (or the last ``resetClip()``), dBFS.
-    public private(set) var maximum: Float = -.infinity
+    package private(set) var maximum: Float = -.infinity
     /// A peak reached 0 dBFS (latched).
-    public private(set) var clipped = false
+    package private(set) var clipped = false
     private var holdSince: Double = 0
     private var last: Double?
 
-    public init() {}
+    package init() {}
 
     /// Takes the peak of the span that ended at `time` (seconds, any steady clock).
     /// - Parameter peakDB: the span's highest sample peak, dBFS (-120 or less for silence).
-    public mutating func update(peakDB: Float, at time: Double) {
+    package mutating func update(peakDB: Float, at time: Double) {
         let dt = Float(max(0, time - (last ?? time)))
         last = time
         let peak = max(PeakMeter.floorDB, peakDB)
@@ -48,14 +48,14 @@ public struct PeakMeter: Sendable, Equatable {
     }
 
     /// Clears the clip indicator and the maximum.
-    public mutating func resetClip() {
+    package mutating func resetClip() {
         clipped = false
         maximum = -.infinity
     }
 
     /// The bar, `cells` wide: `#` up to the level, `|` at the hold marker, `-` elsewhere, on a
     /// scale from ``floorDB`` (left edge) to 0 dBFS (right edge), linear in dB.
-    public func bar(cells: Int) -> String {
+    package func bar(cells: Int) -> String {
         guard cells > 0 else { return "" }
         let filled = PeakMeter.cell(level, cells: cells)
         let marker = hold > PeakMeter.floorDB ? PeakMeter.cell(hold, cells: cells) - 1 : -1
@@ -68,7 +68,7 @@ public struct PeakMeter: Sendable, Equatable {
     }
 
     /// The scale under bars of `cells` cells: dBFS marks at their cells (those that fit).
-    public static func scale(cells: Int) -> String {
+    package static func scale(cells: Int) -> String {
         var line = [Character](repeating: " ", count: cells)
         for mark in [-60, 0, -20, -40, -10, -6, -3] {  // the ends first, then by importance
             let text = Array(mark == 0 ? "0" : String(mark))
@@ -90,7 +90,7 @@ public struct PeakMeter: Sendable, Equatable {
 /// which; the caller turns the pages by changing `page`.
 ///
 /// Pure function of its arguments: any thread.
-public enum StatusScreen {
+package enum StatusScreen {
     /// The lines to draw.
     /// - Parameters:
     ///   - head: the progress line.
@@ -99,7 +99,7 @@ public enum StatusScreen {
     ///   - width, height: the terminal's columns and rows.
     ///   - page: which page of tracks to show when they do not all fit (taken modulo the
     ///     number of pages).
-    public static func layout(head: String, scale: String?, tracks: [String], width: Int, height: Int, page: Int = 0) -> [String] {
+    package static func layout(head: String, scale: String?, tracks: [String], width: Int, height: Int, page: Int = 0) -> [String] {
         let columns = max(1, width - 1)  // the last column would make some terminals wrap
         let rows = max(1, height - 1)  // the line the cursor rests on after the last newline
         var lines = [fit(head, columns)]
@@ -126,7 +126,7 @@ public enum StatusScreen {
     }
 
     /// `line` cut to `columns` characters (an ellipsis marks the cut).
-    public static func fit(_ line: String, _ columns: Int) -> String {
+    package static func fit(_ line: String, _ columns: Int) -> String {
         guard line.count > columns else { return line }
         guard columns > 1 else { return String(line.prefix(columns)) }
         return String(line.prefix(columns - 1)) + "…"
@@ -134,7 +134,7 @@ public enum StatusScreen {
 
     /// The escape sequences that replace `previous` drawn lines (0: none yet) with `lines`:
     /// up to the first of them, each line erased and written, and anything below erased.
-    public static func redraw(_ lines: [String], replacing previous: Int) -> String {
+    package static func redraw(_ lines: [String], replacing previous: Int) -> String {
         var out = previous > 0 ? "\u{1B}[\(previous)A\r" : "\r"
         for l in lines { out += "\u{1B}[2K" + l + "\n" }
         return out + "\u{1B}[J"

@@ -32,17 +32,17 @@ import Foundation
 ///
 /// Thread safety: every public member from any control thread (not the render thread, not
 /// from the engine's callbacks); ``finish()`` blocks until the file is closed.
-public final class TakeRecorder: @unchecked Sendable {
+package final class TakeRecorder: @unchecked Sendable {
     /// Buffering.
     ///
     /// Thread safety: a plain value; any thread.
-    public struct Options: Sendable {
+    package struct Options: Sendable {
         /// Device frames per buffer.
-        public var bufferFrames: Int
+        package var bufferFrames: Int
         /// Buffers cycling between the queue and the writer.
-        public var buffers: Int
+        package var buffers: Int
         /// Makes options; defaults: 8 buffers of 4096 frames (0.68 s at 48 kHz).
-        public init(bufferFrames: Int = 4096, buffers: Int = 8) {
+        package init(bufferFrames: Int = 4096, buffers: Int = 8) {
             self.bufferFrames = bufferFrames
             self.buffers = buffers
         }
@@ -51,42 +51,42 @@ public final class TakeRecorder: @unchecked Sendable {
     /// What became of a take.
     ///
     /// Thread safety: a plain value; any thread.
-    public struct Report: Sendable, Equatable {
+    package struct Report: Sendable, Equatable {
         /// The take's file.
-        public var file: URL
+        package var file: URL
         /// Frames in the file.
-        public var frames: Int64
+        package var frames: Int64
         /// The session frame (device frames from the session start) of file frame 0: the
         /// take's `start`.
-        public var sessionFrame: Int64
+        package var sessionFrame: Int64
         /// The session frame the first recorded frame was placed at (nil: nothing recorded).
-        public var firstRecordedSessionFrame: Int64?
+        package var firstRecordedSessionFrame: Int64?
         /// Frames of silence at the file's start because recording began after `start`.
-        public var leadingSilence: Int64
+        package var leadingSilence: Int64
         /// The latencies the take was placed by: `capture`, the largest capture latency of the
         /// take's own inputs (``captureInputs``; read with each buffer, the latest used);
         /// `playback`, the largest playback latency of ``playbackOutputs`` (read when the take
         /// started).
-        public var latency: DeviceLatency
+        package var latency: DeviceLatency
         /// The device inputs (0-based) the take records: its capture latency is theirs.
-        public var captureInputs: Range<Int>
+        package var captureInputs: Range<Int>
         /// The device outputs (0-based) the session's tracks play on, whose playback latency
         /// the take compensates; nil: the session has no tracks, the largest of all outputs.
-        public var playbackOutputs: [Int]?
+        package var playbackOutputs: [Int]?
         /// True: placed by capture + playback latency; false: raw.
-        public var compensated: Bool
+        package var compensated: Bool
         /// Frames lost (the input queue had no buffer, or read too late): silence in the file.
-        public var lostFrames: Int64
+        package var lostFrames: Int64
         /// True when the take has all its `length` frames.
-        public var completed: Bool
+        package var completed: Bool
         /// Why the take stopped early, if something went wrong.
-        public var error: String?
+        package var error: String?
 
         /// `take vocals.wav: 480000 frames from session frame 0 (compensated: capture 300 +
         /// playback 256 frames), capture latency of in_2, playback latency of out_1…out_2`, with
         /// what was lost or went wrong. The latencies are the take's own: those of its ports
         /// and of the outputs its tracks play on (the largest of each).
-        public var summary: String {
+        package var summary: String {
             var s = "take \(file.lastPathComponent): \(frames) frames from session frame \(sessionFrame) "
             s += compensated
                 ? "(compensated: capture \(latency.capture) + playback \(latency.playback) frames)"
@@ -117,22 +117,22 @@ public final class TakeRecorder: @unchecked Sendable {
     }
 
     /// The take.
-    public let take: SessionTake
+    package let take: SessionTake
     /// The engine recorded on.
-    public let engine: AudioQueueEngine
+    package let engine: AudioQueueEngine
     /// The first device capture port (0-based) of the take's channels.
-    public let inputOffset: Int
+    package let inputOffset: Int
     /// Device frames from the session start to the take's file frame 0.
-    public let startOffset: Int64
+    package let startOffset: Int64
     /// Frames the take records (device frames).
-    public let length: Int64
+    package let length: Int64
     /// The device inputs (0-based) the take records, whose capture latency it is placed by:
     /// `inputOffset ..< inputOffset + channels`.
-    public let captureInputs: Range<Int>
+    package let captureInputs: Range<Int>
     /// The device outputs (0-based) the session's tracks play on, whose playback latency a
     /// compensated take subtracts (the largest of them); nil: the session has no tracks, the
     /// largest playback latency of all outputs (``AudioQueueEngine/latency``).
-    public let playbackOutputs: [Int]?
+    package let playbackOutputs: [Int]?
 
     let core: InputRecording
     let cond = NSCondition()
@@ -147,7 +147,7 @@ public final class TakeRecorder: @unchecked Sendable {
     ///   or after the last track's end and gives none); `.unwritableFile` when the file cannot
     ///   be created, WAV/AIFF would pass 4 GiB, or the disk has not room for the whole take;
     ///   `.playback` when the engine refuses the queue.
-    public init(
+    package init(
         take: SessionTake, session: Session, engine: AudioQueueEngine, inputOffset: Int, options: Options = Options()
     ) throws(SessionError) {
         self.take = take
@@ -198,7 +198,7 @@ public final class TakeRecorder: @unchecked Sendable {
     /// The take's latencies now: the largest capture latency of ``captureInputs``, the largest
     /// playback latency of ``playbackOutputs`` (of all outputs when nil). Any control thread;
     /// does not block.
-    public var currentLatency: DeviceLatency {
+    package var currentLatency: DeviceLatency {
         DeviceLatency(
             capture: engine.captureLatency(ofInputs: captureInputs),
             playback: playbackOutputs.map { engine.playbackLatency(ofOutputs: $0) } ?? engine.latency.playback)
@@ -209,7 +209,7 @@ public final class TakeRecorder: @unchecked Sendable {
     /// (frames placed before it are dropped). Any control thread; does not block.
     ///
     /// - Throws: ``SessionError`` `.playback` when the queue cannot start.
-    public func start(sessionStart: Int64) throws(SessionError) {
+    package func start(sessionStart: Int64) throws(SessionError) {
         let lat = currentLatency
         cond.lock()
         startLatency = lat
@@ -230,22 +230,22 @@ public final class TakeRecorder: @unchecked Sendable {
     /// frame captured so far goes to the file —, waits until the writer has written them and
     /// fixed up the header, and closes the file. Blocks until then; a second call returns at
     /// once.
-    public func finish() { core.finish() }
+    package func finish() { core.finish() }
 
     /// Finishes the take if needed, stops the writer thread and disposes of the queue.
-    public func close() { core.close() }
+    package func close() { core.close() }
 
     /// True once the take has all its frames, failed, or was finished.
-    public var isFinished: Bool { core.snapshot().done }
+    package var isFinished: Bool { core.snapshot().done }
 
     /// Waits until ``isFinished`` (at most `timeout` seconds). Returns ``isFinished``. On a
     /// hand-driven device the take progresses only while someone delivers the engine's events
     /// (`deliverPendingEvents()`), so a caller there delivers instead of waiting.
     @discardableResult
-    public func waitUntilFinished(timeout: Double) -> Bool { core.waitUntilDone(timeout: timeout) }
+    package func waitUntilFinished(timeout: Double) -> Bool { core.waitUntilDone(timeout: timeout) }
 
     /// What became of the take so far (final once ``isFinished``).
-    public func report() -> Report {
+    package func report() -> Report {
         let s = core.snapshot()
         cond.lock()
         var latency = startLatency

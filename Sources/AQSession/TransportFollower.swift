@@ -21,35 +21,35 @@ import Synchronization
 /// Threads: the public members from any control thread (not the render thread); ``callbacks``'
 /// functions run on the device's render thread. Memory is fixed: ``ringFrames`` per track plus
 /// the track's source.
-public final class TransportFollower: @unchecked Sendable {
+package final class TransportFollower: @unchecked Sendable {
     /// What the render thread has counted so far.
     ///
     /// Thread safety: a plain value; any thread.
-    public struct Counters: Sendable, Equatable {
+    package struct Counters: Sendable, Equatable {
         /// Cycles seen.
-        public var cycles: UInt64
+        package var cycles: UInt64
         /// Cycles played (the transport rolled and every track was primed at its frame).
-        public var playedCycles: UInt64
+        package var playedCycles: UInt64
         /// Cycles the transport rolled at a frame the tracks were not primed at (silent).
-        public var missedCycles: UInt64
+        package var missedCycles: UInt64
         /// Sync calls answered "ready" and "not yet".
-        public var readyAnswers: UInt64
-        public var waitAnswers: UInt64
+        package var readyAnswers: UInt64
+        package var waitAnswers: UInt64
         /// Frames the transport moved past while the follower was not called (an xrun):
         /// dropped, so that it plays on where the transport is.
-        public var skippedFrames: UInt64
+        package var skippedFrames: UInt64
         /// Primings done by the feeder (the first, and one per locate).
-        public var primings: Int
+        package var primings: Int
     }
 
     /// The session followed.
-    public let session: Session
+    package let session: Session
     /// Session frame = transport frame − offset.
-    public let offset: Int64
+    package let offset: Int64
     /// Frames each track's ring holds.
-    public let ringFrames: Int
+    package let ringFrames: Int
     /// The device's rate.
-    public let deviceRate: Double
+    package let deviceRate: Double
 
     private let state: UnsafeMutablePointer<TransportRenderState>
     private let specs: [SessionTrack]
@@ -76,7 +76,7 @@ public final class TransportFollower: @unchecked Sendable {
     ///   - lead: device frames ahead of a transport that rolls without waiting (it did not ask
     ///     this follower, or the feeder fell behind) at which the follower primes and joins.
     /// - Throws: ``SessionError`` `.invalidValue` for a bad ring size.
-    public init(session: Session, deviceRate: Double, outputs: Int, offset: Int64 = 0, ringFrames: Int = 65536, lead: Int64? = nil) throws(SessionError) {
+    package init(session: Session, deviceRate: Double, outputs: Int, offset: Int64 = 0, ringFrames: Int = 65536, lead: Int64? = nil) throws(SessionError) {
         guard ringFrames >= 4096 else { throw SessionError(.invalidValue, file: session.url.path, "the transport follower's rings hold at least 4096 frames") }
         self.session = session
         self.offset = offset
@@ -155,13 +155,13 @@ public final class TransportFollower: @unchecked Sendable {
     /// The functions a device calls on its render thread (``JackDevice/setTransportFollower(_:)``
     /// in AQJack). Valid until this follower is released: remove them from the device (stop
     /// it) first.
-    public var callbacks: TransportCallbacks {
+    package var callbacks: TransportCallbacks {
         TransportCallbacks(context: UnsafeMutableRawPointer(state), process: transportFollowerProcess, sync: transportFollowerSync)
     }
 
     /// Stops the feeder thread (nothing is primed any more). Blocks until it has stopped. The
     /// device must not call ``callbacks`` after the follower is released.
-    public func close() {
+    package func close() {
         cond.lock()
         let was = quit
         quit = true
@@ -172,18 +172,18 @@ public final class TransportFollower: @unchecked Sendable {
 
     /// The session frame every track is primed at now (the next frame a rolling transport
     /// plays, when it rolls there), or nil while the feeder is repositioning.
-    public var primedFrame: Int64? {
+    package var primedFrame: Int64? {
         let h = state.pointee.head.pointee.load(ordering: .acquiring)
         return h == TransportRenderState.feederOwns ? nil : h
     }
 
     /// The transport frame of the latest cycle and whether the transport rolled then.
-    public var lastTransport: (frame: Int64, rolling: Bool) {
+    package var lastTransport: (frame: Int64, rolling: Bool) {
         (state.pointee.lastFrame.pointee.load(ordering: .relaxed), state.pointee.lastRolling.pointee.load(ordering: .relaxed) != 0)
     }
 
     /// What the render thread counted, and the primings done.
-    public var counters: Counters {
+    package var counters: Counters {
         let st = state.pointee
         cond.lock()
         let p = primings
@@ -196,7 +196,7 @@ public final class TransportFollower: @unchecked Sendable {
     }
 
     /// Why the feeder stopped (a file that could no longer be read), or nil.
-    public var error: String? {
+    package var error: String? {
         cond.lock()
         defer { cond.unlock() }
         return failure
@@ -207,7 +207,7 @@ public final class TransportFollower: @unchecked Sendable {
     /// that starts after this returns, without a ramp. Returns false for a track or a value
     /// out of range. Any control thread; does not block.
     @discardableResult
-    public func setGain(track: Int, decibels: Double) -> Bool {
+    package func setGain(track: Int, decibels: Double) -> Bool {
         guard track >= 0 && track < specs.count, decibels.isFinite, decibels <= 24 else { return false }
         state.pointee.tracks[track].gain.pointee.store(Float(pow(10, decibels / 20)).bitPattern, ordering: .relaxed)
         return true
@@ -215,14 +215,14 @@ public final class TransportFollower: @unchecked Sendable {
 
     /// Asks for the rings to be primed at session frame `frame` (as a locate would), from a
     /// control thread. Returns at once; ``waitUntilPrimed(at:timeout:)`` waits for it.
-    public func prime(at frame: Int64) {
+    package func prime(at frame: Int64) {
         state.pointee.requested.pointee.store(frame, ordering: .relaxed)
     }
 
     /// Blocks until every track is primed at session frame `frame` (or `timeout` seconds
     /// passed, or the feeder failed). Returns whether it is. Control thread.
     @discardableResult
-    public func waitUntilPrimed(at frame: Int64, timeout: Double) -> Bool {
+    package func waitUntilPrimed(at frame: Int64, timeout: Double) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         cond.lock()
         defer { cond.unlock() }

@@ -11,18 +11,18 @@ import Foundation
 /// skipped cycles than the server reported, is wrong.
 ///
 /// Thread safety: a plain value.
-public struct ClickSpacingJudgement: Sendable, CustomStringConvertible {
+package struct ClickSpacingJudgement: Sendable, CustomStringConvertible {
     /// Spacings neither exact nor explained by a reported late cycle.
-    public private(set) var wrong: [Int] = []
+    package private(set) var wrong: [Int] = []
     /// Cycles the late client was skipped for, by the spacings (the most of any channel; a
     /// channel with more than ``lateReports`` is wrong, shown as minus its count).
-    public private(set) var skippedCycles = 0
+    package private(set) var skippedCycles = 0
     /// The server's reports of a late client (not the clicker, not a recorder).
-    public let lateReports: Int
+    package let lateReports: Int
 
     /// Judges `spacings` (per channel, the gaps between consecutive clicks) of a clicker every
     /// `interval` frames, on a server of `period` frames whose log is `serverLog`.
-    public init(spacings: [[Int]], interval: Int, period: Int, serverLog: String) {
+    package init(spacings: [[Int]], interval: Int, period: Int, serverLog: String) {
         lateReports = serverLog.split(separator: "\n").filter {
             $0.contains("was not finished") && !$0.contains("client = clicker") && !$0.contains("client = jack-record")
         }.count
@@ -38,9 +38,9 @@ public struct ClickSpacingJudgement: Sendable, CustomStringConvertible {
     }
 
     /// No spacing wrong.
-    public var exact: Bool { wrong.isEmpty }
+    package var exact: Bool { wrong.isEmpty }
 
-    public var description: String {
+    package var description: String {
         "\(wrong.isEmpty ? "exact" : "wrong spacings \(wrong)"); \(skippedCycles) cycle(s) skipped beside \(lateReports) late-client report(s) of the server"
     }
 }

@@ -11,11 +11,11 @@ import Foundation
 /// sum is the loop's true delay, `delay` + one period; a test checks the raw loop first.
 ///
 /// Thread safety: any thread; `stop()` once.
-public final class EchoClient: @unchecked Sendable {
+package final class EchoClient: @unchecked Sendable {
     /// Its input port's full name (`echo-PID:in`).
-    public let input: String
+    package let input: String
     /// Its output port's full name (`echo-PID:out`).
-    public let output: String
+    package let output: String
     private let process: ChildProcess
 
     private static let source = #"""
@@ -67,7 +67,7 @@ public final class EchoClient: @unchecked Sendable {
     /// Compiles the client (in `directory`) and starts it on the server that `environment`
     /// names (`JACK_DEFAULT_SERVER`), echoing `delay` frames late. Its ports are not
     /// connected: connect them with ``JackTools/connect(_:_:server:)``.
-    public init(delay: Int, environment: [String: String], directory: URL) throws(TestingError) {
+    package init(delay: Int, environment: [String: String], directory: URL) throws(TestingError) {
         let bin = try compileJackClient(Self.source, name: "echo", directory: directory)
         let log = directory.appendingPathComponent("echo.log")
         process = try ChildProcess(path: bin.path, arguments: ["\(delay)"], environment: environment, output: log)
@@ -76,10 +76,10 @@ public final class EchoClient: @unchecked Sendable {
     }
 
     /// True while the client runs.
-    public var isRunning: Bool { process.isRunning }
+    package var isRunning: Bool { process.isRunning }
 
     /// Stops the client (SIGKILL: it holds nothing worth finishing).
-    public func stop() {
+    package func stop() {
         process.send(SIGKILL)
         _ = process.wait(timeout: .seconds(5))
     }

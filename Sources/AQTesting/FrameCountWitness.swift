@@ -30,11 +30,11 @@ import Foundation
 /// the server skipped for the witness or the recorder (``WitnessTimeline/serverFrames``).
 ///
 /// Thread safety: `init` and `stop` from the test's thread.
-public final class FrameCountWitness: @unchecked Sendable {
+package final class FrameCountWitness: @unchecked Sendable {
     /// Its output port's full name (`witness-PID:out`).
-    public let port: String
+    package let port: String
     /// The port carrying the server's frame counter (`witness-PID:server`).
-    public let serverPort: String
+    package let serverPort: String
     private let program: JackClientProgram
 
     private static let source = #"""
@@ -89,18 +89,18 @@ public final class FrameCountWitness: @unchecked Sendable {
     /// Compiles the client (into `directory`) and starts it on the server that `environment`
     /// names (`JACK_DEFAULT_SERVER`, or PipeWire's library path), its output connected to
     /// `connectTo`. Blocks until the compiler is done; the port may appear a little later.
-    public init(environment: [String: String], connectTo: [String] = [], directory: URL) throws(TestingError) {
+    package init(environment: [String: String], connectTo: [String] = [], directory: URL) throws(TestingError) {
         program = try JackClientProgram(source: Self.source, name: "witness", arguments: connectTo, environment: environment, directory: directory)
         port = "witness-\(program.process.processIdentifier):out"
         serverPort = "witness-\(program.process.processIdentifier):server"
     }
 
     /// True while the client runs.
-    public var isRunning: Bool { program.isRunning }
+    package var isRunning: Bool { program.isRunning }
 
     /// Blocks until the witness's port exists on jackd `server` (at most 5 s, polling its port
     /// list every 20 ms: a port's appearance has no notification a test can wait on).
-    public func waitForPort(server: String) throws(TestingError) {
+    package func waitForPort(server: String) throws(TestingError) {
         for _ in 0..<250 {
             if Set((try? JackTools.ports(server: server)) ?? []).isSuperset(of: [port, serverPort]) { return }
             usleep(20_000)
@@ -109,13 +109,13 @@ public final class FrameCountWitness: @unchecked Sendable {
     }
 
     /// Stops the client. Idempotent.
-    public func stop() { program.stop() }
+    package func stop() { program.stop() }
 
     /// Starts a witness on jackd `server` (its program built in `directory`), waits for its
     /// ports, and records `ports` with the witness as the last channel, or (`serverCounter`)
     /// the last two: its own count, then the server's counter (`seconds`: nil until the
     /// recorder is stopped). Blocks while the client compiles and the ports appear.
-    public static func recording(
+    package static func recording(
         _ ports: [String], server: String, directory: URL, seconds: Double? = nil, serverCounter: Bool = false
     ) throws(TestingError) -> (JackRecorder, FrameCountWitness) {
         var env = ProcessInfo.processInfo.environment
@@ -133,23 +133,23 @@ public final class FrameCountWitness: @unchecked Sendable {
 /// the graph.
 ///
 /// Thread safety: a plain value.
-public struct WitnessTimeline: Sendable {
+package struct WitnessTimeline: Sendable {
     /// The witness's frame at each recorded frame (nil before the witness ran).
-    public let frames: [Int?]
+    package let frames: [Int?]
     /// Recorded frames at which the witness's count did not continue the previous recorded
     /// frame's: the recorder (or the server, for every client) lost or repeated frames there.
-    public let breaks: [Int]
+    package let breaks: [Int]
     /// Recorded frames at which the witness marked a cycle it cannot vouch for.
-    public let slips: [Int]
+    package let slips: [Int]
     /// Recorded frames at which the witness marked that the server had reported an xrun since
     /// its previous cycle (one or a few cycles after the late one).
-    public let xruns: [Int]
+    package let xruns: [Int]
     /// The server's frame at each recorded frame, unwrapped past 2^24 (nil before the witness
     /// ran, and everywhere when its server channel was not recorded).
-    public let serverFrames: [Int?]
+    package let serverFrames: [Int?]
 
     /// Reads a recorded witness channel, and its server channel when recorded.
-    public init(channel: [Float], serverChannel: [Float]? = nil) {
+    package init(channel: [Float], serverChannel: [Float]? = nil) {
         var frames: [Int?] = []
         frames.reserveCapacity(channel.count)
         var breaks: [Int] = [], marks = WitnessMarks()
@@ -179,13 +179,13 @@ public struct WitnessTimeline: Sendable {
 
     /// The witness frames of the recorded frames `positions` (those recorded before the
     /// witness ran are left out), unwrapped past 2^24 in order.
-    public func witnessFrames(of positions: [Int]) -> [Int] {
+    package func witnessFrames(of positions: [Int]) -> [Int] {
         var unwrap = Unwrapped24()
         return positions.compactMap { p in p < frames.count ? frames[p].map { unwrap($0) } : nil }
     }
 
     /// True when the witness marked a slip in recorded frames `range`.
-    public func slipped(in range: ClosedRange<Int>) -> Bool {
+    package func slipped(in range: ClosedRange<Int>) -> Bool {
         slips.contains { range.contains($0) }
     }
 }
@@ -206,14 +206,14 @@ struct Unwrapped24 {
 /// both. Each is placed at the run's first recorded frame.
 ///
 /// Thread safety: a plain value.
-public struct WitnessMarks: Sendable {
-    public private(set) var slips: [Int] = [], xruns: [Int] = []
+package struct WitnessMarks: Sendable {
+    package private(set) var slips: [Int] = [], xruns: [Int] = []
     private var runStart = 0, runLength = 0
 
-    public init() {}
+    package init() {}
 
     /// The witness's sample at recorded frame `index` (frames in order).
-    public mutating func read(_ v: Float, at index: Int) {
+    package mutating func read(_ v: Float, at index: Int) {
         if v < 0 {
             if runLength == 0 { runStart = index }
             runLength += 1
@@ -223,7 +223,7 @@ public struct WitnessMarks: Sendable {
     }
 
     /// Ends a run the recording ended in.
-    public mutating func finish() {
+    package mutating func finish() {
         guard runLength > 0 else { return }
         if runLength != 2 { slips.append(runStart) }
         if runLength >= 2 { xruns.append(runStart) }
@@ -233,14 +233,14 @@ public struct WitnessMarks: Sendable {
     /// Frames after the late cycle within which the server's xrun report lands as a mark (the
     /// report travels through the witness's notification thread: up to a few of the longest
     /// periods).
-    public static let reportDelay = 4096
+    package static let reportDelay = 4096
 
     /// Stretches of wrong recorded frames (`wrong`, ascending; gaps under 64 frames joined),
     /// each either **reported**: no longer than the longest period (1024 frames), with one of
     /// `xruns` (the witness's xrun marks) from a period before it to ``reportDelay`` after —
     /// what a downstream client read of a late client's ports in a cycle the server reported —
     /// or **unexplained**. Pure function; any thread.
-    public static func lateCycleStretches(wrong: [Int], xruns: [Int]) -> (reported: [ClosedRange<Int>], unexplained: [ClosedRange<Int>]) {
+    package static func lateCycleStretches(wrong: [Int], xruns: [Int]) -> (reported: [ClosedRange<Int>], unexplained: [ClosedRange<Int>]) {
         var reported: [ClosedRange<Int>] = [], unexplained: [ClosedRange<Int>] = []
         var i = 0
         while i < wrong.count {
@@ -278,50 +278,50 @@ public struct WitnessMarks: Sendable {
 /// for it (aqsync's doing) unless the recording broke or the witness marked a slip inside it.
 ///
 /// Thread safety: a plain value.
-public struct WitnessedClicks: Sendable, CustomStringConvertible {
+package struct WitnessedClicks: Sendable, CustomStringConvertible {
     /// A click off in every measure: its track, recorded position, and how far off it is in
     /// recorded frames, in witness frames and (when recorded) in server frames.
-    public struct Off: Sendable {
-        public let track: Int
-        public let position: Int
-        public let byRecorded: Int
-        public let byWitness: Int
+    package struct Off: Sendable {
+        package let track: Int
+        package let position: Int
+        package let byRecorded: Int
+        package let byWitness: Int
         /// And in server frames (nil: the server channel was not recorded).
-        public let byServer: Int?
+        package let byServer: Int?
     }
     /// Per track, the recorded positions of its clicks (those recorded before the witness ran
     /// are left out).
-    public let recorded: [[Int]]
+    package let recorded: [[Int]]
     /// Per track, the witness frames of its clicks (aligned with ``recorded``).
-    public let frames: [[Int]]
+    package let frames: [[Int]]
     /// Clicks not `spacing` after the previous one, or not on their offset from the first
     /// track, in every measure.
-    public let off: [Off]
+    package let off: [Off]
     /// True when a click was off in a window where the recording broke or the witness marked a
     /// slip: there, the witness cannot tell.
-    public let witnessCouldNotTell: Bool
+    package let witnessCouldNotTell: Bool
     /// The clicks of ``off`` in windows the witness vouched for: aqsync's doing.
-    public let offWhereVouched: [Off]
+    package let offWhereVouched: [Off]
     /// Windows exact only in witness frames (the recorder lost or repeated frames of aqsync and
     /// the witness alike), and only in recorded frames (the server skipped aqsync and its
     /// downstream while the witness went on): printed, never failures.
-    public let exactOnlyInWitnessFrames: Int, exactOnlyInRecordedFrames: Int
+    package let exactOnlyInWitnessFrames: Int, exactOnlyInRecordedFrames: Int
     /// Windows exact only in server frames: printed, never failures.
-    public let exactOnlyInServerFrames: Int
+    package let exactOnlyInServerFrames: Int
     /// Windows judged (each click against the one before it, and each later track's click
     /// against the first track's), and of those, the ones where the recording broke or the
     /// witness slipped (exact or not).
-    public let windows: Int, windowsWitnessCouldNotTell: Int
+    package let windows: Int, windowsWitnessCouldNotTell: Int
     /// Windows judged: exact in some measure, or off where the witness vouched (every window
     /// but those off in every measure where it could not tell).
-    public let windowsJudged: Int
+    package let windowsJudged: Int
     /// Recorder breaks in the recording (frames lost or repeated by the recorder or server).
-    public let recorderBreaks: Int
+    package let recorderBreaks: Int
     /// Cycles the witness marked as slipped in the recording.
-    public let witnessSlips: Int
+    package let witnessSlips: Int
 
     /// Judges `clicks` (per track, recorded click positions) beside `witness`.
-    public init(clicks: [[Int]], witness: WitnessTimeline, spacing: Int, offsets: [Int]) {
+    package init(clicks: [[Int]], witness: WitnessTimeline, spacing: Int, offsets: [Int]) {
         let positions = clicks.map { $0.filter { $0 < witness.frames.count && witness.frames[$0] != nil } }
         let frames = positions.map { witness.witnessFrames(of: $0) }
         recorded = positions
@@ -389,9 +389,9 @@ public struct WitnessedClicks: Sendable, CustomStringConvertible {
     }
 
     /// Every window exact in one measure or the other.
-    public var exact: Bool { off.isEmpty }
+    package var exact: Bool { off.isEmpty }
 
-    public var description: String {
+    package var description: String {
         let counts = frames.map { "\($0.count)" }.joined(separator: " + ")
         let notes = "recorder breaks: \(recorderBreaks), witness slips: \(witnessSlips), "
             + "windows exact only in witness frames: \(exactOnlyInWitnessFrames), only in recorded frames: \(exactOnlyInRecordedFrames), only in server frames: \(exactOnlyInServerFrames)"

@@ -12,19 +12,19 @@ import Synchronization
 /// disk-transfer boundary).
 ///
 /// Thread safety: any control thread.
-public final class JackRecorder: @unchecked Sendable {
+package final class JackRecorder: @unchecked Sendable {
     /// Where the WAV goes.
-    public let url: URL
+    package let url: URL
     /// The server recorded from.
-    public let server: String
+    package let server: String
     /// Channels recorded.
-    public let channelCount: Int
+    package let channelCount: Int
     private let process: ChildProcess
     private let logURL: URL
 
     /// Starts recording `channels` channels connected by `pattern` (e.g. `"aq:out_%d"`), for
     /// `seconds` (nil: until ``stop()``).
-    public init(
+    package init(
         server: String, pattern: String, channels: Int, offset: Int = 0, seconds: Double? = nil, url: URL? = nil
     ) throws(TestingError) {
         self.server = server
@@ -36,7 +36,7 @@ public final class JackRecorder: @unchecked Sendable {
 
     /// Starts recording `channels` unconnected inputs (see ``inputPortNames``; connect them
     /// yourself), for `seconds` (nil: until ``stop()``). Waits up to 5 s for the ports.
-    public init(server: String, channels: Int, seconds: Double? = nil, url: URL? = nil) throws(TestingError) {
+    package init(server: String, channels: Int, seconds: Double? = nil, url: URL? = nil) throws(TestingError) {
         self.server = server
         self.channelCount = channels
         self.url = url ?? Self.temporaryURL()
@@ -45,7 +45,7 @@ public final class JackRecorder: @unchecked Sendable {
     }
 
     /// Full names of jack-record's input ports (`jack-record-PID:in_1…`).
-    public var inputPortNames: [String] {
+    package var inputPortNames: [String] {
         (0..<channelCount).map { "jack-record-\(process.processIdentifier):in_\($0 + 1)" }
     }
 
@@ -66,7 +66,7 @@ public final class JackRecorder: @unchecked Sendable {
 
     /// Starts recording the full port names `ports` (input i from port i), for `seconds` (nil:
     /// until ``stop()``). Waits up to 5 s for the connections.
-    public init(server: String, ports: [String], seconds: Double? = nil, url: URL? = nil) throws(TestingError) {
+    package init(server: String, ports: [String], seconds: Double? = nil, url: URL? = nil) throws(TestingError) {
         self.server = server
         self.channelCount = ports.count
         self.url = url ?? Self.temporaryURL()
@@ -101,15 +101,15 @@ public final class JackRecorder: @unchecked Sendable {
     }
 
     /// jack-record's output so far.
-    public var log: String { (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
+    package var log: String { (try? String(contentsOf: logURL, encoding: .utf8)) ?? "" }
 
     /// True while jack-record runs.
-    public var isRecording: Bool { process.isRunning }
+    package var isRecording: Bool { process.isRunning }
 
     /// Waits up to `timeout` for a timed recording to end.
     /// - Throws: ``TestingError`` when it does not end in time (the recorder is then stopped)
     ///   or exits with an error.
-    public func wait(timeout: Duration = .seconds(10)) throws(TestingError) {
+    package func wait(timeout: Duration = .seconds(10)) throws(TestingError) {
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
         while process.isRunning && clock.now < deadline { Thread.sleep(forTimeInterval: 0.02) }
@@ -123,7 +123,7 @@ public final class JackRecorder: @unchecked Sendable {
     }
 
     /// Stops the recording (SIGINT, which makes jack-record finish the file; SIGKILL after 3 s).
-    public func stop() {
+    package func stop() {
         guard process.isRunning else { return }
         kill(process.processIdentifier, SIGINT)
         let clock = ContinuousClock()
@@ -134,10 +134,10 @@ public final class JackRecorder: @unchecked Sendable {
     }
 
     /// Reads the recorded file (call after ``wait(timeout:)`` or ``stop()``).
-    public func read() throws(TestingError) -> WAVFile { try WAVReader.read(url) }
+    package func read() throws(TestingError) -> WAVFile { try WAVReader.read(url) }
 
     /// Deletes the WAV and the log.
-    public func removeFiles() {
+    package func removeFiles() {
         try? FileManager.default.removeItem(at: url)
         try? FileManager.default.removeItem(at: logURL)
     }

@@ -20,29 +20,29 @@ import Foundation
 /// `jack_get_time`: about 0.5 µs of error, from JACK's microsecond resolution).
 ///
 /// Thread safety: any thread; `stop()` once.
-public final class LatencyClicker: @unchecked Sendable {
+package final class LatencyClicker: @unchecked Sendable {
     /// Its output port's full name (`latclicker-PID:out`).
-    public let port: String
+    package let port: String
     /// The capture latency it declares, in frames.
-    public let captureLatency: Int
+    package let captureLatency: Int
     private let process: ChildProcess
     private let clickLog: URL
     private let portLog: URL
 
     /// One click as the client logged it.
-    public struct Click: Sendable, Equatable {
+    package struct Click: Sendable, Equatable {
         /// The JACK frame (the server's 32-bit counter) the click was written at.
-        public var writtenFrame: UInt32
+        package var writtenFrame: UInt32
         /// Host time (CLOCK_MONOTONIC ns) of the frame the click was "captured" at: the written
         /// frame minus the declared capture latency.
-        public var captureHostNs: UInt64
+        package var captureHostNs: UInt64
     }
 
     /// A port's latency ranges as the client read them.
-    public struct PortLatency: Sendable, Equatable, CustomStringConvertible {
-        public var capture: ClosedRange<Int>
-        public var playback: ClosedRange<Int>
-        public var description: String { "capture \(capture), playback \(playback)" }
+    package struct PortLatency: Sendable, Equatable, CustomStringConvertible {
+        package var capture: ClosedRange<Int>
+        package var playback: ClosedRange<Int>
+        package var description: String { "capture \(capture), playback \(playback)" }
     }
 
     private static let source = #"""
@@ -155,7 +155,7 @@ public final class LatencyClicker: @unchecked Sendable {
     /// (`JACK_DEFAULT_SERVER`), its output connected to `connectTo`, watching the latencies of
     /// `watch` (full port names). Its files go in `directory`. Control thread; blocks while cc
     /// runs (about a second).
-    public init(
+    package init(
         interval: Int, captureLatency: Int, environment: [String: String], connectTo: [String], watch: [String] = [],
         directory: URL
     ) throws(TestingError) {
@@ -176,10 +176,10 @@ public final class LatencyClicker: @unchecked Sendable {
     }
 
     /// True while the client runs. Any thread; does not block.
-    public var isRunning: Bool { process.isRunning }
+    package var isRunning: Bool { process.isRunning }
 
     /// The clicks logged so far (the client writes them out every 5 ms). Any thread.
-    public var clicks: [Click] {
+    package var clicks: [Click] {
         guard let text = try? String(contentsOf: clickLog, encoding: .utf8) else { return [] }
         return text.split(separator: "\n").compactMap { line in
             let f = line.split(separator: " ")
@@ -190,7 +190,7 @@ public final class LatencyClicker: @unchecked Sendable {
 
     /// The latency ranges of the watched port `name` as the client last read them (every 5 ms);
     /// nil before the first report or when the port does not exist. Any thread.
-    public func latency(of name: String) -> PortLatency? {
+    package func latency(of name: String) -> PortLatency? {
         guard let text = try? String(contentsOf: portLog, encoding: .utf8) else { return nil }
         for line in text.split(separator: "\n") {
             let f = line.split(separator: " ")
@@ -205,7 +205,7 @@ public final class LatencyClicker: @unchecked Sendable {
     /// Stops the client and waits for its exit: SIGTERM, on which it deactivates and closes its
     /// JACK client (one killed outright makes the server wait for it, and the graph loses
     /// cycles); SIGKILL after 5 s. Control thread; blocks until the client has exited.
-    public func stop() {
+    package func stop() {
         process.stop(signal: SIGTERM, grace: .seconds(5))
     }
 

@@ -27,36 +27,36 @@
 /// reported with the shift found, if any.
 ///
 /// Thread safety: a plain value.
-public struct LiveRenderMatch: Sendable, CustomStringConvertible {
+package struct LiveRenderMatch: Sendable, CustomStringConvertible {
     /// Samples (all channels) that differ from the render in stretches the witness vouched for.
-    public let mismatches: Int
+    package let mismatches: Int
     /// Recorded frames judged, and frames left unjudged next to a break or slip.
-    public let judgedFrames: Int, unjudgedFrames: Int
+    package let judgedFrames: Int, unjudgedFrames: Int
     /// The first differing sample, for the report.
-    public let first: String?
+    package let first: String?
     /// Stretches, and of those matched only through the witness's mapping.
-    public let stretches: Int, matchedThroughWitness: Int
+    package let stretches: Int, matchedThroughWitness: Int
     /// Stretches matched only through the server's counter (the witness's server channel),
     /// later by at most the frames aqsync reported lost and kept.
-    public let matchedThroughServerCounter: Int
+    package let matchedThroughServerCounter: Int
     /// For each of those, how much later than the server's counter it matched.
-    public let serverCounterShifts: [Int]
+    package let serverCounterShifts: [Int]
     /// Samples that differ beside the witness's xrun marks, a period long at most (not in
     /// ``mismatches``).
-    public let inServerXruns: Int
+    package let inServerXruns: Int
     /// Stretches that match the render moved later by exactly the frames aqsync reported lost
     /// and kept (not in ``mismatches``).
-    public let shiftedByKeptTime: Int
+    package let shiftedByKeptTime: Int
     /// Per stretch that matched neither mapping, the shift under which it matches the render
     /// (positive: the recording later), nil when none in ±8192 does.
-    public let shifts: [Int?]
+    package let shifts: [Int?]
     /// The frames aqsync reported lost and kept, as given.
-    public let keptLostFrames: Int
+    package let keptLostFrames: Int
 
     /// Compares `live` (channels, each at least `origin + render length` frames) with
     /// `offline` beside `witness`. `origin` must be ≥ 0. `keptLostFrames`: the frames aqsync
     /// reported the server lost and it kept (its device's lost minus skipped frames).
-    public init(live: [[Float]], witness: WitnessTimeline, offline: [[Float]], origin: Int, keptLostFrames: Int = 0, margin: Int = 1024) {
+    package init(live: [[Float]], witness: WitnessTimeline, offline: [[Float]], origin: Int, keptLostFrames: Int = 0, margin: Int = 1024) {
         let n = offline.first?.count ?? 0
         let end = min(origin + n, live.first?.count ?? 0)
         let marks = (witness.breaks + witness.slips).filter { $0 > origin && $0 < end }.sorted()
@@ -159,7 +159,7 @@ public struct LiveRenderMatch: Sendable, CustomStringConvertible {
         return nil
     }
 
-    public var description: String {
+    package var description: String {
         "\(mismatches) samples differ from the render in \(stretches) stretch(es) the witness vouched for"
             + (first.map { " (first: \($0))" } ?? "")
             + "; \(judgedFrames) frames judged, \(unjudgedFrames) next to a break or slip not judged, \(matchedThroughWitness) stretch(es) matched through the witness's frames, \(matchedThroughServerCounter) through the server's counter\(serverCounterShifts.contains { $0 != 0 } ? " (later by \(serverCounterShifts.map(String.init).joined(separator: ", ")))" : ""), \(inServerXruns) samples differing beside the server's xrun reports"

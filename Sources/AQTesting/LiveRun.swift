@@ -1,7 +1,7 @@
 import Foundation
 
 /// What one run of a live test concluded (see ``liveRun(_:attempts:_:)``).
-public enum LiveRunVerdict: Sendable {
+package enum LiveRunVerdict: Sendable {
     /// The run was judged (its expectations recorded, passing or failing): no repeat.
     case judged
     /// The run's in-run witness cannot tell whether aqsync was right in the window judged (it
@@ -15,8 +15,8 @@ public enum LiveRunVerdict: Sendable {
 
 /// A live test asked for a repeat it may not have: aqsync's own figures moved, or the repeats
 /// ran out. Thrown by ``liveRun(_:attempts:_:)``; fails the test.
-public struct LiveRunRefused: Error, CustomStringConvertible {
-    public let description: String
+package struct LiveRunRefused: Error, CustomStringConvertible {
+    package let description: String
 }
 
 /// The only way a live test may run again (docs/timing.md, "Live tests").
@@ -32,7 +32,7 @@ public struct LiveRunRefused: Error, CustomStringConvertible {
 /// into a judgement: a run that would have been repeated is judged and its figures printed).
 ///
 /// Thread: the test's. Blocks for as long as the runs take.
-public func liveRun(
+package func liveRun(
     _ name: String, attempts: Int = 3, _ run: (_ attempt: Int, _ isLast: Bool) throws -> LiveRunVerdict
 ) throws {
     let asked = ProcessInfo.processInfo.environment["AQSYNC_LIVE_RUNS"].flatMap { Int($0) } ?? 3
@@ -62,7 +62,7 @@ public func liveRun(
 /// lost frames. Skipped time is also counted late by every track playing through it, so when
 /// the report says the server's time was skipped, F × the number of tracks is taken off the
 /// late frames (an upper bound of the skip's share). Any thread.
-public func aqsyncPlayFigures(_ output: String) -> [String: Int] {
+package func aqsyncPlayFigures(_ output: String) -> [String: Int] {
     var late = 0, tracks = 0, skipped = 0
     var inTable = false
     for line in output.split(separator: "\n") {

@@ -18,25 +18,25 @@ import Synchronization
 /// is set with ``setQuantum(_:timeout:)``.
 ///
 /// Thread safety: any control thread; the members may be called concurrently.
-public final class PipeWireServer: @unchecked Sendable {
+package final class PipeWireServer: @unchecked Sendable {
     /// The sink's `node.name` and `node.description`, and so its JACK client name.
-    public let sinkName: String
+    package let sinkName: String
     /// The sink's rate (`audio.rate`), also the graph's default and only allowed rate.
-    public let sampleRate: Int
+    package let sampleRate: Int
     /// The directory holding everything this instance made (runtime, config, state, logs).
-    public let directory: URL
+    package let directory: URL
     /// `XDG_RUNTIME_DIR` of the servers: holds `pipewire-0` and the D-Bus socket `bus`.
-    public let runtimeDirectory: URL
+    package let runtimeDirectory: URL
     /// The session bus address (`DBUS_SESSION_BUS_ADDRESS`).
-    public let dbusAddress: String
+    package let dbusAddress: String
     /// The directory holding PipeWire's `libjack.so.0` (e.g.
     /// `/usr/lib/x86_64-linux-gnu/pipewire-0.3/jack`).
-    public let jackLibraryDirectory: String
+    package let jackLibraryDirectory: String
     /// The sink's input ports, in channel order (`SINK:playback_FL`, `SINK:playback_FR`).
-    public let playbackPorts: [String]
+    package let playbackPorts: [String]
     /// The sink's monitor outputs, in channel order (`SINK:monitor_FL`, `SINK:monitor_FR`):
     /// what the sink played.
-    public let monitorPorts: [String]
+    package let monitorPorts: [String]
 
     private struct Child {
         var name: String
@@ -56,7 +56,7 @@ public final class PipeWireServer: @unchecked Sendable {
     ///   - timeout: for each step (bus, PipeWire socket, sink ports).
     /// - Throws: ``TestingError`` naming the step that failed, with the servers' output; all
     ///   that was started is stopped first.
-    public init(
+    package init(
         sampleRate: Int = 48000, quantum: Int? = nil, sinkName: String = "aqtest-sink", timeout: Duration = .seconds(15)
     ) throws(TestingError) {
         self.sinkName = sinkName
@@ -90,7 +90,7 @@ public final class PipeWireServer: @unchecked Sendable {
     /// What a child process needs to be a JACK client of this PipeWire: `XDG_RUNTIME_DIR`,
     /// `PIPEWIRE_RUNTIME_DIR`, `DBUS_SESSION_BUS_ADDRESS`, `XDG_CONFIG_HOME`, `XDG_STATE_HOME`,
     /// and `LD_LIBRARY_PATH` with PipeWire's libjack first. Merge it into the environment.
-    public var environment: [String: String] {
+    package var environment: [String: String] {
         let inherited = ProcessInfo.processInfo.environment["LD_LIBRARY_PATH"].map { ":" + $0 } ?? ""
         return [
             "XDG_RUNTIME_DIR": runtimeDirectory.path,
@@ -105,7 +105,7 @@ public final class PipeWireServer: @unchecked Sendable {
     /// This process's environment with ``environment`` merged in and the settings that would
     /// lead a client or the servers elsewhere removed (`JACK_DEFAULT_SERVER`, `PIPEWIRE_REMOTE`,
     /// `PIPEWIRE_CONFIG_DIR`, `PIPEWIRE_QUANTUM`, `PIPEWIRE_LATENCY`).
-    public var childEnvironment: [String: String] {
+    package var childEnvironment: [String: String] {
         var env = ProcessInfo.processInfo.environment
         for key in ["JACK_DEFAULT_SERVER", "PIPEWIRE_REMOTE", "PIPEWIRE_CONFIG_DIR", "PIPEWIRE_QUANTUM", "PIPEWIRE_LATENCY"] {
             env[key] = nil
@@ -116,7 +116,7 @@ public final class PipeWireServer: @unchecked Sendable {
 
     /// PipeWire's libjack directory: `/usr/lib/<multiarch>/pipewire-0.3/jack` (what `pw-jack`'s
     /// `/usr/${LIB}/pipewire-0.3/jack` resolves to), or nil when pipewire-jack is not installed.
-    public static func findJackLibraryDirectory() -> String? {
+    package static func findJackLibraryDirectory() -> String? {
         var candidates: [String] = []
         if let entries = try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib") {
             candidates += entries.sorted().map { "/usr/lib/\($0)/pipewire-0.3/jack" }
@@ -215,14 +215,14 @@ public final class PipeWireServer: @unchecked Sendable {
     }
 
     /// The servers' output so far (dbus-daemon, pipewire, wireplumber), each under a heading.
-    public var log: String {
+    package var log: String {
         ["dbus-daemon", "pipewire", "wireplumber"].map { name in
             "--- \(name) ---\n" + ((try? String(contentsOf: logURL(name), encoding: .utf8)) ?? "(no output)")
         }.joined(separator: "\n")
     }
 
     /// True while pipewire, wireplumber and dbus-daemon all run.
-    public var isRunning: Bool {
+    package var isRunning: Bool {
         children.withLock { c in
             ["dbus-daemon", "pipewire", "wireplumber"].allSatisfy { n in c.contains { $0.name == n && $0.process.isRunning } }
         }
@@ -231,7 +231,7 @@ public final class PipeWireServer: @unchecked Sendable {
     /// Stops every process this instance started, newest first (spawned tools, wireplumber,
     /// pipewire, dbus-daemon): SIGTERM, up to 3 s to exit, then SIGKILL. Removes the
     /// temporary directories. Idempotent; also done on deinit.
-    public func stop() {
+    package func stop() {
         let already = stopped.withLock { s in
             defer { s = true }
             return s
@@ -249,7 +249,7 @@ public final class PipeWireServer: @unchecked Sendable {
 
     /// Runs `TOOL ARGS` (a bare name is looked up in /usr/bin) as a client of this PipeWire
     /// (``childEnvironment``), waiting at most `timeout` (then kills it and throws).
-    public func run(_ tool: String, _ arguments: [String], timeout: Duration = .seconds(5)) throws(TestingError) -> JackTools.Result {
+    package func run(_ tool: String, _ arguments: [String], timeout: Duration = .seconds(5)) throws(TestingError) -> JackTools.Result {
         let out = directory.appendingPathComponent("tool-\(UInt64.random(in: 0...UInt64.max)).txt")
         defer { try? FileManager.default.removeItem(at: out) }
         let p = try ChildProcess(path: Self.resolve(tool), arguments: arguments, environment: childEnvironment, output: out)
@@ -273,7 +273,7 @@ public final class PipeWireServer: @unchecked Sendable {
     /// cycle at the new quantum (docs/pipewire.md). Tests whose result depends on no cycle being
     /// missed start their clients this way.
     @discardableResult
-    public func spawn(
+    package func spawn(
         _ tool: String, _ arguments: [String], output: URL? = nil, realtimePriority: Int32? = nil
     ) throws(TestingError) -> ChildProcess {
         let path = Self.resolve(tool)
@@ -303,19 +303,19 @@ public final class PipeWireServer: @unchecked Sendable {
 
     /// Stops a process from ``spawn(_:_:output:realtimePriority:)``: `signal` (default SIGTERM; SIGINT lets
     /// jack-record finish its file), then SIGKILL after `grace`.
-    public func terminate(_ process: ChildProcess, signal: Int32 = SIGTERM, grace: Duration = .seconds(3)) {
+    package func terminate(_ process: ChildProcess, signal: Int32 = SIGTERM, grace: Duration = .seconds(3)) {
         process.stop(signal: signal, grace: grace)
         children.withLock { $0.removeAll { $0.process === process } }
     }
 
     /// Connects two ports with `jack_connect`.
-    public func connect(_ source: String, _ destination: String) throws(TestingError) {
+    package func connect(_ source: String, _ destination: String) throws(TestingError) {
         let r = try run("jack_connect", [source, destination])
         guard r.status == 0 else { throw TestingError("jack_connect \(source) \(destination) failed: \(r.output)") }
     }
 
     /// All JACK port names (`jack_lsp`).
-    public func ports() throws(TestingError) -> [String] {
+    package func ports() throws(TestingError) -> [String] {
         let r = try run("jack_lsp", [])
         guard r.status == 0 else { throw TestingError("jack_lsp failed (\(r.status)): \(r.output)") }
         return r.output.split(separator: "\n").map(String.init)
@@ -324,7 +324,7 @@ public final class PipeWireServer: @unchecked Sendable {
     /// The state of a node (`pw-cli info NAME`): "running", "idle" (no links: its driver stops
     /// and a new unconnected JACK client runs on PipeWire's Dummy-Driver), "suspended" (idle for
     /// WirePlumber's 5 s), "creating" or "error"; nil when there is no such node. Default: the sink.
-    public func nodeState(_ node: String? = nil) throws(TestingError) -> String? {
+    package func nodeState(_ node: String? = nil) throws(TestingError) -> String? {
         let r = try run("pw-cli", ["info", node ?? sinkName])
         guard r.status == 0 else { return nil }
         for line in r.output.split(separator: "\n") where line.contains("state:") {
@@ -334,7 +334,7 @@ public final class PipeWireServer: @unchecked Sendable {
     }
 
     /// The graph's quantum as a JACK client sees it (`jack_bufsize`).
-    public func quantum() throws(TestingError) -> Int {
+    package func quantum() throws(TestingError) -> Int {
         let r = try run("jack_bufsize", [])
         guard r.status == 0, let n = Int(r.output.split(whereSeparator: \.isWhitespace).first ?? "") else {
             throw TestingError("jack_bufsize failed (\(r.status)): \(r.output)")
@@ -346,7 +346,7 @@ public final class PipeWireServer: @unchecked Sendable {
     /// (0 gives the choice back to PipeWire). For a non-zero value, waits until a JACK client
     /// sees that buffer size (``quantum()``); running clients get their buffer-size callback
     /// before their first cycle at the new size.
-    public func setQuantum(_ frames: Int, timeout: Duration = .seconds(5)) throws(TestingError) {
+    package func setQuantum(_ frames: Int, timeout: Duration = .seconds(5)) throws(TestingError) {
         let r = try run("pw-metadata", ["-n", "settings", "0", "clock.force-quantum", "\(frames)"])
         guard r.status == 0 else { throw TestingError("pw-metadata clock.force-quantum \(frames) failed: \(r.output)") }
         guard frames > 0 else { return }
@@ -361,18 +361,18 @@ public final class PipeWireServer: @unchecked Sendable {
 /// jack-record cannot be asked to finish its file).
 ///
 /// Thread safety: any thread.
-public final class ChildProcess: @unchecked Sendable {
+package final class ChildProcess: @unchecked Sendable {
     /// The process id.
-    public let processIdentifier: Int32
+    package let processIdentifier: Int32
     /// The program's path.
-    public let executable: String
+    package let executable: String
     /// The raw wait status once the process was reaped.
     private let status = Mutex<Int32?>(nil)
 
     /// Starts `path ARGUMENTS` with exactly `environment`, stdin from /dev/null, stdout and
     /// stderr appended to `output`; with SCHED_FIFO at `realtimePriority` when given (throws
     /// when the system refuses it).
-    public init(
+    package init(
         path: String, arguments: [String], environment: [String: String], output: URL, realtimePriority: Int32? = nil
     ) throws(TestingError) {
         executable = path
@@ -429,28 +429,28 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     /// True until the process has exited.
-    public var isRunning: Bool { poll() == nil }
+    package var isRunning: Bool { poll() == nil }
 
     /// The exit code, or the number of the signal that ended it; 0 while it runs.
-    public var terminationStatus: Int32 {
+    package var terminationStatus: Int32 {
         guard let st = poll() else { return 0 }
         return st & 0x7f == 0 ? (st >> 8) & 0xff : st & 0x7f
     }
 
     /// True when a signal ended the process.
-    public var wasSignalled: Bool {
+    package var wasSignalled: Bool {
         guard let st = poll() else { return false }
         return st & 0x7f != 0
     }
 
     /// Sends `signal` while the process runs.
-    public func send(_ signal: Int32) {
+    package func send(_ signal: Int32) {
         if isRunning { kill(processIdentifier, signal) }
     }
 
     /// Waits up to `timeout` for the process to exit; true when it did.
     @discardableResult
-    public func wait(timeout: Duration) -> Bool {
+    package func wait(timeout: Duration) -> Bool {
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
         while isRunning {
@@ -461,7 +461,7 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     /// Sends `signal`, waits up to `grace`, then SIGKILL and waits for the exit.
-    public func stop(signal: Int32 = SIGTERM, grace: Duration = .seconds(3)) {
+    package func stop(signal: Int32 = SIGTERM, grace: Duration = .seconds(3)) {
         send(signal)
         if !wait(timeout: grace) {
             kill(processIdentifier, SIGKILL)

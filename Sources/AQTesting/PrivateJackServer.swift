@@ -4,10 +4,10 @@ import Foundation
 import Synchronization
 
 /// A failure of a testing helper (server start, external tool), with a message for people.
-public struct TestingError: Error, Sendable, CustomStringConvertible {
-    public var message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
+package struct TestingError: Error, Sendable, CustomStringConvertible {
+    package var message: String
+    package init(_ message: String) { self.message = message }
+    package var description: String { message }
 }
 
 /// A private `jackd` with the dummy backend, for tests: `jackd [-R|--no-realtime] -n NAME
@@ -18,17 +18,17 @@ public struct TestingError: Error, Sendable, CustomStringConvertible {
 /// ``stop()`` or when the instance is released.
 ///
 /// Thread safety: any control thread; the members may be called concurrently.
-public final class PrivateJackServer: @unchecked Sendable {
+package final class PrivateJackServer: @unchecked Sendable {
     /// The server name (`-n`), unique per instance.
-    public var name: String { server.name }
+    package var name: String { server.name }
     /// Sample rate (`-r`).
-    public var sampleRate: Int { server.sampleRate }
+    package var sampleRate: Int { server.sampleRate }
     /// Frames per period at start (`-p`).
-    public var period: Int { server.period }
+    package var period: Int { server.period }
     /// True when the server runs with realtime scheduling (`-R` was asked for and accepted).
-    public var isRealtime: Bool { server.isRealtime }
+    package var isRealtime: Bool { server.isRealtime }
     /// The server itself.
-    public let server: JackServer
+    package let server: JackServer
 
     private static let counter = Atomic<Int>(0)
 
@@ -40,7 +40,7 @@ public final class PrivateJackServer: @unchecked Sendable {
     ///   - timeout: how long to wait for the server to accept clients.
     /// - Throws: ``TestingError`` with jackd's output when it exits or does not accept clients
     ///   in time.
-    public init(
+    package init(
         sampleRate: Int = 48000, period: Int = 256, realtime: Bool = false, namePrefix: String = "aqtest",
         timeout: Duration = .seconds(10)
     ) throws(TestingError) {
@@ -61,29 +61,29 @@ public final class PrivateJackServer: @unchecked Sendable {
     }
 
     /// jackd's output so far (stdout and stderr).
-    public var log: String { server.log }
+    package var log: String { server.log }
     /// The process id of jackd.
-    public var processIdentifier: Int32 { server.processIdentifier }
+    package var processIdentifier: Int32 { server.processIdentifier }
     /// True while jackd runs.
-    public var isRunning: Bool { server.isRunning }
+    package var isRunning: Bool { server.isRunning }
     /// Stops the server (see ``JackServer/stop()``). Idempotent.
-    public func stop() { server.stop() }
+    package func stop() { server.stop() }
     /// Kills the server at once, as a crash would (see ``JackServer/kill(signal:)``).
-    public func kill(signal: Int32 = SIGKILL) { server.kill(signal: signal) }
+    package func kill(signal: Int32 = SIGKILL) { server.kill(signal: signal) }
 }
 
 /// Runs JACK's command-line tools against a named server (through `JACK_DEFAULT_SERVER` in
 /// the tool's own environment). Any control thread.
-public enum JackTools {
+package enum JackTools {
     /// Output and status of a finished tool.
-    public struct Result: Sendable {
-        public var status: Int32
-        public var output: String
+    package struct Result: Sendable {
+        package var status: Int32
+        package var output: String
     }
 
     /// Runs `/usr/bin/TOOL ARGS` with `JACK_DEFAULT_SERVER=server` (and `environment` added to
     /// the tool's environment), waiting at most `timeout` (then kills it).
-    public static func run(
+    package static func run(
         _ tool: String, _ arguments: [String], server: String, environment: [String: String] = [:],
         timeout: Duration = .seconds(5)
     ) throws(TestingError) -> Result {
@@ -120,7 +120,7 @@ public enum JackTools {
 
     /// Sets the server's period with `jack_bufsize FRAMES`.
     /// - Throws: ``TestingError`` with the tool's output when it fails.
-    public static func setBufferSize(_ frames: Int, server: String) throws(TestingError) {
+    package static func setBufferSize(_ frames: Int, server: String) throws(TestingError) {
         let r = try run("jack_bufsize", ["\(frames)"], server: server)
         guard r.status == 0 else {
             throw TestingError("jack_bufsize \(frames) on server “\(server)” failed (\(r.status)): \(r.output)")
@@ -128,7 +128,7 @@ public enum JackTools {
     }
 
     /// The server's period as `jack_bufsize` prints it.
-    public static func bufferSize(server: String) throws(TestingError) -> Int {
+    package static func bufferSize(server: String) throws(TestingError) -> Int {
         let r = try run("jack_bufsize", [], server: server)
         guard r.status == 0, let n = Int(r.output.split(whereSeparator: \.isWhitespace).first ?? "") else {
             throw TestingError("jack_bufsize on server “\(server)” failed (\(r.status)): \(r.output)")
@@ -137,7 +137,7 @@ public enum JackTools {
     }
 
     /// Connects two ports with `jack_connect`.
-    public static func connect(_ source: String, _ destination: String, server: String) throws(TestingError) {
+    package static func connect(_ source: String, _ destination: String, server: String) throws(TestingError) {
         let r = try run("jack_connect", [source, destination], server: server)
         guard r.status == 0 else {
             throw TestingError("jack_connect \(source) \(destination) on “\(server)” failed: \(r.output)")
@@ -145,7 +145,7 @@ public enum JackTools {
     }
 
     /// All port names on the server (`jack_lsp`).
-    public static func ports(server: String) throws(TestingError) -> [String] {
+    package static func ports(server: String) throws(TestingError) -> [String] {
         let r = try run("jack_lsp", [], server: server)
         guard r.status == 0 else { throw TestingError("jack_lsp on “\(server)” failed: \(r.output)") }
         return r.output.split(separator: "\n").map(String.init)

@@ -6,7 +6,7 @@ extension Process {
     /// had to be killed (a child that ignores SIGTERM for that long is hung; the caller may
     /// record that). Any thread; blocks at most `grace` seconds plus the reaping.
     @discardableResult
-    public func terminateAndReap(grace: Double = 10) -> Bool {
+    package func terminateAndReap(grace: Double = 10) -> Bool {
         guard isRunning else {
             waitUntilExit()
             return true
@@ -26,7 +26,7 @@ extension Process {
     /// Waits up to `seconds` for the child to exit on its own; a child still running then is
     /// ended as ``terminateAndReap(grace:)`` does. Returns true when it exited on its own in
     /// time. Any thread; blocks at most `seconds` plus the grace.
-    public func waitUntilExit(within seconds: Double) -> Bool {
+    package func waitUntilExit(within seconds: Double) -> Bool {
         let exited = exited(within: seconds)
         terminateAndReap()
         return exited
@@ -35,7 +35,7 @@ extension Process {
     /// True once the child has exited, waiting at most `seconds`: a thread of its own waits
     /// for the exit and signals (no polling here); a child still running at the deadline is
     /// left running, that thread then ends with it. Any thread.
-    public func exited(within seconds: Double) -> Bool {
+    package func exited(within seconds: Double) -> Bool {
         guard isRunning else { return true }
         let signal = DispatchSemaphore(value: 0)
         let waiter = Thread { [self] in

@@ -6,29 +6,29 @@ import Foundation
 /// ``FrameCountWitness`` its breaks and slips (see ``WitnessTimeline``).
 ///
 /// Thread safety: a plain value.
-public struct RecordingScan: Sendable {
+package struct RecordingScan: Sendable {
     /// Frames in the recording.
-    public let frames: Int
+    package let frames: Int
     /// Per channel, the recorded frames where a click starts.
-    public let clicks: [[Int]]
+    package let clicks: [[Int]]
     /// Per channel, aligned with ``clicks``: the witness's frame at each click (unwrapped past
     /// 2^24; nil before the witness ran, or without a witness channel).
-    public let clickWitnessFrames: [[Int?]]
+    package let clickWitnessFrames: [[Int?]]
     /// The witness channel's breaks (recorder or server losses) and slips.
-    public let witnessBreaks: [Int]
-    public let witnessSlips: [Int]
+    package let witnessBreaks: [Int]
+    package let witnessSlips: [Int]
     /// Where the witness marked that the server had reported an xrun (``WitnessMarks``).
-    public let witnessXruns: [Int]
+    package let witnessXruns: [Int]
     /// The first recorded frame the witness had played into (nil: never).
-    public let witnessStart: Int?
+    package let witnessStart: Int?
     /// Per channel, aligned with ``clicks``: the server's frame at each click, from the
     /// witness's server channel (unwrapped past 2^24; nil where it was not recorded).
-    public let clickServerFrames: [[Int?]]
+    package let clickServerFrames: [[Int?]]
 
     /// Scans `url` (RIFF/WAVE, IEEE float 32-bit, any channel count). `witnessChannel`: the
     /// channel holding the witness (nil: none); `serverChannel`: the one holding its server
     /// counter (``FrameCountWitness/serverPort``; nil: none). Blocks while it reads the file.
-    public init(url: URL, threshold: Float = 0.25, witnessChannel: Int?, serverChannel: Int? = nil) throws(TestingError) {
+    package init(url: URL, threshold: Float = 0.25, witnessChannel: Int?, serverChannel: Int? = nil) throws(TestingError) {
         guard let fh = FileHandle(forReadingAtPath: url.path) else { throw TestingError("cannot open \(url.path)") }
         defer { try? fh.close() }
         // The header: find "fmt " for the channel count and "data" for the start.
@@ -108,13 +108,13 @@ public struct RecordingScan: Sendable {
     }
 
     /// True when the witness broke or slipped in recorded frames `range`.
-    public func witnessUnsure(in range: ClosedRange<Int>) -> Bool {
+    package func witnessUnsure(in range: ClosedRange<Int>) -> Bool {
         Self.any(witnessBreaks, in: range) || Self.any(witnessSlips, in: range)
     }
 
     /// True when the witness marked an xrun report that may belong to a cycle in recorded frames
     /// `range` (from a period before it to ``WitnessMarks/reportDelay`` after).
-    public func serverReportedXrun(near range: ClosedRange<Int>) -> Bool {
+    package func serverReportedXrun(near range: ClosedRange<Int>) -> Bool {
         Self.any(witnessXruns, in: (range.lowerBound - 1024)...(range.upperBound + WitnessMarks.reportDelay))
     }
 

@@ -6,9 +6,9 @@ import Foundation
 /// the machine) lost or repeated frames, and the recording says nothing about aqsync.
 ///
 /// Thread safety: any thread; `stop()` once.
-public final class ReferenceClicker: @unchecked Sendable {
+package final class ReferenceClicker: @unchecked Sendable {
     /// Its output port's full name (`clicker-PID:out`).
-    public let port: String
+    package let port: String
     private let program: JackClientProgram
 
     private static let source = #"""
@@ -42,21 +42,21 @@ public final class ReferenceClicker: @unchecked Sendable {
     /// Compiles the client (once per process) and starts it on the server that `environment`
     /// names (`JACK_DEFAULT_SERVER`, or PipeWire's library path), its output connected to
     /// `connectTo`. Waits until its port exists (at most 5 s).
-    public init(interval: Int, environment: [String: String], connectTo: [String], directory: URL) throws(TestingError) {
+    package init(interval: Int, environment: [String: String], connectTo: [String], directory: URL) throws(TestingError) {
         program = try JackClientProgram(
             source: Self.source, name: "clicker", arguments: ["\(interval)"] + connectTo, environment: environment, directory: directory)
         port = "clicker-\(program.process.processIdentifier):out"
     }
 
     /// True while the client runs.
-    public var isRunning: Bool { program.isRunning }
+    package var isRunning: Bool { program.isRunning }
 
     /// Stops the client. Idempotent.
-    public func stop() { program.stop() }
+    package func stop() { program.stop() }
 
     /// True when `clicks` (recorded positions of the reference's clicks) are all exactly
     /// `interval` apart: the recording is faithful over their span.
-    public static func isFaithful(_ clicks: [Int], interval: Int) -> Bool {
+    package static func isFaithful(_ clicks: [Int], interval: Int) -> Bool {
         clicks.count >= 2 && zip(clicks.dropFirst(), clicks).allSatisfy { $0 - $1 == interval }
     }
 }

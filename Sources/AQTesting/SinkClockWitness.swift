@@ -14,9 +14,9 @@ import Foundation
 /// the path did.
 ///
 /// Thread safety: any thread; `stop()` once.
-public final class SinkClockWitness: @unchecked Sendable {
+package final class SinkClockWitness: @unchecked Sendable {
     /// Its output port's full name (`witness-PID:out`).
-    public let port: String
+    package let port: String
     private let process: ChildProcess
 
     private static let source = #"""
@@ -49,7 +49,7 @@ public final class SinkClockWitness: @unchecked Sendable {
 
     /// Compiles the client and starts it on the server that `environment` names, its output
     /// connected to `connectTo`; with SCHED_FIFO at `realtimePriority` when given and allowed.
-    public init(
+    package init(
         environment: [String: String], connectTo: [String], directory: URL, realtimePriority: Int32? = 20
     ) throws(TestingError) {
         let bin = try compileJackClient(Self.source, name: "witness", directory: directory)
@@ -66,10 +66,10 @@ public final class SinkClockWitness: @unchecked Sendable {
     }
 
     /// True while the client runs.
-    public var isRunning: Bool { process.isRunning }
+    package var isRunning: Bool { process.isRunning }
 
     /// Stops the client (SIGKILL: it holds nothing worth finishing).
-    public func stop() {
+    package func stop() {
         process.send(SIGKILL)
         _ = process.wait(timeout: .seconds(5))
     }
@@ -77,15 +77,15 @@ public final class SinkClockWitness: @unchecked Sendable {
     deinit { stop() }
 
     /// A recorded channel that carries the witness, decoded.
-    public struct Reading: Sendable {
+    package struct Reading: Sendable {
         /// Each recorded frame's counter value, unwrapped (made increasing across the 65536
         /// wrap, taking the nearest value to the previous one), or nil where the frame is not a
         /// witness value alone: silence (exactly 0) or something mixed in (a click).
-        public let counters: [Int?]
+        package let counters: [Int?]
         /// Frames that were exactly 0.
         private let silent: [Bool]
 
-        public init(_ samples: [Float]) {
+        package init(_ samples: [Float]) {
             var last: Int?
             counters = samples.map { v -> Int? in
                 guard v >= 1.0 / 64, v < 5.0 / 64 else { return nil }
@@ -120,12 +120,12 @@ public final class SinkClockWitness: @unchecked Sendable {
 
         /// Where the recording is not one counter frame after the other, from the first witness
         /// frame to the last (frames of something mixed in are skipped over, not breaks).
-        public let breaks: [Break]
+        package let breaks: [Break]
 
         /// The counter of the frame the sink played at recorded frame `index`: read there, or
         /// counted on from the witness frame before it when a click is mixed in there; nil
         /// when `index` is not between two witness frames joined without a break.
-        public func counter(at index: Int) -> Int? {
+        package func counter(at index: Int) -> Int? {
             guard counters.indices.contains(index) else { return nil }
             if let c = counters[index] { return c }
             guard let before = counters[..<index].lastIndex(where: { $0 != nil }),
@@ -140,16 +140,16 @@ public final class SinkClockWitness: @unchecked Sendable {
     /// A place where a recording of the witness is not one counter frame after the other: at
     /// recorded frame `index`, the counter moved by `counterStep` since the witness frame
     /// `frames` recorded frames earlier, with `silent` frames of silence between.
-    public struct Break: Equatable, Sendable, CustomStringConvertible {
-        public var index: Int
-        public var frames: Int
-        public var counterStep: Int
-        public var silent: Int
+    package struct Break: Equatable, Sendable, CustomStringConvertible {
+        package var index: Int
+        package var frames: Int
+        package var counterStep: Int
+        package var silent: Int
         /// Counter frames more than recorded frames: > 0 when the path lost frames (or the sink
         /// played them early), < 0 when it repeated some (or played them late); 0 when only
         /// silence took the place of frames.
-        public var shift: Int { counterStep - frames }
-        public var description: String {
+        package var shift: Int { counterStep - frames }
+        package var description: String {
             "at recorded frame \(index): counter +\(counterStep) over \(frames) frames" + (silent > 0 ? " (\(silent) silent)" : "")
         }
     }

@@ -5,7 +5,7 @@ import Foundation
 /// server reports xruns to every client. Used by the xrun and soak tests.
 ///
 /// Thread safety: `init` and `stop` from the test's thread.
-public final class StallingClient: @unchecked Sendable {
+package final class StallingClient: @unchecked Sendable {
     private let program: JackClientProgram
 
     private static let source = #"""
@@ -42,14 +42,14 @@ public final class StallingClient: @unchecked Sendable {
     /// Compiles the client (into `directory`) and starts it on the server that `environment`
     /// names (`JACK_DEFAULT_SERVER`): a stall of `micros` µs every `everyFrames` frames.
     /// Blocks while the compiler runs.
-    public init(everyFrames: Int, micros: Int, environment: [String: String], directory: URL) throws(TestingError) {
+    package init(everyFrames: Int, micros: Int, environment: [String: String], directory: URL) throws(TestingError) {
         program = try JackClientProgram(
             source: Self.source, name: "staller", arguments: ["\(everyFrames)", "\(micros)"], environment: environment, directory: directory)
     }
 
     /// True while the client runs.
-    public var isRunning: Bool { program.isRunning }
+    package var isRunning: Bool { program.isRunning }
 
     /// Stops the client. Idempotent.
-    public func stop() { program.stop() }
+    package func stop() { program.stop() }
 }

@@ -4,7 +4,7 @@ import Foundation
 /// there are fewer than three. Periods more than 20 % away from the median period are left
 /// out: a recording in which the machine lost a cycle (an xrun) has one broken period there,
 /// which says nothing about the tone. For tests that measure a tone in a recording. Any thread.
-public func risingZeroCrossingFrequency(_ x: [Float], rate: Double) -> Double {
+package func risingZeroCrossingFrequency(_ x: [Float], rate: Double) -> Double {
     var crossings: [Int] = []
     for i in 1..<x.count where x[i - 1] < 0 && x[i] >= 0 { crossings.append(i) }
     guard crossings.count > 2 else { return 0 }
@@ -18,7 +18,7 @@ public func risingZeroCrossingFrequency(_ x: [Float], rate: Double) -> Double {
 /// An executable of this package built beside the running test bundle (`swift build
 /// --build-tests` builds them), else in `.build/debug` of the package this file belongs to.
 /// Any thread.
-public func builtProduct(_ name: String) -> URL {
+package func builtProduct(_ name: String) -> URL {
     let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(name)
     if FileManager.default.isExecutableFile(atPath: beside.path) { return beside }
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -47,23 +47,23 @@ func compileJackClient(_ source: String, name: String, directory: URL) throws(Te
 /// client holds nothing worth finishing). The witnesses and test clients of AQTesting run on it.
 ///
 /// Thread safety: `init` and `stop` from the test's thread.
-public final class JackClientProgram: @unchecked Sendable {
+package final class JackClientProgram: @unchecked Sendable {
     /// The running client.
-    public let process: ChildProcess
+    package let process: ChildProcess
 
     /// Compiles and starts the client with `arguments` on the server that `environment` names.
     /// Blocks while the compiler runs.
-    public init(source: String, name: String, arguments: [String], environment: [String: String], directory: URL) throws(TestingError) {
+    package init(source: String, name: String, arguments: [String], environment: [String: String], directory: URL) throws(TestingError) {
         let bin = try compileJackClient(source, name: name, directory: directory)
         process = try ChildProcess(
             path: bin.path, arguments: arguments, environment: environment, output: directory.appendingPathComponent("\(name).log"))
     }
 
     /// True while the client runs.
-    public var isRunning: Bool { process.isRunning }
+    package var isRunning: Bool { process.isRunning }
 
     /// Stops the client. Idempotent.
-    public func stop() {
+    package func stop() {
         process.send(SIGKILL)
         _ = process.wait(timeout: .seconds(5))
     }

@@ -19,13 +19,13 @@ import Foundation
 /// back until they are ready, the script's cycle count goes on regardless.
 ///
 /// Thread safety: `init`, `go`, `waitUntilDone` and `stop` from the test's thread.
-public final class TransportMaster: @unchecked Sendable {
+package final class TransportMaster: @unchecked Sendable {
     /// The witness port's full name.
-    public let port: String
+    package let port: String
     /// A second port: in every frame of a cycle, the bar/beat/tick the cycle's `jack_position_t`
     /// holds, as ticks since bar 1 beat 1 (`(bar − 1) × beats_per_bar × ticks_per_beat +
     /// (beat − 1) × ticks_per_beat + tick`), or −1 when it holds none (no timebase master).
-    public var bbtPort: String { port.replacingOccurrences(of: ":frame", with: ":bbt") }
+    package var bbtPort: String { port.replacingOccurrences(of: ":frame", with: ":bbt") }
     private let program: JackClientProgram
 
     private static let source = #"""
@@ -93,7 +93,7 @@ public final class TransportMaster: @unchecked Sendable {
 
     /// Compiles the client (into `directory`) and starts it on jackd `server` with the
     /// script's four locate targets (transport frames), then waits for its port (at most 5 s).
-    public convenience init(server: String, targets: [UInt32], directory: URL) throws(TestingError) {
+    package convenience init(server: String, targets: [UInt32], directory: URL) throws(TestingError) {
         var env = ProcessInfo.processInfo.environment
         env["JACK_DEFAULT_SERVER"] = server
         try self.init(environment: env, targets: targets, directory: directory) { (try? JackTools.ports(server: server)) ?? [] }
@@ -103,7 +103,7 @@ public final class TransportMaster: @unchecked Sendable {
     /// ``PipeWireServer/childEnvironment``, or a jackd's), then waits for its port to be among
     /// `ports()` (polled every 20 ms, at most 5 s: a port's appearance has no notification a
     /// test can wait on).
-    public init(environment: [String: String], targets: [UInt32], directory: URL, ports: () -> [String]) throws(TestingError) {
+    package init(environment: [String: String], targets: [UInt32], directory: URL, ports: () -> [String]) throws(TestingError) {
         guard targets.count == 4 else { throw TestingError("TransportMaster needs 4 locate targets") }
         program = try JackClientProgram(source: Self.source, name: "tmaster", arguments: targets.map(String.init), environment: environment, directory: directory)
         port = "tmaster-\(program.process.processIdentifier):frame"
@@ -116,26 +116,26 @@ public final class TransportMaster: @unchecked Sendable {
     }
 
     /// Starts the script.
-    public func go() { program.process.send(SIGUSR1) }
+    package func go() { program.process.send(SIGUSR1) }
 
     /// Blocks until the script has ended and the client exited (at most `timeout`). Returns
     /// whether it did.
-    public func waitUntilDone(timeout: Duration) -> Bool { program.process.wait(timeout: timeout) && program.process.terminationStatus == 0 }
+    package func waitUntilDone(timeout: Duration) -> Bool { program.process.wait(timeout: timeout) && program.process.terminationStatus == 0 }
 
     /// Stops the client. Idempotent.
-    public func stop() { program.stop() }
+    package func stop() { program.stop() }
 }
 
 /// One recorded sample of ``TransportMaster``'s frame port read back.
 ///
 /// Thread safety: a plain value.
-public struct TransportWitnessSample: Sendable {
+package struct TransportWitnessSample: Sendable {
     /// The transport frame there (nil: the transport was not rolling).
-    public let frame: Int64?
+    package let frame: Int64?
     /// True on the first sample of a cycle after the server reported an xrun.
-    public let xrunReported: Bool
+    package let xrunReported: Bool
 
-    public init(_ v: Float) {
+    package init(_ v: Float) {
         xrunReported = v < 0
         let m = abs(v)
         frame = m >= 1 ? Int64(m) - 1 : nil

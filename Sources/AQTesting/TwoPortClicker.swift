@@ -8,10 +8,10 @@ import Foundation
 /// one of `early`; raw, on the same frames. The test source of issue 21 (latency per port).
 ///
 /// Thread safety: any thread; `stop()` once.
-public final class TwoPortClicker: @unchecked Sendable {
+package final class TwoPortClicker: @unchecked Sendable {
     /// Full names of its ports (`twoclicker-PID:early`, `…:late`).
-    public let early: String
-    public let late: String
+    package let early: String
+    package let late: String
     private let process: ChildProcess
 
     private static let source = #"""
@@ -65,7 +65,7 @@ public final class TwoPortClicker: @unchecked Sendable {
     /// Compiles the client (in `directory`) and starts it on the server that `environment`
     /// names (`JACK_DEFAULT_SERVER`); its ports are connected to nothing (the recorder
     /// connects them). Control thread; blocks while cc runs (about a second).
-    public init(interval: Int, lateLatency: Int, environment: [String: String], directory: URL) throws(TestingError) {
+    package init(interval: Int, lateLatency: Int, environment: [String: String], directory: URL) throws(TestingError) {
         let bin = try compileJackClient(Self.source, name: "twoclicker", directory: directory)
         process = try ChildProcess(
             path: bin.path, arguments: ["\(interval)", "\(lateLatency)"], environment: environment,
@@ -76,7 +76,7 @@ public final class TwoPortClicker: @unchecked Sendable {
 
     /// Stops the client and waits for its exit (SIGTERM, on which it closes its JACK client;
     /// SIGKILL after 5 s). Control thread; blocks until the client has exited.
-    public func stop() {
+    package func stop() {
         process.stop(signal: SIGTERM, grace: .seconds(5))
     }
 

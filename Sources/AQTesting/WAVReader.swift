@@ -6,32 +6,32 @@ import Foundation
 /// project's parser.
 ///
 /// Thread safety: a plain value; any thread.
-public struct WAVFile: Sendable {
+package struct WAVFile: Sendable {
     /// Frames per second.
-    public var sampleRate: Int
+    package var sampleRate: Int
     /// One array of samples per channel, all of the same length.
-    public var channels: [[Float]]
+    package var channels: [[Float]]
     /// Bits per sample in the file.
-    public var bitsPerSample: Int
+    package var bitsPerSample: Int
     /// True for IEEE float data.
-    public var isFloat: Bool
+    package var isFloat: Bool
     /// Frames per channel.
-    public var frameCount: Int { channels.first?.count ?? 0 }
+    package var frameCount: Int { channels.first?.count ?? 0 }
     /// Seconds of audio.
-    public var duration: Double { sampleRate > 0 ? Double(frameCount) / Double(sampleRate) : 0 }
+    package var duration: Double { sampleRate > 0 ? Double(frameCount) / Double(sampleRate) : 0 }
 }
 
 /// Reads WAV files into ``WAVFile``. Any thread.
-public enum WAVReader {
+package enum WAVReader {
     /// Reads the file at `url`.
-    public static func read(_ url: URL) throws(TestingError) -> WAVFile {
+    package static func read(_ url: URL) throws(TestingError) -> WAVFile {
         let data: Data
         do { data = try Data(contentsOf: url) } catch { throw TestingError("cannot read \(url.path): \(error)") }
         return try parse(data, name: url.lastPathComponent)
     }
 
     /// Parses the bytes of a WAV file (`name` is for messages).
-    public static func parse(_ data: Data, name: String = "WAV data") throws(TestingError) -> WAVFile {
+    package static func parse(_ data: Data, name: String = "WAV data") throws(TestingError) -> WAVFile {
         let b = [UInt8](data)
         func u16(_ o: Int) -> Int { Int(b[o]) | Int(b[o + 1]) << 8 }
         func u32(_ o: Int) -> Int { u16(o) | u16(o + 2) << 16 }
@@ -88,14 +88,14 @@ public enum WAVReader {
 }
 
 /// Finds impulses in recorded audio. Any thread.
-public enum ImpulseFinder {
+package enum ImpulseFinder {
     /// Frame indices in `samples` whose magnitude exceeds `threshold`, in order.
-    public static func find(_ samples: [Float], threshold: Float = 0.5) -> [Int] {
+    package static func find(_ samples: [Float], threshold: Float = 0.5) -> [Int] {
         samples.indices.filter { abs(samples[$0]) > threshold }
     }
 
     /// ``find(_:threshold:)`` for each channel.
-    public static func find(channels: [[Float]], threshold: Float = 0.5) -> [[Int]] {
+    package static func find(channels: [[Float]], threshold: Float = 0.5) -> [[Int]] {
         channels.map { find($0, threshold: threshold) }
     }
 }
