@@ -23,6 +23,9 @@ let package = Package(
         .executable(name: "stereo-sine", targets: ["stereo-sine"]),
         .executable(name: "chiptune", targets: ["chiptune"]),
         .executable(name: "record-tone", targets: ["record-tone"]),
+        // Render-thread allocation counting for `aqsync bench` (it defines malloc): preloaded
+        // by the benchmark into its own process, never linked into anything.
+        .library(name: "AQAllocCounter", type: .dynamic, targets: ["CAllocCounter"]),
         // The C API (issue 12, docs/c-api.md): libAudioToolbox.so.
         .library(name: "AudioToolbox", type: .dynamic, targets: ["AudioToolboxC"]),
     ],
@@ -90,11 +93,12 @@ let package = Package(
         .target(name: "AudioToolboxC", dependencies: ["AQEngine", "AQJack", "AQJackServer", "AQFileStream", "AQConvert", "CAudioToolbox"],
                 swiftSettings: strict + [.swiftLanguageMode(.v5)]),
 
-        // Counts render-thread allocations for `aqsync bench` (defines malloc; aqsync only).
+        // Counts render-thread allocations for `aqsync bench` (defines malloc): the
+        // AQAllocCounter library, preloaded by the benchmark only.
         .target(name: "CAllocCounter"),
 
         .executableTarget(name: "aqsync", dependencies: [
-            "AQEngine", "AQJack", "AQJackServer", "AQFileStream", "AQSession", "AQBench", "CAllocCounter",
+            "AQEngine", "AQJack", "AQJackServer", "AQFileStream", "AQSession", "AQBench",
             .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Tools"])),
         ], swiftSettings: strict),
         .executableTarget(name: "a440", dependencies: ["AQEngine", "AQJack"], swiftSettings: strict),

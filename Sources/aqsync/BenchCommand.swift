@@ -1,13 +1,10 @@
 import AQBench
 import ArgumentParser
-import CAllocCounter
 import Foundation
 
-/// Render-thread allocation counting through the malloc this executable defines
-/// (Sources/CAllocCounter); nil when the interposition did not take.
-let allocationCounter: AllocationCounter? = aq_alloc_counter_active() != 0
-    ? AllocationCounter(watch: { aq_alloc_watch($0) }, count: { Int(aq_alloc_count()) }, stop: { aq_alloc_stop() })
-    : nil
+/// Render-thread allocation counting through the preloaded counter (``AllocationCounting``);
+/// nil when it is not in the process.
+var allocationCounter: AllocationCounter? { AllocationCounting.counter() }
 
 /// `aqsync bench`: the render benchmark of issue 5 (docs/benchmarking.md says what each
 /// figure means). Live: N output queues on a JACK server, measured from inside the process
@@ -73,6 +70,7 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        AllocationCounting.preload()  // runs this command again with the counter, once
         if firstFrame {
             let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
             let o = FirstFrameOptions(aqsync: me, tracks: tracks, runs: runs, lead: lead, server: server, sampleRate: rate, frames: frames)

@@ -1,7 +1,7 @@
 // Counts the allocations one thread makes, for `aqsync bench` (render-thread allocations).
-// Linked into the aqsync executable only: it defines malloc and friends, forwarding every call
-// to glibc's allocator (__libc_malloc, ...), so the whole process uses it. See
-// docs/benchmarking.md.
+// Built as libAQAllocCounter.so and linked into nothing: `aqsync bench` preloads it into its
+// own process (LD_PRELOAD), where its malloc and friends, forwarding every call to glibc's
+// allocator (__libc_malloc, ...), take the place of libc's. See docs/benchmarking.md.
 #ifndef AQ_ALLOC_COUNTER_H
 #define AQ_ALLOC_COUNTER_H
 
