@@ -44,17 +44,44 @@ public final class AudioQueueEngine: @unchecked Sendable {
         set { shared.awayReason = newValue }
     }
 
-    /// Makes an engine on `device` and starts the device. Any control thread; starts a thread.
+    /// Who runs the engine's callbacks and listeners.
     ///
-    /// - Throws: ``AudioQueueError/Code/invalidDevice`` when the device cannot start.
+    /// Thread safety: a plain value; any thread.
+    public enum EventDelivery: Sendable, Equatable {
+        /// The engine's own events thread ("aqsync-events"), woken by the render thread: the
+        /// default, and the only choice on a realtime device.
+        case thread
+        /// Nobody but the caller: no events thread is started, and callbacks and listeners run
+        /// only inside ``AudioQueueEngine/deliverPendingEvents()``, on the thread that calls it
+        /// (as SwiftNIO's `EmbeddedEventLoop`). For a hand-driven device, whose caller drives
+        /// time too: a test then controls both. The render thread's events wait in their ring
+        /// meanwhile; when it is full, commands are refused (`.capacityExceeded`) until the
+        /// caller delivers.
+        case manual
+    }
+
+    /// How callbacks and listeners are delivered (``EventDelivery``). Any thread.
+    public let eventDelivery: EventDelivery
+
+    /// Makes an engine on `device` and starts the device. Any control thread; starts the events
+    /// thread unless `eventDelivery` is `.manual`.
+    ///
+    /// - Throws: ``AudioQueueError/Code/invalidDevice`` when the device cannot start;
+    ///   ``AudioQueueError/Code/invalidParameter`` for `.manual` delivery on a realtime device
+    ///   (nothing would deliver its events while its own thread renders).
     public init(
-        device: any AudioDevice, capacities: RenderCapacities = RenderCapacities(), volumeRampSeconds: Double = 0.005
+        device: any AudioDevice, capacities: RenderCapacities = RenderCapacities(), volumeRampSeconds: Double = 0.005,
+        eventDelivery: EventDelivery = .thread
     ) throws(AudioQueueError) {
+        if eventDelivery == .manual && device.isRealtime {
+            throw AudioQueueError(.invalidParameter, "manual event delivery needs a hand-driven device (\(device.uid) renders on its own thread)")
+        }
         self.device = device
         self.capacities = capacities
         self.volumeRampSeconds = volumeRampSeconds
+        self.eventDelivery = eventDelivery
         shared = EngineShared(device: device, capacities: capacities, volumeRampSeconds: volumeRampSeconds)
-        shared.startEventsThread()
+        if eventDelivery == .thread { shared.startEventsThread() }
         // Called on a thread of the device's; the engine moves everything to its events thread.
         device.setStatusHandler { [weak self] status in self?.deviceStatusChanged(status) }
         do {
