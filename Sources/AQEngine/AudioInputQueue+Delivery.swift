@@ -129,7 +129,7 @@ extension AudioInputQueue {
         runningFlag.store(on, ordering: .releasing)
         callbackLock.lock()
         defer { callbackLock.unlock() }
-        let ls = locked { disposed ? [] : listeners.map(\.listener) }
+        let ls = locked { disposed ? [] : listeners.listeners(for: .isRunning) }
         for l in ls { l(self, .isRunning) }
     }
 

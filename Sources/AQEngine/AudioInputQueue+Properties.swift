@@ -70,20 +70,16 @@ extension AudioInputQueue {
         try locked { () throws(AudioQueueError) in
             try checkLive()
             guard id == .isRunning else { throw AudioQueueError(.invalidProperty, "input queues report only IsRunning") }
-            nextListenerToken += 1
-            listeners.append((nextListenerToken, listener))
-            return nextListenerToken
+            return listeners.add(id, listener)
         }
     }
 
-    /// Removes a listener by its token. Any thread; does not block.
+    /// Removes a listener by its token (`.invalidParameter` when none has it). Any thread;
+    /// does not block.
     public func removePropertyListener(_ token: Int) throws(AudioQueueError) {
         try locked { () throws(AudioQueueError) in
             try checkLive()
-            guard let i = listeners.firstIndex(where: { $0.token == token }) else {
-                throw AudioQueueError(.invalidParameter, "no listener with that token")
-            }
-            listeners.remove(at: i)
+            try listeners.remove(token)
         }
     }
 }

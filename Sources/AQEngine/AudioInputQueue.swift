@@ -107,8 +107,7 @@ public final class AudioInputQueue: @unchecked Sendable {
     var discontinuities = 0
     var meteringEnabled = false
     var meterValues: [AudioQueueLevelMeterState]
-    var listeners: [(token: Int, listener: PropertyListener)] = []
-    var nextListenerToken = 0
+    var listeners = PropertyListeners<PropertyListener>()
     /// Planar scratch the ring is read into.
     let scratchFrames = 4096
     let scratch: UnsafeMutablePointer<Float>

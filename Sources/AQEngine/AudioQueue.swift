@@ -114,8 +114,7 @@ public final class AudioQueue: @unchecked Sendable {
     /// Compressed queues: the decoder and its stream.
     var codec: DecoderStream
     // Guarded by `flags`:
-    var listenerTable: [(id: AudioQueuePropertyID, token: Int, listener: PropertyListener)] = []
-    var nextListenerToken = 0
+    var listenerTable = PropertyListeners<PropertyListener>()
     var errorValue: AudioQueueError?
     // Guarded by `lock`:
     var startFrame: Int64?

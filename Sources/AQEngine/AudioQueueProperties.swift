@@ -416,26 +416,22 @@ extension AudioQueue {
     public func addPropertyListener(_ id: AudioQueuePropertyID, _ listener: @escaping PropertyListener) -> Int {
         flags.lock()
         defer { flags.unlock() }
-        nextListenerToken += 1
-        listenerTable.append((id, nextListenerToken, listener))
-        return nextListenerToken
+        return listenerTable.add(id, listener)
     }
 
-    /// Removes a listener (`AudioQueueRemovePropertyListener`).
+    /// Removes a listener (`AudioQueueRemovePropertyListener`) by its token; `.invalidParameter`
+    /// when none has it. Any thread; does not block.
     public func removePropertyListener(_ token: Int) throws(AudioQueueError) {
         flags.lock()
         defer { flags.unlock() }
-        guard let i = listenerTable.firstIndex(where: { $0.token == token }) else {
-            throw AudioQueueError(.invalidProperty, "no listener with token \(token)")
-        }
-        listenerTable.remove(at: i)
+        try listenerTable.remove(token)
     }
 
     /// The listeners of `id` now. Any thread (takes the leaf lock).
     func listeners(for id: AudioQueuePropertyID) -> [PropertyListener] {
         flags.lock()
         defer { flags.unlock() }
-        return listenerTable.filter { $0.id == id }.map(\.listener)
+        return listenerTable.listeners(for: id)
     }
 
     // MARK: - Time
