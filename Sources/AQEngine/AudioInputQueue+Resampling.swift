@@ -11,7 +11,7 @@ extension AudioInputQueue {
         let core = hub.core.pointee
         // At the start of a pass nothing was handed back yet: with no buffer, frames are lost.
         drainFifoLocked(&handed, allowLoss: true)
-        while readPosition < end && (fifo[0].isEmpty || !pending.isEmpty) {
+        while readPosition < end && (fifo.isEmpty || !pending.isEmpty) {
             let r = readStreamLocked(core, until: end, handed: &handed)
             if r.frames == 0 { break }
             if streamStart < 0 {
@@ -20,7 +20,7 @@ extension AudioInputQueue {
             }
             if meteringEnabled { meter(r.frames) }
             convertScratch(converter, frames: r.frames) { outs, k in
-                for c in 0..<channels { fifo[c].append(contentsOf: UnsafeBufferPointer(start: outs[c], count: k)) }
+                fifo.append(frames: k) { UnsafePointer(outs[$0]) }
             }
             readPosition += Int64(r.frames)
             drainFifoLocked(&handed, allowLoss: handed.isEmpty)
@@ -31,22 +31,25 @@ extension AudioInputQueue {
     /// Moves converted frames into the enqueued buffers; with no buffer left, loses them
     /// (counted in device frames) when `allowLoss`, keeps them otherwise. Queue lock held.
     func drainFifoLocked(_ handed: inout [(AudioQueueBuffer, Double)], allowLoss: Bool) {
-        while !fifo[0].isEmpty {
+        while !fifo.isEmpty {
             guard let head = pending.first else {
                 if allowLoss {
-                    lost += Int64((Double(fifo[0].count) * ratio).rounded())
+                    lost += Int64((Double(fifo.count) * ratio).rounded())
                     discontinuities += 1
-                    fifoFrame += fifo[0].count
-                    fifo = Array(repeating: [], count: channels)
+                    fifoFrame += fifo.count
+                    fifo.removeAll()
                 }
                 return
             }
             let room = head.audioDataBytesCapacity / bytesPerFrame - filled
-            let k = min(room, fifo[0].count)
+            let k = min(room, fifo.count)
             if filled == 0 { headQueueFrame = fifoFrame }
-            let planes = fifo
-            encode(k, into: head.audioData + filled * bytesPerFrame) { c, i in planes[c][i] }
-            for c in 0..<channels { fifo[c].removeFirst(k) }
+            do {
+                // A copy that shares the storage, gone before the FIFO is changed (no copy of it).
+                let planes = fifo
+                encode(k, into: head.audioData + filled * bytesPerFrame) { c, i in planes.sample(c, i) }
+            }
+            fifo.removeFirst(k)
             fifoFrame += k
             filled += k
             if filled * bytesPerFrame + bytesPerFrame > head.audioDataBytesCapacity {
@@ -80,7 +83,7 @@ extension AudioInputQueue {
                     encoder.encode(frames: got, into: &packets) { c, i in out[c * pendingOut + i] }
                     packetFifo += packets
                 } else {
-                    for c in 0..<channels { fifo[c].append(contentsOf: UnsafeBufferPointer(start: out + c * pendingOut, count: got)) }
+                    fifo.append(frames: got) { UnsafePointer(out + $0 * pendingOut) }
                 }
             }
         }
@@ -101,7 +104,7 @@ extension AudioInputQueue {
     func discardStreamLocked() {
         converter?.reset()
         encoder?.reset()
-        if converter != nil { fifo = Array(repeating: [], count: channels) }
+        if converter != nil { fifo.removeAll() }
         packetFifo.removeAll()
         if encoder != nil { headDescriptions.removeAll() }
         streamStart = -1

@@ -81,7 +81,7 @@ public final class AudioInputQueue: @unchecked Sendable {
     /// stream), converted frames not yet in a buffer (planar) and the stream output index of
     /// their first, and the stream output index of the buffer in progress's first frame.
     var streamStart: Int64 = -1
-    var fifo: [[Float]] = []
+    var fifo = PlanarFIFO(channels: 0)
     var fifoFrame = 0
     var headQueueFrame = 0
     /// Compressed queues: encoded packets not yet in a buffer and the stream packet index of
@@ -136,7 +136,7 @@ public final class AudioInputQueue: @unchecked Sendable {
         scratch.initialize(repeating: 0, count: scratchFrames * channels)
         scratchChannels = .allocate(capacity: channels)
         for c in 0..<channels { scratchChannels[c] = scratch + c * scratchFrames }
-        fifo = Array(repeating: [], count: channels)
+        fifo = PlanarFIFO(channels: channels)
     }
 
     deinit {
