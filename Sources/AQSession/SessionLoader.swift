@@ -11,7 +11,7 @@ package enum SessionLoader {
     static let topKeys: Set<String> = ["session", "output", "track", "record", "marker"]
     static let sessionKeys: Set<String> = ["name", "sample_rate", "loop", "bpm", "meter", "gap"]
     static let outputKeys: Set<String> = ["client_name", "channels", "connect"]
-    static let trackKeys: Set<String> = ["name", "file", "start", "gain_db", "trim_start", "trim_end", "outputs", "fade_in", "fade_out", "fade_curve", "gain"]
+    static let trackKeys: Set<String> = ["name", "file", "start", "gain_db", "trim_start", "trim_end", "outputs", "fade_in", "fade_out", "fade_curve", "gain", "crossfade"]
     static let recordKeys: Set<String> = ["file", "format", "channels", "connect", "start", "length", "compensate"]
     /// Capture ports one session may record from, over all its takes.
     package static let maximumTakeChannels = 32
@@ -238,8 +238,15 @@ package enum SessionLoader {
                 name: trackName, file: fileURL, start: start, gainDB: gain, trimStart: trimStart, trimEnd: trimEnd,
                 outputs: outputs, audio: info, fadeIn: fadeIn, fadeOut: fadeOut)
             track.gainPoints = try parseGainPoints(t, loc: loc, sec: sec, what: tl, trackFrames: trackFrames, rate: rateForLength)
+            if let c = t["crossfade"] {
+                guard let on = c.bool else {
+                    throw loc.error(.invalidValue, key: "crossfade", section: sec, "\(tl): crossfade must be true or false, not \(c.type)")
+                }
+                if on { track.crossfadeIn = SessionCrossfade(curve: curve, partnerStart: .frames(0), partnerFrames: 0, partnerRate: 1) }
+            }
             tracks.append(track)
         }
+        try linkCrossfades(&tracks, sampleRate: sampleRate, loc: loc)
         let takes = try parseTakes(root, loc: loc, folder: folder, tracks: tracks)
         var session = Session(url: url, name: name, sampleRate: sampleRate, output: output, tracks: tracks, takes: takes)
         session.markers = try parseMarkers(root, loc: loc, session: session)

@@ -237,6 +237,31 @@ package struct SessionFade: Sendable, Equatable {
     }
 }
 
+/// One side of a crossfade (`crossfade = true`): the curve, and where the other track lies, so
+/// that the overlap is worked out at the device rate when the track plays.
+///
+/// Thread safety: a plain value; any thread.
+package struct SessionCrossfade: Sendable, Equatable {
+    /// The curve of both fades (the later track's `fade_curve`).
+    package var curve: FadeCurve
+    /// The other track's `start`.
+    package var partnerStart: SessionTime
+    /// The other track's frames after trims, at its file's rate.
+    package var partnerFrames: Int64
+    /// The other track's file rate.
+    package var partnerRate: Double
+
+    /// Device frames where the other track lies on a device at `deviceRate` (as
+    /// ``Session/startOffset(of:deviceRate:)`` and ``Session/deviceLength(of:deviceRate:)``
+    /// place a track).
+    package func partnerSpan(sessionRate: Double?, deviceRate: Double) -> Range<Int64> {
+        let start = partnerStart.deviceFrames(sessionRate: sessionRate ?? deviceRate, deviceRate: deviceRate)
+        let n = partnerRate == deviceRate
+            ? partnerFrames : Int64((Double(partnerFrames) * deviceRate / partnerRate).rounded(.toNearestOrAwayFromZero))
+        return start..<(start + n)
+    }
+}
+
 /// `[[track]]`: one audio file on the timeline.
 ///
 /// Thread safety: a plain value; any thread.
@@ -264,6 +289,13 @@ package struct SessionTrack: Sendable {
     package var fadeOut: SessionFade?
     /// `gain`: the track's gain envelope (``SessionGainPoint``, in time order); empty: none.
     package var gainPoints: [SessionGainPoint] = []
+    /// `crossfade = true`: this track fades in while the track listed before it fades out,
+    /// over the frames where they overlap (the loader checked that they do, and that neither
+    /// has a fade of its own there); nil: none.
+    package var crossfadeIn: SessionCrossfade?
+    /// The crossfade the track listed after this one asked for: this track fades out over the
+    /// overlap; nil: none.
+    package var crossfadeOut: SessionCrossfade?
 
     /// Makes a track (normally the loader does).
     package init(

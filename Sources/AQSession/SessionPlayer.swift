@@ -154,6 +154,18 @@ package final class SessionPlayer: @unchecked Sendable {
             fades.outLength = min(n, f.length.deviceFrames(sessionRate: sessionRate, deviceRate: deviceRate))
             fades.outCurve = f.curve
         }
+        // Crossfades: the overlap with the other track, in device frames at this rate.
+        let start = session.startOffset(of: spec, deviceRate: deviceRate)
+        if let x = spec.crossfadeIn {
+            let other = x.partnerSpan(sessionRate: session.sampleRate, deviceRate: deviceRate)
+            fades.inLength = max(0, min(n, other.upperBound - start))
+            fades.inCurve = x.curve
+        }
+        if let x = spec.crossfadeOut {
+            let other = x.partnerSpan(sessionRate: session.sampleRate, deviceRate: deviceRate)
+            fades.outLength = max(0, min(n, start + n - other.lowerBound))
+            fades.outCurve = x.curve
+        }
         return try TrackSource(track: spec, deviceRate: deviceRate, length: n, skip: skip, fades: fades, chunkFrames: bufferFrames)
     }
 
