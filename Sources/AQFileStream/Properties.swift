@@ -44,6 +44,7 @@ extension AudioFileStream {
             let f = try known(format)
             let tag = layout?.tag ?? (f.channelsPerFrame == 1 ? AudioChannelLayoutTag.mono
                 : f.channelsPerFrame == 2 ? AudioChannelLayoutTag.stereo : (0xFFFF << 16) | f.channelsPerFrame)
+            if f.formatID == AudioFormatID.mpeg4AAC, let a = aacConfig { return .formatList(a.formatList(core: f, coreTag: tag)) }
             return .formatList([AudioFormatListItem(format: f, channelLayoutTag: tag)])
         case .magicCookieData: return .bytes(try known(cookie))
         case .audioDataByteCount: return .uint64(try known(byteCount))
