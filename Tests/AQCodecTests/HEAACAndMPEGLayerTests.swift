@@ -31,6 +31,17 @@ import Testing
         try CodecPlaybackTests().check(f, expectGapless: false, fx)
     }
 
+    /// A session (the code of `aqsync render`) plays an MP2 track: ffmpeg's decode, its length.
+    @Test func layerIISessionRenderMatchesFFmpeg() throws {
+        let fx = try CodecFixtures()
+        let f = try CodecPlaybackTests.encode(fx, "s.mp2", rate: 48000, codec: ["-c:a", "mp2", "-b:a", "256k"])
+        let reference = try fx.ffmpegDecode(f, channels: 2)
+        let wav = try SessionCodecTests().render(fx, file: f, rate: 48000)
+        #expect(wav.frameCount == reference[0].count, "same length as ffmpeg's decode")
+        let d = maxDifference(Array(wav.channels.prefix(2)), reference, frames: min(wav.frameCount, reference[0].count))
+        #expect(d <= 1e-4, "max difference \(d)")
+    }
+
     /// ffmpeg has no Layer I encoder: a stream of valid Layer I frames whose bit allocations
     /// are all zero (silence) is built by hand.
     @Test func layerIFramesParseAndDecode() throws {
