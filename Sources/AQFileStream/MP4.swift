@@ -475,7 +475,7 @@ extension AudioFileStream {
     }
 
     /// The AudioSpecificConfig inside an `esds` body (DecoderSpecificInfo, tag 5).
-    private func audioSpecificConfig(_ c: [UInt8]) -> [UInt8]? {
+    func audioSpecificConfig(_ c: [UInt8]) -> [UInt8]? {
         var i = 0
         while i + 2 < c.count {
             if c[i] == 0x05 {

@@ -2,6 +2,7 @@ import AQConvert
 import AQCore
 import AQEngine
 import AQFileStream
+import AQSession
 import AQTypes
 import Foundation
 import Testing
@@ -211,6 +212,40 @@ extension AudioFileStream {
         }
         #expect(best.diff <= 1e-4, "best alignment: lag \(best.lag), max difference \(best.diff)")
         print("HE M4A vs ffmpeg: lag \(best.lag), max difference \(best.diff)")
+    }
+
+    /// CAF: the config is in the `kuki` esds. This project's encoder (ffmpeg's) signals SBR
+    /// absent, so its 22.05 kHz AAC is LC only; the same file with SBR signalled lists HE first.
+    @Test(arguments: [false, true]) func cafListsHEWhenItsCookieSignalsSBR(signalled: Bool) throws {
+        let fx = try CodecFixtures()
+        let format = AudioStreamBasicDescription(sampleRate: 22050, formatID: AudioFormatID.mpeg4AAC, formatFlags: AudioFormatFlags(rawValue: 2),
+                                                 bytesPerPacket: 0, framesPerPacket: 1024, bytesPerFrame: 0, channelsPerFrame: 2, bitsPerChannel: 0)
+        let e = try PacketEncoder(format: format)
+        var packets: [[UInt8]] = []
+        e.encode(frames: 22050, into: &packets) { _, i in Float(sin(2 * Double.pi * 1000 * Double(i) / 22050) * 0.5) }
+        let remainder = e.finish(into: &packets)
+        var cookie = e.magicCookie
+        let asc: [UInt8] = [0x13, 0x90, 0x56, 0xE5, 0x00]
+        let at = try #require((0..<(cookie.count - 5)).first { Array(cookie[$0..<($0 + 5)]) == asc }, "the encoder's config in its esds")
+        if signalled { cookie[at + 4] = 0xA0 }
+        let url = URL(fileURLWithPath: fx.path("t.caf"))
+        let w = try CAFPacketWriter(url: url, format: e.format, magicCookie: cookie)
+        var bytes: [UInt8] = []
+        var descriptions: [AudioStreamPacketDescription] = []
+        for p in packets {
+            descriptions.append(AudioStreamPacketDescription(startOffset: Int64(bytes.count), variableFramesInPacket: 0, dataByteSize: UInt32(p.count)))
+            bytes += p
+        }
+        try bytes.withUnsafeBytes { try w.write($0, descriptions: descriptions) }
+        try w.finish(primingFrames: e.primingFrames, remainderFrames: remainder)
+        let file = try CompressedFileReader(url: url)
+        #expect(file.format.formatID == AudioFormatID.mpeg4AAC && file.format.sampleRate == 22050)
+        var data = [UInt8](try Data(contentsOf: url))
+        data = cafWithPacketTableFirst(data)
+        let s = try AudioFileStream(propertyListener: { _, _, _ in }, packets: { _, _, _ in })
+        try s.parse(data)
+        let ids = try s.formatItems().map(\.format.formatID)
+        #expect(ids == (signalled ? [AudioFormatID.mpeg4AAC_HE, AudioFormatID.mpeg4AAC] : [AudioFormatID.mpeg4AAC]))
     }
 
     @Test func decoderConfigsNameTheLayers() throws {
