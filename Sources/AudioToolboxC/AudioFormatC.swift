@@ -48,9 +48,48 @@ func formatInfo(_ f: CFormat) -> Result<CFormat, AudioFileFailure> {
         outPropertyDataSize.pointee = UInt32(list.count * MemoryLayout<CAudioToolbox.AudioFormatListItem>.stride)
         return 0
     }
+    if inPropertyID == UInt32(kAudioFormatProperty_FirstPlayableFormatFromList) {
+        outPropertyDataSize.pointee = 4
+        return 0
+    }
+    if inPropertyID == UInt32(kAudioFormatProperty_DecodeFormatIDs) || inPropertyID == UInt32(kAudioFormatProperty_EncodeFormatIDs) {
+        outPropertyDataSize.pointee = UInt32(4 * codecFormatIDs(decode: inPropertyID == UInt32(kAudioFormatProperty_DecodeFormatIDs)).count)
+        return 0
+    }
     guard inPropertyID == UInt32(kAudioFormatProperty_FormatInfo) else { return kAudioFormatUnsupportedPropertyError }
     outPropertyDataSize.pointee = UInt32(MemoryLayout<CFormat>.size)
     return 0
+}
+
+/// The format IDs kAudioFormatProperty_DecodeFormatIDs / EncodeFormatIDs answer.
+func codecFormatIDs(decode: Bool) -> [UInt32] {
+    if !decode { return [UInt32(kAudioFormatLinearPCM), UInt32(kAudioFormatMPEG4AAC), UInt32(kAudioFormatAppleLossless)] }
+    let compressed: [UInt32] = [
+        UInt32(kAudioFormatMPEGLayer1), UInt32(kAudioFormatMPEGLayer2), UInt32(kAudioFormatMPEGLayer3),
+        UInt32(kAudioFormatMPEG4AAC), UInt32(kAudioFormatMPEG4AAC_HE), UInt32(kAudioFormatMPEG4AAC_HE_V2),
+        UInt32(kAudioFormatAppleLossless), UInt32(kAudioFormatFLAC), UInt32(kAudioFormatOpus), 0x766F_7262,  // 'vorb'
+    ]
+    return [UInt32(kAudioFormatLinearPCM), UInt32(kAudioFormatULaw), UInt32(kAudioFormatALaw)]
+        + compressed.filter { PacketDecoder.canDecode(SFormat(sampleRate: 44100, formatID: FourCharCode(rawValue: $0), formatFlags: [],
+                                                                bytesPerPacket: 0, framesPerPacket: 0, bytesPerFrame: 0, channelsPerFrame: 2, bitsPerChannel: 0)) }
+}
+
+/// kAudioFormatProperty_FirstPlayableFormatFromList: the index of the first item an output
+/// queue plays (a decodable compressed format, or linear PCM / G.711 the deinterleaver takes).
+func firstPlayable(_ size: UInt32, _ specifier: UnsafeRawPointer?) -> Result<UInt32, AudioFileFailure> {
+    let stride = MemoryLayout<CAudioToolbox.AudioFormatListItem>.stride
+    guard let specifier, size > 0, Int(size) % stride == 0 else {
+        return .failure(AudioFileFailure(status: kAudioFormatBadSpecifierSizeError, "not a list of AudioFormatListItem"))
+    }
+    for k in 0..<(Int(size) / stride) {
+        let f = SFormat(c: specifier.loadUnaligned(fromByteOffset: k * stride, as: CAudioToolbox.AudioFormatListItem.self).mASBD)
+        if PacketDecoder.canDecode(f) {
+            if (try? PacketDecoder.validate(f)) != nil { return .success(UInt32(k)) }
+        } else if (try? PCMDeinterleaver(format: f)) != nil {
+            return .success(UInt32(k))
+        }
+    }
+    return .failure(AudioFileFailure(status: kAudioFormatUnsupportedDataFormatError, "no playable format in the list"))
 }
 
 /// kAudioFormatProperty_FormatList's items for an AudioFormatInfo specifier (nil: a specifier
@@ -91,6 +130,21 @@ func formatList(_ size: UInt32, _ specifier: UnsafeRawPointer?) -> [CAudioToolbo
         guard n > 0 else { return kAudioFormatBadPropertySizeError }
         for k in 0..<n { outPropertyData.storeBytes(of: list[k], toByteOffset: k * stride, as: CAudioToolbox.AudioFormatListItem.self) }
         ioPropertyDataSize.pointee = UInt32(n * stride)
+        return 0
+    }
+    if inPropertyID == UInt32(kAudioFormatProperty_FirstPlayableFormatFromList) {
+        guard ioPropertyDataSize.pointee >= 4 else { return kAudioFormatBadPropertySizeError }
+        return fileStatus { () throws(AudioFileFailure) in
+            outPropertyData.storeBytes(of: try firstPlayable(inSpecifierSize, inSpecifier).get(), as: UInt32.self)
+            ioPropertyDataSize.pointee = 4
+        }
+    }
+    if inPropertyID == UInt32(kAudioFormatProperty_DecodeFormatIDs) || inPropertyID == UInt32(kAudioFormatProperty_EncodeFormatIDs) {
+        let ids = codecFormatIDs(decode: inPropertyID == UInt32(kAudioFormatProperty_DecodeFormatIDs))
+        let n = min(ids.count, Int(ioPropertyDataSize.pointee) / 4)
+        guard n > 0 else { return kAudioFormatBadPropertySizeError }
+        for k in 0..<n { outPropertyData.storeBytes(of: ids[k], toByteOffset: 4 * k, as: UInt32.self) }
+        ioPropertyDataSize.pointee = UInt32(4 * n)
         return 0
     }
     guard inPropertyID == UInt32(kAudioFormatProperty_FormatInfo) else { return kAudioFormatUnsupportedPropertyError }

@@ -37,6 +37,12 @@ static void listener(void *user, AudioFileStreamID s, AudioFileStreamPropertyID 
     i->cookieSize = sizeof i->cookie;
     if (AudioFileStreamGetProperty(s, kAudioFileStreamProperty_MagicCookieData, &i->cookieSize, i->cookie) != noErr) i->cookieSize = 0;
 }
+/* Items equal field by field (the struct's 4 bytes of tail padding are not compared). */
+static int sameItems(const AudioFormatListItem *a, const AudioFormatListItem *b, UInt32 bytes) {
+    for (UInt32 k = 0; k < bytes / sizeof(AudioFormatListItem); k++)
+        if (memcmp(&a[k].mASBD, &b[k].mASBD, sizeof a[k].mASBD) != 0 || a[k].mChannelLayoutTag != b[k].mChannelLayoutTag) return 0;
+    return 1;
+}
 static void packets(void *u, UInt32 b, UInt32 n, const void *d, AudioStreamPacketDescription *p) { (void)u; (void)b; (void)n; (void)d; (void)p; }
 static void output(void *u, AudioQueueRef q, AudioQueueBufferRef b) { (void)u; (void)q; (void)b; }
 
@@ -78,7 +84,7 @@ int main(int argc, char **argv) {
     AudioFormatListItem items[8];
     size = sizeof items;
     EXPECT(AudioFormatGetProperty(kAudioFormatProperty_FormatList, sizeof fi, &fi, &size, items) == noErr && size == he.listSize
-           && memcmp(items, he.list, size) == 0, "AudioFormat FormatList = the parser's");
+           && sameItems(items, he.list, size), "AudioFormat FormatList = the parser's");
     fi.mMagicCookie = NULL;
     fi.mMagicCookieSize = 0;
     size = sizeof items;
@@ -87,13 +93,46 @@ int main(int argc, char **argv) {
     size = sizeof items;
     EXPECT(AudioFormatGetProperty(kAudioFormatProperty_FormatList, 4, &fi, &size, items) == kAudioFormatBadSpecifierSizeError, "short specifier");
 
+    /* The first playable item, as a player asks (the HE item), and the decoders. */
+    UInt32 index = 99;
+    size = sizeof index;
+    EXPECT(AudioFormatGetPropertyInfo(kAudioFormatProperty_FirstPlayableFormatFromList, he.listSize, he.list, &size) == noErr && size == 4, "fpfl size");
+    EXPECT(AudioFormatGetProperty(kAudioFormatProperty_FirstPlayableFormatFromList, he.listSize, he.list, &size, &index) == noErr && index == 0,
+           "first playable: %u", index);
+    AudioFormatListItem odd[2];
+    odd[0] = he.list[0];
+    odd[0].mASBD.mFormatID = 0x7a7a7a7a;
+    odd[1] = he.list[count - 1];
+    size = sizeof index;
+    EXPECT(AudioFormatGetProperty(kAudioFormatProperty_FirstPlayableFormatFromList, sizeof odd, odd, &size, &index) == noErr && index == 1,
+           "an unknown format is skipped: %u", index);
+    size = sizeof index;
+    EXPECT(AudioFormatGetProperty(kAudioFormatProperty_FirstPlayableFormatFromList, sizeof odd[0], odd, &size, &index) == kAudioFormatUnsupportedDataFormatError,
+           "nothing playable");
+    size = sizeof index;
+    EXPECT(AudioFormatGetProperty(kAudioFormatProperty_FirstPlayableFormatFromList, 10, odd, &size, &index) == kAudioFormatBadSpecifierSizeError, "odd size");
+    UInt32 ids[32];
+    size = 0;
+    EXPECT(AudioFormatGetPropertyInfo(kAudioFormatProperty_DecodeFormatIDs, 0, NULL, &size) == noErr && size >= 4 * 10 && size <= sizeof ids, "acif size %u", size);
+    EXPECT(AudioFormatGetProperty(kAudioFormatProperty_DecodeFormatIDs, 0, NULL, &size, ids) == noErr, "acif");
+    int hasHE = 0, hasMP2 = 0, hasMP1 = 0;
+    for (UInt32 k = 0; k < size / 4; k++) {
+        hasHE |= ids[k] == kAudioFormatMPEG4AAC_HE_V2;
+        hasMP2 |= ids[k] == kAudioFormatMPEGLayer2;
+        hasMP1 |= ids[k] == kAudioFormatMPEGLayer1;
+    }
+    EXPECT(hasHE && hasMP2 && hasMP1, "decoders include HE-AAC v2, MP2, MP1");
+    size = sizeof ids;
+    EXPECT(AudioFormatGetProperty(kAudioFormatProperty_EncodeFormatIDs, 0, NULL, &size, ids) == noErr && size == 12
+           && ids[1] == kAudioFormatMPEG4AAC, "encoders: PCM, AAC, ALAC");
+
     /* Audio File Services. */
     CFURLRef url = CFURLCreateFromFileSystemRepresentation(NULL, (const UInt8 *)argv[1], (CFIndex)strlen(argv[1]), false);
     AudioFileID file;
     EXPECT(AudioFileOpenURL(url, kAudioFileReadPermission, kAudioFileAAC_ADTSType, &file) == noErr, "AudioFileOpenURL");
     size = sizeof items;
     EXPECT(AudioFileGetProperty(file, kAudioFilePropertyFormatList, &size, items) == noErr && size == he.listSize
-           && memcmp(items, he.list, size) == 0, "kAudioFilePropertyFormatList = the parser's");
+           && sameItems(items, he.list, size), "kAudioFilePropertyFormatList = the parser's");
     AudioFileClose(file);
     CFRelease(url);
 

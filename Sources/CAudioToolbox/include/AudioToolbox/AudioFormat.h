@@ -42,7 +42,18 @@ CF_ENUM(AudioFormatPropertyID) {
      * ('aach'), both at the SBR rate with 2048 frames a packet, when the config signals them or
      * (implicit signalling) when it does not and the core runs at 24 kHz or less; then the LC
      * core ('aac ', 1024 frames). Any other format: one item, the format itself. */
-    kAudioFormatProperty_FormatList = 0x666C7374 /* 'flst' */
+    kAudioFormatProperty_FormatList = 0x666C7374, /* 'flst' */
+    /* Specifier: one or more AudioFormatListItem (a FormatList's). Value: a UInt32, the index of
+     * the first item an output queue can play (the format ID, rate and channels decodable here);
+     * none: kAudioFormatUnsupportedDataFormatError; a specifier not a whole number of items:
+     * kAudioFormatBadSpecifierSizeError. */
+    kAudioFormatProperty_FirstPlayableFormatFromList = 0x6670666C, /* 'fpfl' */
+    /* No specifier (NULL). Value: UInt32 format IDs a converter or queue decodes: linear PCM,
+     * u-law, a-law, MPEG Layers I-III, AAC, HE-AAC, HE-AAC v2, ALAC, FLAC, Opus, Vorbis. */
+    kAudioFormatProperty_DecodeFormatIDs = 0x61636966, /* 'acif' */
+    /* No specifier (NULL). Value: UInt32 format IDs a converter or recording queue encodes:
+     * linear PCM, AAC (LC), ALAC. */
+    kAudioFormatProperty_EncodeFormatIDs = 0x61636F66 /* 'acof' */
 };
 
 CF_ENUM(OSStatus) {
