@@ -66,6 +66,11 @@ public final class PacketDecoder {
     private var paddedCapacity: Int
     private let codec: UnsafePointer<AVCodec>
     private let extradata: [UInt8]
+    /// An AAC decoder told a layer is absent that the stream may carry (SBR on an LC queue, PS
+    /// on an HE queue): libavcodec then logs an error for every packet that carries it, so this
+    /// decoder's messages are lowered by 24 (error → verbose, hidden at FFmpeg's default level);
+    /// damaged packets are still counted in ``corruptPackets``.
+    private var quietAbsentLayers = false
     private var packetsSinceReset = 0
 
     /// True for the formats this decoder handles: `.mp3`, `aac `, `alac`, `flac`, `opus`, `vorb`. Any thread.
@@ -167,6 +172,7 @@ public final class PacketDecoder {
         try PacketDecoder.validate(format)
         let id = PacketDecoder.codecID(format.formatID)!
         var extra: [UInt8] = []
+        var quieten = false
         if PacketDecoder.isAAC(format.formatID) {
             guard !magicCookie.isEmpty else {
                 throw PacketDecoderError(kind: .missingMagicCookie, message: "AAC needs a magic cookie (AudioSpecificConfig or esds)")
@@ -175,6 +181,7 @@ public final class PacketDecoder {
                 throw PacketDecoderError(kind: .badMagicCookie, message: "the AAC magic cookie (\(magicCookie.count) bytes) holds no AudioSpecificConfig")
             }
             extra = PacketDecoder.aacDecoderConfig(formatID: format.formatID, asc: asc)
+            quieten = extra != asc && format.formatID != AudioFormatID.mpeg4AAC_HE_V2
         } else if format.formatID == AudioFormatID.appleLossless {
             guard !magicCookie.isEmpty else {
                 throw PacketDecoderError(kind: .missingMagicCookie, message: "Apple Lossless needs a magic cookie (ALACSpecificConfig)")
@@ -208,6 +215,7 @@ public final class PacketDecoder {
         self.codec = codec
         self.format = format
         self.extradata = extra
+        quietAbsentLayers = quieten
         channelCount = Int(format.channelsPerFrame)
         var most = PacketDecoder.maximumFramesPerPacket(format)
         if format.formatID == AudioFormatID.appleLossless, extra.count >= 36 {
@@ -262,6 +270,7 @@ public final class PacketDecoder {
             ctx.pointee.flags2 |= Int32(bitPattern: UInt32(AV_CODEC_FLAG2_SKIP_MANUAL))
         }
         av_channel_layout_default(&ctx.pointee.ch_layout, Int32(channelCount))
+        if quietAbsentLayers { ctx.pointee.log_level_offset = 24 }  // error (16) → verbose (40)
         if !extradata.isEmpty {
             let n = extradata.count
             let e = av_mallocz(n + Int(AV_INPUT_BUFFER_PADDING_SIZE))!.assumingMemoryBound(to: UInt8.self)
