@@ -27,8 +27,9 @@ public struct PacketDecoderError: Error, Hashable, Sendable, CustomStringConvert
     public var resultCode: Int32 { PCMFormatError.unsupportedDataFormatResultCode }
 }
 
-/// Decodes compressed audio packets (MP3, AAC-LC, Apple Lossless, FLAC, Opus, Vorbis) to planar Float32 at the
-/// stream's own rate with libavcodec.
+/// Decodes compressed audio packets (MPEG Layer I, II and III, AAC-LC, HE-AAC and HE-AAC v2,
+/// Apple Lossless, FLAC, Opus, Vorbis) to planar Float32 at the format's rate with libavcodec.
+/// An AAC format's ID names the layers decoded (``aacDecoderConfig(formatID:asc:)``).
 ///
 /// Feed packets in stream order with ``decode(_:framesIfCorrupt:into:offset:capacity:)``; at the
 /// end of a stream call ``drain(into:offset:capacity:)`` (it sends libavcodec the end-of-stream
@@ -73,7 +74,8 @@ public final class PacketDecoder {
     private var quietAbsentLayers = false
     private var packetsSinceReset = 0
 
-    /// True for the formats this decoder handles: `.mp3`, `aac `, `alac`, `flac`, `opus`, `vorb`. Any thread.
+    /// True for the formats this decoder handles: `.mp1`, `.mp2`, `.mp3`, `aac `, `aach`, `aacp`,
+    /// `alac`, `flac`, `opus`, `vorb`. Any thread.
     public static func canDecode(_ format: AudioStreamBasicDescription) -> Bool {
         codecID(format.formatID) != nil
     }
