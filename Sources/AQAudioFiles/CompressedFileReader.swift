@@ -56,6 +56,7 @@ package final class CompressedFileReader {
     /// True for the formats this reader handles.
     package static func isCompressed(_ f: AudioStreamBasicDescription) -> Bool {
         f.formatID == AudioFormatID.mpegLayer3 || f.formatID == AudioFormatID.mpeg4AAC || f.formatID == AudioFormatID.appleLossless
+            || f.formatID == AudioFormatID.mpegLayer2 || f.formatID == AudioFormatID.mpegLayer1
             || f.formatID == AudioFormatID.flac || f.formatID == AudioFormatID.opus || f.formatID == AudioFormatID.vorbis
     }
 

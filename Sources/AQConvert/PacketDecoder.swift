@@ -27,8 +27,9 @@ public struct PacketDecoderError: Error, Hashable, Sendable, CustomStringConvert
     public var resultCode: Int32 { PCMFormatError.unsupportedDataFormatResultCode }
 }
 
-/// Decodes compressed audio packets (MP3, AAC-LC, Apple Lossless, FLAC, Opus, Vorbis) to planar Float32 at the
-/// stream's own rate with libavcodec.
+/// Decodes compressed audio packets (MPEG Layer I, II and III, AAC-LC, HE-AAC and HE-AAC v2,
+/// Apple Lossless, FLAC, Opus, Vorbis) to planar Float32 at the format's rate with libavcodec.
+/// An AAC format's ID names the layers decoded (``aacDecoderConfig(formatID:asc:)``).
 ///
 /// Feed packets in stream order with ``decode(_:framesIfCorrupt:into:offset:capacity:)``; at the
 /// end of a stream call ``drain(into:offset:capacity:)`` (it sends libavcodec the end-of-stream
@@ -66,9 +67,15 @@ public final class PacketDecoder {
     private var paddedCapacity: Int
     private let codec: UnsafePointer<AVCodec>
     private let extradata: [UInt8]
+    /// An AAC decoder told a layer is absent that the stream may carry (SBR on an LC queue, PS
+    /// on an HE queue): libavcodec then logs an error for every packet that carries it, so this
+    /// decoder's messages are lowered by 24 (error → verbose, hidden at FFmpeg's default level);
+    /// damaged packets are still counted in ``corruptPackets``.
+    private var quietAbsentLayers = false
     private var packetsSinceReset = 0
 
-    /// True for the formats this decoder handles: `.mp3`, `aac `, `alac`, `flac`, `opus`, `vorb`. Any thread.
+    /// True for the formats this decoder handles: `.mp1`, `.mp2`, `.mp3`, `aac `, `aach`, `aacp`,
+    /// `alac`, `flac`, `opus`, `vorb`. Any thread.
     public static func canDecode(_ format: AudioStreamBasicDescription) -> Bool {
         codecID(format.formatID) != nil
     }
@@ -78,7 +85,7 @@ public final class PacketDecoder {
     /// MP3 needs none; FLAC frame headers carry what the decoder needs, its STREAMINFO cookie
     /// is used when set). Any thread.
     public static func needsMagicCookie(_ format: AudioStreamBasicDescription) -> Bool {
-        format.formatID == AudioFormatID.mpeg4AAC || format.formatID == AudioFormatID.appleLossless
+        isAAC(format.formatID) || format.formatID == AudioFormatID.appleLossless
             || format.formatID == opusFormatID || format.formatID == vorbisFormatID
     }
 
@@ -90,8 +97,10 @@ public final class PacketDecoder {
     public static func maximumFramesPerPacket(_ format: AudioStreamBasicDescription) -> Int {
         if format.framesPerPacket > 0 { return Int(format.framesPerPacket) }
         switch format.formatID {
-        case AudioFormatID.mpegLayer3: return 1152
+        case AudioFormatID.mpegLayer3, AudioFormatID.mpegLayer2: return 1152
+        case AudioFormatID.mpegLayer1: return 384
         case AudioFormatID.mpeg4AAC: return 1024
+        case AudioFormatID.mpeg4AAC_HE, AudioFormatID.mpeg4AAC_HE_V2: return 2048
         case flacFormatID: return 16384
         case opusFormatID: return 5760
         case vorbisFormatID: return 4096
@@ -102,7 +111,9 @@ public final class PacketDecoder {
     static func codecID(_ id: FourCharCode) -> AVCodecID? {
         switch id {
         case AudioFormatID.mpegLayer3: return AV_CODEC_ID_MP3
-        case AudioFormatID.mpeg4AAC: return AV_CODEC_ID_AAC
+        case AudioFormatID.mpegLayer2: return AV_CODEC_ID_MP2
+        case AudioFormatID.mpegLayer1: return AV_CODEC_ID_MP1
+        case AudioFormatID.mpeg4AAC, AudioFormatID.mpeg4AAC_HE, AudioFormatID.mpeg4AAC_HE_V2: return AV_CODEC_ID_AAC
         case AudioFormatID.appleLossless: return AV_CODEC_ID_ALAC
         case flacFormatID: return AV_CODEC_ID_FLAC
         case opusFormatID: return AV_CODEC_ID_OPUS
@@ -111,12 +122,30 @@ public final class PacketDecoder {
         }
     }
 
+    /// True for the AAC format IDs: `aac ` (the LC core), `aach` (HE-AAC), `aacp` (HE-AAC v2). Any thread.
+    public static func isAAC(_ id: FourCharCode) -> Bool {
+        id == AudioFormatID.mpeg4AAC || id == AudioFormatID.mpeg4AAC_HE || id == AudioFormatID.mpeg4AAC_HE_V2
+    }
+
+    /// The AudioSpecificConfig libavcodec is given for an AAC `format` and the stream's own
+    /// `asc`: the layers the format ID names, whatever the stream signals. `aac `: the LC core
+    /// only, SBR signalled absent (libavcodec then skips SBR data and decodes at the core's
+    /// rate, as Core Audio's LC decoder plays an HE stream's core); `aach`: SBR present at the
+    /// full rate, parametric stereo absent (a v2 stream plays its mono downmix); `aacp`: both
+    /// present. Streams whose config cannot be rebuilt (a core other than LC, a program config
+    /// element) keep their own. Any thread (pure).
+    public static func aacDecoderConfig(formatID: FourCharCode, asc: [UInt8]) -> [UInt8] {
+        guard let c = AACStreamConfig(audioSpecificConfig: asc) else { return asc }
+        let he = formatID == AudioFormatID.mpeg4AAC_HE || formatID == AudioFormatID.mpeg4AAC_HE_V2
+        return c.decoderConfig(sbr: he, ps: formatID == AudioFormatID.mpeg4AAC_HE_V2) ?? asc
+    }
+
     /// Checks that `format` is one this decoder can open (format ID, rate, channel count, a
     /// libavcodec decoder present) without needing its magic cookie yet. Any thread (pure).
     /// - Throws: ``PacketDecoderError`` of kind `.unsupportedFormat` or `.decoderUnavailable`.
     public static func validate(_ format: AudioStreamBasicDescription) throws(PacketDecoderError) {
         guard let id = codecID(format.formatID) else {
-            throw PacketDecoderError(kind: .unsupportedFormat, message: "format \(format.formatID) is not MP3, AAC, Apple Lossless, FLAC, Opus or Vorbis")
+            throw PacketDecoderError(kind: .unsupportedFormat, message: "format \(format.formatID) is not MPEG Layer I, II or III, AAC (LC, HE, HE v2), Apple Lossless, FLAC, Opus or Vorbis")
         }
         guard format.sampleRate.isFinite, format.sampleRate >= 8000, format.sampleRate <= 192_000 else {
             throw PacketDecoderError(kind: .unsupportedFormat, message: "sample rate \(format.sampleRate) Hz is outside 8000…192000 Hz")
@@ -145,14 +174,16 @@ public final class PacketDecoder {
         try PacketDecoder.validate(format)
         let id = PacketDecoder.codecID(format.formatID)!
         var extra: [UInt8] = []
-        if format.formatID == AudioFormatID.mpeg4AAC {
+        var quieten = false
+        if PacketDecoder.isAAC(format.formatID) {
             guard !magicCookie.isEmpty else {
                 throw PacketDecoderError(kind: .missingMagicCookie, message: "AAC needs a magic cookie (AudioSpecificConfig or esds)")
             }
             guard let asc = PacketDecoder.audioSpecificConfig(fromCookie: magicCookie) else {
                 throw PacketDecoderError(kind: .badMagicCookie, message: "the AAC magic cookie (\(magicCookie.count) bytes) holds no AudioSpecificConfig")
             }
-            extra = asc
+            extra = PacketDecoder.aacDecoderConfig(formatID: format.formatID, asc: asc)
+            quieten = extra != asc && format.formatID != AudioFormatID.mpeg4AAC_HE_V2
         } else if format.formatID == AudioFormatID.appleLossless {
             guard !magicCookie.isEmpty else {
                 throw PacketDecoderError(kind: .missingMagicCookie, message: "Apple Lossless needs a magic cookie (ALACSpecificConfig)")
@@ -186,6 +217,7 @@ public final class PacketDecoder {
         self.codec = codec
         self.format = format
         self.extradata = extra
+        quietAbsentLayers = quieten
         channelCount = Int(format.channelsPerFrame)
         var most = PacketDecoder.maximumFramesPerPacket(format)
         if format.formatID == AudioFormatID.appleLossless, extra.count >= 36 {
@@ -240,6 +272,7 @@ public final class PacketDecoder {
             ctx.pointee.flags2 |= Int32(bitPattern: UInt32(AV_CODEC_FLAG2_SKIP_MANUAL))
         }
         av_channel_layout_default(&ctx.pointee.ch_layout, Int32(channelCount))
+        if quietAbsentLayers { ctx.pointee.log_level_offset = 24 }  // error (16) → verbose (40)
         if !extradata.isEmpty {
             let n = extradata.count
             let e = av_mallocz(n + Int(AV_INPUT_BUFFER_PADDING_SIZE))!.assumingMemoryBound(to: UInt8.self)

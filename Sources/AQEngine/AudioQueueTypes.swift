@@ -67,8 +67,10 @@ extension AudioStreamBasicDescription {
         if bytesPerPacket > 0 { return bytesPerPacket }
         let channels = max(Int(channelsPerFrame), 1)
         switch formatID {
-        case AudioFormatID.mpeg4AAC: return UInt32(768 * channels)
+        case AudioFormatID.mpeg4AAC, AudioFormatID.mpeg4AAC_HE, AudioFormatID.mpeg4AAC_HE_V2: return UInt32(768 * channels)
         case AudioFormatID.mpegLayer3: return 1441
+        case AudioFormatID.mpegLayer2: return 1729
+        case AudioFormatID.mpegLayer1: return 772
         default: return UInt32(clamping: max(most, 1) * channels * 4 + 64)
         }
     }

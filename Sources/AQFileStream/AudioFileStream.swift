@@ -97,6 +97,11 @@ public final class AudioFileStream {
     // MARK: MPEG / ADTS state
     var locked = false
     var mpegReference: MPEGHeader?
+    /// An AAC stream's layers (ADTS header, MP4 esds): what the format list offers (issue 23).
+    var aacConfig: AACStreamConfig?
+    /// MP4 sample durations × this = frames at the data format's rate (an HE-AAC track's
+    /// timescale is often the full rate, the data format the core's: 0.5).
+    var mp4DurationScale: Double = 1
     var adtsReference: ADTSHeader?
     var xingTOC: [UInt8] = []
     var xingBytes: UInt64?
@@ -122,7 +127,7 @@ public final class AudioFileStream {
         if let hint = fileTypeHint, hint.rawValue != 0 {
             let known: [FourCharCode] = [
                 AudioFileTypeID.wave, AudioFileTypeID.aiff, AudioFileTypeID.aifc, AudioFileTypeID.caf,
-                AudioFileTypeID.next, AudioFileTypeID.mp3, AudioFileTypeID.aacADTS, AudioFileTypeID.rf64,
+                AudioFileTypeID.next, AudioFileTypeID.mp3, AudioFileTypeID.mp2, AudioFileTypeID.mp1, AudioFileTypeID.aacADTS, AudioFileTypeID.rf64,
                 AudioFileTypeID.bw64, AudioFileTypeID.wave64, AudioFileTypeID.flac, AudioFileTypeID.mpeg4,
                 AudioFileTypeID.m4a, AudioFileTypeID.ogg,
             ]

@@ -12,7 +12,9 @@ public enum AudioFileStreamProperty: UInt32, CaseIterable, Sendable, CustomStrin
     case fileFormat = 0x6666_6D74
     /// `'dfmt'` ``AudioStreamBasicDescription`` of the packets.
     case dataFormat = 0x6466_6D74
-    /// `'flst'` array of ``AudioFormatListItem`` (one item: the data format and layout tag).
+    /// `'flst'` array of ``AudioFormatListItem``: one item, the data format and layout tag; for
+    /// an AAC stream taken for HE-AAC, `aacp`/`aach` at the SBR rate first, then the data
+    /// format (the LC core).
     case formatList = 0x666C_7374
     /// `'mgic'` bytes: the magic cookie (CAF `kuki`, ADTS AudioSpecificConfig).
     case magicCookieData = 0x6D67_6963

@@ -22,9 +22,11 @@ extension AudioFileStream {
             phase = .id3
             return .consumed(0)
         }
-        if fileTypeHint == AudioFileTypeID.mp3 || fileTypeHint == AudioFileTypeID.aacADTS {
+        if fileTypeHint == AudioFileTypeID.mp3 || fileTypeHint == AudioFileTypeID.mp2 || fileTypeHint == AudioFileTypeID.mp1
+            || fileTypeHint == AudioFileTypeID.aacADTS
+        {
             if v.count < 3 { return .need(3) }
-            startFraming(fileTypeHint == AudioFileTypeID.mp3 ? .mpeg : .adts)
+            startFraming(fileTypeHint == AudioFileTypeID.aacADTS ? .adts : .mpeg)
             return .consumed(0)
         }
         if v.count < 4 { return .need(4) }
@@ -118,7 +120,8 @@ extension AudioFileStream {
 
     func startFraming(_ c: Container) {
         container = c
-        fileFormat = c == .mpeg ? AudioFileTypeID.mp3 : AudioFileTypeID.aacADTS
+        // MPEG audio: the first frame's layer names the file type (MPG1, MPG2, MPG3).
+        if c == .adts { fileFormat = AudioFileTypeID.aacADTS }
         phase = c == .mpeg ? .mpeg : .adts
         locked = false
     }

@@ -33,6 +33,8 @@ public func fileTypeName(_ t: FourCharCode) -> String {
     case AudioFileTypeID.caf: "CAF"
     case AudioFileTypeID.next: "NeXT/Sun"
     case AudioFileTypeID.mp3: "MP3"
+    case AudioFileTypeID.mp2: "MPEG Layer II"
+    case AudioFileTypeID.mp1: "MPEG Layer I"
     case AudioFileTypeID.aacADTS: "ADTS AAC"
     case AudioFileTypeID.flac: "FLAC"
     case AudioFileTypeID.mpeg4: "MPEG-4"

@@ -3,10 +3,12 @@ import AQTypes
 // MP3 and ADTS: self-synchronising frames. A sync is trusted only when the next frame's header
 // confirms it; once locked, frames follow each other until a header doesn't fit.
 
-/// An MPEG audio Layer III frame header.
+/// An MPEG audio (Layer I, II or III) frame header.
 struct MPEGHeader {
     /// 3 = MPEG-1, 2 = MPEG-2, 0 = MPEG-2.5 (the header's version bits).
     var version: UInt8
+    /// 1, 2 or 3 (Layer I, II, III).
+    var layer: UInt8
     var sampleRateIndex: UInt8
     var sampleRate: Int
     var bitRate: Int
@@ -21,13 +23,18 @@ struct MPEGHeader {
     static let rates1 = [44100, 48000, 32000]
     static let bitRates1 = [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320]
     static let bitRates2 = [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160]
+    static let bitRatesL1V1 = [0, 32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448]
+    static let bitRatesL2V1 = [0, 32, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384]
+    static let bitRatesL1V2 = [0, 32, 48, 56, 64, 80, 96, 112, 128, 144, 160, 176, 192, 224, 256]
 
     init?(_ v: UnsafeRawBufferPointer, _ i: Int) {
         guard i + 4 <= v.count, v[i] == 0xFF else { return nil }
         let b1 = v[i + 1], b2 = v[i + 2], b3 = v[i + 3]
         guard b1 & 0xE0 == 0xE0 else { return nil }
         version = (b1 >> 3) & 3
-        guard version != 1, (b1 >> 1) & 3 == 1 else { return nil }  // layer III only
+        let layerBits = (b1 >> 1) & 3
+        guard version != 1, layerBits != 0 else { return nil }
+        layer = 4 - layerBits
         let bi = Int(b2 >> 4)
         sampleRateIndex = (b2 >> 2) & 3
         guard bi != 0, bi != 15, sampleRateIndex != 3, b3 & 3 != 2 else { return nil }
@@ -36,7 +43,21 @@ struct MPEGHeader {
         let mono = b3 >> 6 == 3
         channels = mono ? 1 : 2
         let base = Self.rates1[Int(sampleRateIndex)]
-        if version == 3 {
+        if layer != 3 {
+            // Layers I and II: no side information (and no Xing tag); Layer II keeps 1152
+            // frames a packet in MPEG-2 too.
+            sampleRate = version == 3 ? base : version == 2 ? base / 2 : base / 4
+            sideInfoSize = 0
+            if layer == 1 {
+                bitRate = (version == 3 ? Self.bitRatesL1V1 : Self.bitRatesL1V2)[bi] * 1000
+                frameLength = (12 * bitRate / sampleRate + padding) * 4
+                samplesPerFrame = 384
+            } else {
+                bitRate = (version == 3 ? Self.bitRatesL2V1 : Self.bitRates2)[bi] * 1000
+                frameLength = 144 * bitRate / sampleRate + padding
+                samplesPerFrame = 1152
+            }
+        } else if version == 3 {
             sampleRate = base
             bitRate = Self.bitRates1[bi] * 1000
             frameLength = 144 * bitRate / sampleRate + padding
@@ -53,7 +74,7 @@ struct MPEGHeader {
 
     /// Same stream: version, rate and channel count (a Xing frame may differ in other bits).
     func compatible(_ o: MPEGHeader) -> Bool {
-        version == o.version && sampleRateIndex == o.sampleRateIndex && channels == o.channels
+        version == o.version && layer == o.layer && sampleRateIndex == o.sampleRateIndex && channels == o.channels
     }
 
     /// Same stream and the same constant bits, as every audio frame of a file has.
@@ -153,17 +174,21 @@ extension AudioFileStream {
     private func mpegFirstFrame(_ v: UnsafeRawBufferPointer, _ h: MPEGHeader) -> Outcome {
         mpegReference = h
         container = .mpeg
-        fileFormat = fileFormat ?? AudioFileTypeID.mp3
+        fileFormat = (h.layer == 1 ? AudioFileTypeID.mp1 : h.layer == 2 ? AudioFileTypeID.mp2 : AudioFileTypeID.mp3)
         format = AudioStreamBasicDescription(
-            sampleRate: Double(h.sampleRate), formatID: AudioFormatID.mpegLayer3, formatFlags: [],
+            sampleRate: Double(h.sampleRate),
+            formatID: h.layer == 1 ? AudioFormatID.mpegLayer1 : h.layer == 2 ? AudioFormatID.mpegLayer2 : AudioFormatID.mpegLayer3,
+            formatFlags: [],
             bytesPerPacket: 0, framesPerPacket: UInt32(h.samplesPerFrame), bytesPerFrame: 0,
             channelsPerFrame: UInt32(h.channels), bitsPerChannel: 0)
-        upperBound = 1441
+        // The largest frame: Layer III 320 kbit/s at 32 kHz, padded; Layer II 384 kbit/s at
+        // 32 kHz; Layer I 256 kbit/s at 16 kHz (MPEG-2), padded.
+        upperBound = h.layer == 1 ? 772 : h.layer == 2 ? 1729 : 1441
         firstFrameLength = h.frameLength
         let length = h.frameLength
         let frame = v.slice(0, length)
         let x = 4 + h.sideInfoSize
-        if length >= x + 8, frame.fcc(x) == "Xing" || frame.fcc(x) == "Info" {
+        if h.layer == 3, length >= x + 8, frame.fcc(x) == "Xing" || frame.fcc(x) == "Info" {
             let flags = frame.be32(x + 4)
             var q = x + 8
             var frames: UInt32?
@@ -191,7 +216,7 @@ extension AudioFileStream {
             becomeReady()
             return .consumed(length)
         }
-        if length >= 62, frame.fcc(36) == "VBRI" {
+        if h.layer == 3, length >= 62, frame.fcc(36) == "VBRI" {
             let bytes = frame.be32(46), frames = frame.be32(50)
             let entries = Int(frame.be16(54)), scale = UInt32(frame.be16(56))
             let entrySize = Int(frame.be16(58)), perEntry = UInt32(frame.be16(60))
@@ -287,6 +312,8 @@ extension AudioFileStream {
             framesPerPacket: 1024, bytesPerFrame: 0, channelsPerFrame: UInt32(h.channels), bitsPerChannel: 0)
         // AudioSpecificConfig: object type (5 bits), rate index (4), channel config (4), 3 zero bits.
         cookie = [h.objectType << 3 | h.sampleRateIndex >> 1, (h.sampleRateIndex & 1) << 7 | h.channelConfig << 3]
+        // ADTS cannot signal SBR: implicit, taken for HE-AAC when the core is at 24 kHz or less.
+        aacConfig = AACStreamConfig(audioSpecificConfig: cookie!)
         upperBound = 8191
         firstFrameLength = h.frameLength - h.headerLength
         audioDataOffset = position

@@ -419,6 +419,13 @@ extension AudioFileStream {
                     let config = UInt32((asc[1] >> 3) & 0xF)
                     if rateIndex < ADTSHeader.rates.count { rate = Double(ADTSHeader.rates[rateIndex]) }
                     if config > 0 && config < 7 { channels = config } else if config == 7 { channels = 8 }
+                    if let a = AACStreamConfig(audioSpecificConfig: asc) {
+                        // HE-AAC (explicit SBR, object type 5 or 29): the data format is the
+                        // LC core, as Apple's parser gives it; the format list has the rest.
+                        aacConfig = a
+                        objectType = UInt32(a.coreObjectType)
+                        if a.coreSampleRateIndex < 13 { rate = Double(a.coreSampleRate) }
+                    }
                 }
                 format = AudioStreamBasicDescription(
                     sampleRate: rate, formatID: AudioFormatID.mpeg4AAC, formatFlags: AudioFormatFlags(rawValue: objectType),
@@ -443,6 +450,7 @@ extension AudioFileStream {
         // samples' durations (the last one shortened by the muxer) give the real length, in the
         // media's timescale.
         let scale = t.mediaTimescale > 0 ? rate / Double(t.mediaTimescale) : 1
+        mp4DurationScale = format?.formatID == AudioFormatID.mpeg4AAC ? scale : 1
         let total = t.durations.count == t.sampleCount ? t.durations.reduce(Int64(0)) { $0 + Int64($1) } : 0
         let fpp = Int64(format!.framesPerPacket)
         let priming = Int64((Double(max(0, t.editMediaTime ?? 0)) * scale).rounded())
@@ -467,7 +475,7 @@ extension AudioFileStream {
     }
 
     /// The AudioSpecificConfig inside an `esds` body (DecoderSpecificInfo, tag 5).
-    private func audioSpecificConfig(_ c: [UInt8]) -> [UInt8]? {
+    func audioSpecificConfig(_ c: [UInt8]) -> [UInt8]? {
         var i = 0
         while i + 2 < c.count {
             if c[i] == 0x05 {
@@ -505,7 +513,9 @@ extension AudioFileStream {
             let size = Int(mp4.sizes[k])
             guard v.count - p >= size else { break }
             descriptions[dc] = AudioStreamPacketDescription(
-                startOffset: Int64(p), variableFramesInPacket: k < mp4.durations.count ? mp4.durations[k] : 0,
+                startOffset: Int64(p), variableFramesInPacket: k < mp4.durations.count
+                    ? (mp4DurationScale == 1 ? mp4.durations[k] : UInt32((Double(mp4.durations[k]) * mp4DurationScale).rounded()))
+                    : 0,
                 dataByteSize: UInt32(size))
             p += size
             dc += 1

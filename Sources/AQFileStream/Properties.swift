@@ -44,6 +44,12 @@ extension AudioFileStream {
             let f = try known(format)
             let tag = layout?.tag ?? (f.channelsPerFrame == 1 ? AudioChannelLayoutTag.mono
                 : f.channelsPerFrame == 2 ? AudioChannelLayoutTag.stereo : (0xFFFF << 16) | f.channelsPerFrame)
+            // AAC: ADTS and MP4 keep the config they read; CAF's is in its `kuki` (an esds).
+            if f.formatID == AudioFormatID.mpeg4AAC,
+               let a = aacConfig ?? cookie.flatMap({ audioSpecificConfig($0) }).flatMap({ AACStreamConfig(audioSpecificConfig: $0) })
+            {
+                return .formatList(a.formatList(core: f, coreTag: tag))
+            }
             return .formatList([AudioFormatListItem(format: f, channelLayoutTag: tag)])
         case .magicCookieData: return .bytes(try known(cookie))
         case .audioDataByteCount: return .uint64(try known(byteCount))

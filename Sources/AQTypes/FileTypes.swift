@@ -12,6 +12,10 @@ public enum AudioFileTypeID {
     public static let caf: FourCharCode = "caff"
     /// NeXT/Sun `.au`/`.snd`, `'NeXT'`.
     public static let next: FourCharCode = "NeXT"
+    /// MPEG-1/2 Layer 1 elementary stream, `'MPG1'`.
+    public static let mp1: FourCharCode = "MPG1"
+    /// MPEG-1/2 Layer 2 elementary stream, `'MPG2'`.
+    public static let mp2: FourCharCode = "MPG2"
     /// MPEG-1/2 Layer 3 elementary stream, `'MPG3'`.
     public static let mp3: FourCharCode = "MPG3"
     /// AAC in ADTS framing, `'adts'`.

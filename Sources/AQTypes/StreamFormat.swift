@@ -6,10 +6,19 @@ public enum AudioFormatID {
     public static let uLaw: FourCharCode = "ulaw"
     /// A-law 2:1, `'alaw'`.
     public static let aLaw: FourCharCode = "alaw"
+    /// MPEG-1/2 Layer 1, `'.mp1'`.
+    public static let mpegLayer1: FourCharCode = ".mp1"
+    /// MPEG-1/2 Layer 2, `'.mp2'`.
+    public static let mpegLayer2: FourCharCode = ".mp2"
     /// MPEG-1/2 Layer 3, `'.mp3'`.
     public static let mpegLayer3: FourCharCode = ".mp3"
     /// MPEG-4 AAC, `'aac '`.
     public static let mpeg4AAC: FourCharCode = "aac "
+    /// MPEG-4 HE-AAC (AAC LC core + SBR), `'aach'`: 2048 frames a packet at the full rate.
+    public static let mpeg4AAC_HE: FourCharCode = "aach"
+    /// MPEG-4 HE-AAC v2 (AAC LC core + SBR + parametric stereo), `'aacp'`: 2048 frames a
+    /// packet at the full rate, two channels from a mono core.
+    public static let mpeg4AAC_HE_V2: FourCharCode = "aacp"
     /// Apple Lossless, `'alac'`.
     public static let appleLossless: FourCharCode = "alac"
 }

@@ -26,6 +26,8 @@ enum GlobalInfo {
         FileType(id: UInt32(kAudioFileCAFType), extensions: ["caf"], mimeTypes: ["audio/x-caf"]),
         FileType(id: UInt32(kAudioFileNextType), extensions: ["snd", "au"], mimeTypes: ["audio/basic"]),
         FileType(id: UInt32(kAudioFileMP3Type), extensions: ["mp3"], mimeTypes: ["audio/mpeg", "audio/mpeg3", "audio/mp3", "audio/x-mpeg3"]),
+        FileType(id: UInt32(kAudioFileMP2Type), extensions: ["mp2"], mimeTypes: []),
+        FileType(id: UInt32(kAudioFileMP1Type), extensions: ["mp1"], mimeTypes: []),
         FileType(id: UInt32(kAudioFileAAC_ADTSType), extensions: ["aac", "adts"], mimeTypes: ["audio/aac", "audio/x-aac"]),
         FileType(id: UInt32(kAudioFileMPEG4Type), extensions: ["mp4"], mimeTypes: ["audio/mp4"]),
         FileType(id: UInt32(kAudioFileM4AType), extensions: ["m4a", "m4r"], mimeTypes: ["audio/x-m4a", "audio/mp4"]),

@@ -93,8 +93,11 @@ final class ExtAudioFileReader {
             // need none. AAC's decoder carries state a restart cannot rebuild (its noise
             // substitution's random generator runs through the whole stream), and Opus's
             // filters keep their past for ever: those (and Vorbis) are decoded from the first
-            // packet to be exact — a seek backwards decodes from the start again, a seek
-            // forwards decodes on through the frames skipped.
+            // packet to be exact, and so are MPEG Layers I and II (issue 23): libavcodec's
+            // decoder for them is the fixed-point one (16-bit output), whose rounding carries
+            // an error-feedback state through the whole stream — a restart differs by one
+            // 16-bit step whatever the preroll (measured with 1 to 8 packets). A seek backwards decodes from the start again, a seek forwards decodes on through
+            // the frames skipped.
             switch f.formatID {
             case AudioFormatID.appleLossless, AudioFormatID.flac: preroll = 0
             case AudioFormatID.mpegLayer3: preroll = 4

@@ -114,6 +114,25 @@ import Testing
         #expect(r.output.contains(" 0 failed"), "\(r.output)")
     }
 
+    /// HE-AAC and MP2 as an internet-radio player meets them (issue 23, `heaac_formatlist.c`,
+    /// offline): the format list of a 22.05 kHz ADTS stream (HE-AAC first, then the LC core)
+    /// from the parser, Audio File Services and Audio Format Services (format + cookie); the
+    /// first item an output queue accepts is the HE one; HE-AAC v2, MP2 and MP1 queues.
+    @Test func heAACFormatListAndMPEGLayerQueues() throws {
+        let prefix = try CAPI.prefix()
+        let dir = prefix.appendingPathComponent("heaac")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let aac = dir.appendingPathComponent("he.aac").path, mp2 = dir.appendingPathComponent("t.mp2").path
+        for (file, codec) in [(aac, "-ar 22050 -c:a aac -b:a 64k -f adts"), (mp2, "-c:a mp2 -b:a 192k")] {
+            let ff = try CAPI.shell("ffmpeg -loglevel error -y -f lavfi -i sine=frequency=1000:sample_rate=44100:duration=1 -ac 2 \(codec) '\(file)'")
+            try #require(ff.status == 0, "\(ff.output)")
+        }
+        let exe = try CAPI.build("Tests/CAPIPrograms/heaac_formatlist.c")
+        let r = try CAPI.run(exe, [aac, mp2], environment: ["AQSYNC_DEVICE": "offline", "AQSYNC_SAMPLE_RATE": "44100"])
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains(" 0 failed"), "\(r.output)")
+    }
+
     /// Audio File Stream Services through C: properties, translations, seeking, result codes;
     /// then (offline, at 44.1 kHz) the parsed packets and cookie decoded by a queue whose
     /// buffer came from AudioQueueAllocateBuffer, the tone found in the render.

@@ -118,6 +118,9 @@ typedef struct AudioBytePacketTranslation {
     UInt32 mByteOffsetInPacket;
     AudioBytePacketTranslationFlags mFlags;
 } AudioBytePacketTranslation;
+#endif
+#ifndef AQSYNC_HAVE_AudioFormatListItem
+#define AQSYNC_HAVE_AudioFormatListItem 1
 /* 48 bytes. */
 typedef struct AudioFormatListItem {
     AudioStreamBasicDescription mASBD;

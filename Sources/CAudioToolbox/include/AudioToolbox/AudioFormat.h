@@ -1,6 +1,7 @@
 /*
  * AudioToolbox/AudioFormat.h — aqsync's C API (issue 23): the part of Audio Format Services
- * recorders use to complete a stream description: kAudioFormatProperty_FormatInfo. Written from
+ * recorders use to complete a stream description: kAudioFormatProperty_FormatInfo, and (issue 23)
+ * the formats an AAC stream decodes to: kAudioFormatProperty_FormatList. Written from
  * Apple's Audio Format Services reference. Any thread; never blocks.
  */
 #ifndef AQSYNC_AUDIOFORMAT_H
@@ -12,13 +13,47 @@ CF_EXTERN_C_BEGIN
 
 typedef UInt32 AudioFormatPropertyID;
 
+#ifndef AQSYNC_HAVE_AudioFormatListItem
+#define AQSYNC_HAVE_AudioFormatListItem 1
+/* 48 bytes. */
+typedef struct AudioFormatListItem {
+    AudioStreamBasicDescription mASBD;
+    AudioChannelLayoutTag       mChannelLayoutTag;
+} AudioFormatListItem;
+#endif
+
+/* The specifier of kAudioFormatProperty_FormatList: a format and its magic cookie. */
+typedef struct AudioFormatInfo {
+    AudioStreamBasicDescription mASBD;
+    const void                 *mMagicCookie;
+    UInt32                      mMagicCookieSize;
+} AudioFormatInfo;
+
 CF_ENUM(AudioFormatPropertyID) {
     /* In and out: an AudioStreamBasicDescription with at least mFormatID (and, for linear PCM,
      * mBitsPerChannel and mChannelsPerFrame) set; the rest is filled: linear PCM's packed sizes
-     * (1 frame a packet), the frames per packet of AAC (1024), HE-AAC (2048), ALAC (4096),
-     * MP3 (1152), Opus (960, at 48 kHz), FLAC (0: it varies). The specifier (a magic cookie) is
+     * (1 frame a packet), the frames per packet of AAC (1024), HE-AAC and HE-AAC v2 (2048),
+     * ALAC (4096), MP1 (384), MP2 and MP3 (1152), Opus (960, at 48 kHz), FLAC (0: it varies). The specifier (a magic cookie) is
      * accepted and not read. */
-    kAudioFormatProperty_FormatInfo = 0x666D7469 /* 'fmti' */
+    kAudioFormatProperty_FormatInfo = 0x666D7469, /* 'fmti' */
+    /* Specifier: an AudioFormatInfo (format + magic cookie). Value: AudioFormatListItem[], the
+     * formats the stream can be decoded to, the richest first. For AAC ('aac ', 'aach', 'aacp')
+     * with a cookie (an AudioSpecificConfig or an esds): HE-AAC v2 ('aacp', stereo), HE-AAC
+     * ('aach'), both at the SBR rate with 2048 frames a packet, when the config signals them or
+     * (implicit signalling) when it does not and the core runs at 24 kHz or less; then the LC
+     * core ('aac ', 1024 frames). Any other format: one item, the format itself. */
+    kAudioFormatProperty_FormatList = 0x666C7374, /* 'flst' */
+    /* Specifier: one or more AudioFormatListItem (a FormatList's). Value: a UInt32, the index of
+     * the first item an output queue can play (the format ID, rate and channels decodable here);
+     * none: kAudioFormatUnsupportedDataFormatError; a specifier not a whole number of items:
+     * kAudioFormatBadSpecifierSizeError. */
+    kAudioFormatProperty_FirstPlayableFormatFromList = 0x6670666C, /* 'fpfl' */
+    /* No specifier (NULL). Value: UInt32 format IDs a converter or queue decodes: linear PCM,
+     * u-law, a-law, MPEG Layers I-III, AAC, HE-AAC, HE-AAC v2, ALAC, FLAC, Opus, Vorbis. */
+    kAudioFormatProperty_DecodeFormatIDs = 0x61636966, /* 'acif' */
+    /* No specifier (NULL). Value: UInt32 format IDs a converter or recording queue encodes:
+     * linear PCM, AAC (LC), ALAC. */
+    kAudioFormatProperty_EncodeFormatIDs = 0x61636F66 /* 'acof' */
 };
 
 CF_ENUM(OSStatus) {
