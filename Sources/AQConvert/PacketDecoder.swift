@@ -111,6 +111,13 @@ public final class PacketDecoder {
         }
     }
 
+    /// The format IDs this decoder opens with the libavcodec loaded (MP3, AAC, Apple Lossless,
+    /// FLAC, Opus, Vorbis: those whose decoder libavcodec has), in that order. Any thread.
+    public static func decodableFormatIDs() -> [FourCharCode] {
+        [AudioFormatID.mpegLayer3, AudioFormatID.mpeg4AAC, AudioFormatID.appleLossless, flacFormatID, opusFormatID, vorbisFormatID]
+            .filter { id in codecID(id).map { avcodec_find_decoder($0) != nil } ?? false }
+    }
+
     /// Checks that `format` is one this decoder can open (format ID, rate, channel count, a
     /// libavcodec decoder present) without needing its magic cookie yet. Any thread (pure).
     /// - Throws: ``PacketDecoderError`` of kind `.unsupportedFormat` or `.decoderUnavailable`.

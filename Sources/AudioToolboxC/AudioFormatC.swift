@@ -1,6 +1,9 @@
-// Audio Format Services' C functions (AudioToolbox/AudioFormat.h), issue 23: only
+// Audio Format Services' C functions (AudioToolbox/AudioFormat.h), issue 23:
 // kAudioFormatProperty_FormatInfo, which completes a stream description the way recorders ask
-// for it. Plain computation: any thread, never blocks.
+// for it, and kAudioFormatProperty_DecodeFormatIDs / EncodeFormatIDs, the formats an
+// AudioConverter decodes and encodes here (asked by Apple's ConvertFile). Plain computation:
+// any thread, never blocks.
+import AQConvert
 import AQTypes
 import CAudioToolbox
 import Foundation
@@ -36,10 +39,26 @@ func formatInfo(_ f: CFormat) -> Result<CFormat, AudioFileFailure> {
     return .success(out)
 }
 
+/// The format IDs of DecodeFormatIDs or EncodeFormatIDs (linear PCM first: a converter takes it
+/// in and gives it out), nil for another property.
+func formatIDList(_ property: UInt32) -> [UInt32]? {
+    switch property {
+    case UInt32(kAudioFormatProperty_DecodeFormatIDs):
+        return [UInt32(kAudioFormatLinearPCM)] + PacketDecoder.decodableFormatIDs().map(\.rawValue)
+    case UInt32(kAudioFormatProperty_EncodeFormatIDs):
+        return [UInt32(kAudioFormatLinearPCM)] + PacketEncoder.encodableFormatIDs().map(\.rawValue)
+    default: return nil
+    }
+}
+
 /// `AudioFormatGetPropertyInfo`, exported to C: its contract is in `AudioToolbox/AudioFormat.h`.
 @c public func AudioFormatGetPropertyInfo(_ inPropertyID: UInt32, _ inSpecifierSize: UInt32, _ inSpecifier: UnsafeRawPointer?,
                                           _ outPropertyDataSize: UnsafeMutablePointer<UInt32>?) -> OSStatus {
     guard let outPropertyDataSize else { return paramError }
+    if let ids = formatIDList(inPropertyID) {
+        outPropertyDataSize.pointee = UInt32(ids.count * MemoryLayout<UInt32>.size)
+        return 0
+    }
     guard inPropertyID == UInt32(kAudioFormatProperty_FormatInfo) else { return kAudioFormatUnsupportedPropertyError }
     outPropertyDataSize.pointee = UInt32(MemoryLayout<CFormat>.size)
     return 0
@@ -49,6 +68,13 @@ func formatInfo(_ f: CFormat) -> Result<CFormat, AudioFileFailure> {
 @c public func AudioFormatGetProperty(_ inPropertyID: UInt32, _ inSpecifierSize: UInt32, _ inSpecifier: UnsafeRawPointer?,
                                       _ ioPropertyDataSize: UnsafeMutablePointer<UInt32>?, _ outPropertyData: UnsafeMutableRawPointer?) -> OSStatus {
     guard let ioPropertyDataSize, let outPropertyData else { return paramError }
+    if let ids = formatIDList(inPropertyID) {
+        // As many IDs as the size holds; the size set to the bytes written.
+        let n = min(ids.count, Int(ioPropertyDataSize.pointee) / MemoryLayout<UInt32>.size)
+        for i in 0..<n { outPropertyData.storeBytes(of: ids[i], toByteOffset: i * 4, as: UInt32.self) }
+        ioPropertyDataSize.pointee = UInt32(n * MemoryLayout<UInt32>.size)
+        return 0
+    }
     guard inPropertyID == UInt32(kAudioFormatProperty_FormatInfo) else { return kAudioFormatUnsupportedPropertyError }
     guard ioPropertyDataSize.pointee >= UInt32(MemoryLayout<CFormat>.size) else { return kAudioFormatBadPropertySizeError }
     return fileStatus { () throws(AudioFileFailure) in

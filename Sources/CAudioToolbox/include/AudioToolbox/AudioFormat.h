@@ -1,6 +1,7 @@
 /*
  * AudioToolbox/AudioFormat.h — aqsync's C API (issue 23): the part of Audio Format Services
- * recorders use to complete a stream description: kAudioFormatProperty_FormatInfo. Written from
+ * recorders use to complete a stream description (kAudioFormatProperty_FormatInfo) and the
+ * lists of formats converters decode and encode (…DecodeFormatIDs, …EncodeFormatIDs). Written from
  * Apple's Audio Format Services reference. Any thread; never blocks.
  */
 #ifndef AQSYNC_AUDIOFORMAT_H
@@ -18,7 +19,15 @@ CF_ENUM(AudioFormatPropertyID) {
      * (1 frame a packet), the frames per packet of AAC (1024), HE-AAC (2048), ALAC (4096),
      * MP3 (1152), Opus (960, at 48 kHz), FLAC (0: it varies). The specifier (a magic cookie) is
      * accepted and not read. */
-    kAudioFormatProperty_FormatInfo = 0x666D7469 /* 'fmti' */
+    kAudioFormatProperty_FormatInfo = 0x666D7469, /* 'fmti' */
+    /* Out: an array of UInt32 format IDs (no specifier): the formats an AudioConverter decodes
+     * here — linear PCM, then those of MP3 '.mp3', AAC 'aac ', Apple Lossless 'alac', FLAC
+     * 'flac', Opus 'opus', Vorbis 'vorb' whose decoder the libavcodec loaded has. */
+    kAudioFormatProperty_DecodeFormatIDs = 0x61636966, /* 'acif' */
+    /* Out: the same for encoding: linear PCM, then AAC 'aac ' and Apple Lossless 'alac' when
+     * libavcodec has their encoders. A size too small for them all gets as many as fit (and
+     * *ioPropertyDataSize says how many bytes). */
+    kAudioFormatProperty_EncodeFormatIDs = 0x61636F66  /* 'acof' */
 };
 
 CF_ENUM(OSStatus) {
@@ -33,7 +42,8 @@ CF_ENUM(OSStatus) {
 CF_ENUM(OSStatus) { kAudioFormatUnsupportedDataFormatError = 0x666D743F /* 'fmt?' */ };
 #endif
 
-/* The size of the property's value (FormatInfo: sizeof(AudioStreamBasicDescription)). */
+/* The size of the property's value (FormatInfo: sizeof(AudioStreamBasicDescription);
+ * DecodeFormatIDs, EncodeFormatIDs: 4 bytes an ID). */
 extern OSStatus AudioFormatGetPropertyInfo(AudioFormatPropertyID inPropertyID, UInt32 inSpecifierSize, const void *inSpecifier,
                                            UInt32 *outPropertyDataSize);
 /* The property's value. FormatInfo: *ioPropertyDataSize must be at least 40 (else

@@ -305,6 +305,8 @@ extern Boolean CFURLGetFileSystemRepresentation(CFURLRef url, Boolean resolveAga
 extern CFStringRef CFURLCopyFileSystemPath(CFURLRef anURL, CFURLPathStyle pathStyle);
 extern CFStringRef CFURLGetString(CFURLRef anURL);
 extern CFStringRef CFURLCopyPathExtension(CFURLRef url);
+extern CFStringRef CFURLCopyPath(CFURLRef anURL);
+extern CFStringRef CFURLCopyLastPathComponent(CFURLRef url);
 
 /* ---- CFDate.h ---- */
 typedef double CFTimeInterval;
