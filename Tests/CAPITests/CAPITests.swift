@@ -114,6 +114,20 @@ import Testing
         #expect(r.output.contains(" 0 failed"), "\(r.output)")
     }
 
+    /// What Apple's ConvertFile asks (issue 23; `convertfile_needs.c`, no server): the decoder and
+    /// encoder lists of Audio Format Services, an encoder's channel layout ('prop'), the packet
+    /// table and cookie of a CAF being written reported writable, a decoder's PrimeInfo set from
+    /// the packet table dropping the priming (again after a reset; without it the tone is 1024
+    /// frames late), CFURLCopyPath under gcc.
+    @Test func convertFileNeeds() throws {
+        let exe = try CAPI.build("Tests/CAPIPrograms/convertfile_needs.c")
+        let dir = try CAPI.prefix().appendingPathComponent("convertfile-needs")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let r = try CAPI.run(exe, [dir.path], environment: ["AQSYNC_DEVICE": "offline"])
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains(" 0 failed"), "\(r.output)")
+    }
+
     /// Audio File Stream Services through C: properties, translations, seeking, result codes;
     /// then (offline, at 44.1 kHz) the parsed packets and cookie decoded by a queue whose
     /// buffer came from AudioQueueAllocateBuffer, the tone found in the render.
