@@ -13,6 +13,10 @@
  *    table's priming: the output starts at the tone's frame 0 (the samples within AAC's error of
  *    the source at lag 0), and again after AudioConverterReset; without PrimeInfo it starts
  *    with the encoder's 1024 frames of priming (the source matches at lag 1024);
+ *  - UseExtAF.cpp with a bit rate: ExtAudioFileCreateWithURL of AAC at rate 0, the client
+ *    format (22050 Hz here) giving the file its rate, kExtAudioFileProperty_AudioConverter,
+ *    kAudioConverterEncodeBitRate set on it, kExtAudioFileProperty_ConverterConfig set to NULL:
+ *    the file is at the client's rate and at 32 kb/s smaller than at 128 kb/s;
  *  - CFURLCopyPath of a file URL (gcc: the Core Foundation subset declares it).
  * Prints "N passed, M failed". Usage: convertfile_needs DIR */
 #include <AudioToolbox/AudioToolbox.h>
@@ -148,6 +152,64 @@ static UInt32 decode(CFURLRef url, int prime, int resetAndAgain, SInt16 *out, UI
     return total;
 }
 
+/* UseExtAF.cpp's way with a bit rate: DIR/NAME written from the tone (as 22050 Hz PCM, every
+ * other frame) at `bitRate`; returns the file's size in bytes. */
+static long extAudioFileAt(const char *dir, const char *name, UInt32 bitRate, const SInt16 *pcm) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    CFURLRef url = CFURLCreateFromFileSystemRepresentation(NULL, (const UInt8 *)path, (CFIndex)strlen(path), false);
+    AudioStreamBasicDescription aac = {0}, client = pcm16();
+    aac.mFormatID = kAudioFormatMPEG4AAC; aac.mChannelsPerFrame = 2; aac.mFramesPerPacket = 1024;  /* rate 0 */
+    client.mSampleRate = 22050;
+    ExtAudioFileRef f = NULL;
+    EXPECT(ExtAudioFileCreateWithURL(url, kAudioFileCAFType, &aac, NULL, kAudioFileFlags_EraseFile, &f) == noErr, "create %s at rate 0", name);
+    if (!f) { CFRelease(url); return 0; }
+    AudioConverterRef c = NULL;
+    UInt32 size = sizeof c;
+    EXPECT(ExtAudioFileGetProperty(f, kExtAudioFileProperty_AudioConverter, &size, &c) == kExtAudioFileError_InvalidProperty, "no converter before the client format");
+    EXPECT(ExtAudioFileSetProperty(f, kExtAudioFileProperty_ClientDataFormat, sizeof client, &client) == noErr, "client format");
+    AudioStreamBasicDescription ff = {0};
+    size = sizeof ff;
+    EXPECT(ExtAudioFileGetProperty(f, kExtAudioFileProperty_FileDataFormat, &size, &ff) == noErr && ff.mSampleRate == 22050, "the file's rate is the client's: %.0f", ff.mSampleRate);
+    size = sizeof c;
+    EXPECT(ExtAudioFileGetProperty(f, kExtAudioFileProperty_AudioConverter, &size, &c) == noErr && c != NULL && size == sizeof c, "the converter");
+    AudioStreamBasicDescription co = {0};
+    size = sizeof co;
+    EXPECT(AudioConverterGetProperty(c, kAudioConverterCurrentOutputStreamDescription, &size, &co) == noErr && co.mFormatID == kAudioFormatMPEG4AAC && co.mSampleRate == 22050,
+           "the converter's output: the file's format");
+    EXPECT(AudioConverterSetProperty(c, kAudioConverterEncodeBitRate, sizeof bitRate, &bitRate) == noErr, "bit rate");
+    CFArrayRef config = NULL;
+    EXPECT(ExtAudioFileSetProperty(f, kExtAudioFileProperty_ConverterConfig, sizeof config, &config) == noErr, "ConverterConfig NULL");
+    SInt16 *half = malloc(kFrames * 2);
+    for (UInt32 i = 0; i < kFrames / 2; i++) { half[2 * i] = pcm[4 * i]; half[2 * i + 1] = pcm[4 * i + 1]; }
+    AudioBufferList list;
+    list.mNumberBuffers = 1;
+    list.mBuffers[0].mNumberChannels = 2;
+    list.mBuffers[0].mDataByteSize = kFrames * 2;
+    list.mBuffers[0].mData = half;
+    EXPECT(ExtAudioFileWrite(f, kFrames / 2, &list) == noErr, "write");
+    EXPECT(ExtAudioFileDispose(f) == noErr, "dispose");
+    free(half);
+    ExtAudioFileRef r = NULL;
+    EXPECT(ExtAudioFileOpenURL(url, &r) == noErr, "reopen %s", name);
+    if (r) {
+        size = sizeof ff;
+        SInt64 frames = 0;
+        ExtAudioFileGetProperty(r, kExtAudioFileProperty_FileDataFormat, &size, &ff);
+        size = sizeof frames;
+        ExtAudioFileGetProperty(r, kExtAudioFileProperty_FileLengthFrames, &size, &frames);
+        EXPECT(ff.mSampleRate == 22050 && ff.mFormatID == kAudioFormatMPEG4AAC && frames == kFrames / 2, "%s: %.0f Hz, %lld frames", name, ff.mSampleRate, (long long)frames);
+        size = sizeof c;
+        EXPECT(ExtAudioFileGetProperty(r, kExtAudioFileProperty_AudioConverter, &size, &c) == kExtAudioFileError_InvalidProperty, "a reader's converter is not given here");
+        ExtAudioFileDispose(r);
+    }
+    CFRelease(url);
+    FILE *fp = fopen(path, "rb");
+    long bytes = 0;
+    if (fp) { fseek(fp, 0, SEEK_END); bytes = ftell(fp); fclose(fp); }
+    return bytes;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) { fprintf(stderr, "usage: convertfile_needs DIR\n"); return 2; }
 
@@ -273,6 +335,9 @@ int main(int argc, char **argv) {
     at1024 = snrAt(dec, frames, pcm, 1024);
     EXPECT(frames == (UInt32)written * 1024 && at1024 > 20 && at0 < 3, "unprimed: %u frames, the tone at lag 1024 (%.1f dB; lag 0: %.1f dB)", (unsigned)frames, at1024, at0);
     free(dec);
+
+    long low = extAudioFileAt(argv[1], "b32.caf", 32000, pcm), high = extAudioFileAt(argv[1], "b128.caf", 128000, pcm);
+    EXPECT(low > 0 && high > 0 && low * 2 < high, "32 kb/s: %ld bytes, 128 kb/s: %ld bytes", low, high);
     free(pcm);
     CFRelease(url);
     printf("%d passed, %d failed\n", passed, failed);

@@ -118,7 +118,9 @@ import Testing
     /// encoder lists of Audio Format Services, an encoder's channel layout ('prop'), the packet
     /// table and cookie of a CAF being written reported writable, a decoder's PrimeInfo set from
     /// the packet table dropping the priming (again after a reset; without it the tone is 1024
-    /// frames late), CFURLCopyPath under gcc.
+    /// frames late), UseExtAF.cpp's bit rate (an AAC file at rate 0 taking the client's rate, the
+    /// converter's kAudioConverterEncodeBitRate through kExtAudioFileProperty_AudioConverter and
+    /// ConverterConfig), CFURLCopyPath under gcc.
     @Test func convertFileNeeds() throws {
         let exe = try CAPI.build("Tests/CAPIPrograms/convertfile_needs.c")
         let dir = try CAPI.prefix().appendingPathComponent("convertfile-needs")
