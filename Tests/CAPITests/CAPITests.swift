@@ -130,6 +130,18 @@ import Testing
         #expect(r.output.contains(" 0 failed"), "\(r.output)")
     }
 
+    /// Apple's aqrender's way (issue 23; `offline_runloop.c`, offline): a queue on this thread's
+    /// run loop rendered offline without the loop running; its callbacks run inside
+    /// AudioQueueOfflineRender on this thread, refill the one buffer, flush and stop, and the
+    /// rendered frames hold the whole ramp in order. (Before, the callbacks waited for the loop
+    /// and aqrender rendered silence for ever.)
+    @Test func offlineRenderRunsRunLoopCallbacks() throws {
+        let exe = try CAPI.build("Tests/CAPIPrograms/offline_runloop.c")
+        let r = try CAPI.run(exe, environment: ["AQSYNC_DEVICE": "offline", "AQSYNC_SAMPLE_RATE": "44100"])
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains(" 0 failed"), "\(r.output)")
+    }
+
     /// Audio File Stream Services through C: properties, translations, seeking, result codes;
     /// then (offline, at 44.1 kHz) the parsed packets and cookie decoded by a queue whose
     /// buffer came from AudioQueueAllocateBuffer, the tone found in the render.
