@@ -5,7 +5,9 @@
  *    (linear PCM, AAC, MP3, Apple Lossless among the decoders; linear PCM, AAC, ALAC among the
  *    encoders); a short size gets as many as fit;
  *  - an AAC encoder's kAudioConverterOutputChannelLayout asked (answered 'prop': the program
- *    then takes the layout from its file), its PrimeInfo not settable;
+ *    then takes the layout from its file), its PrimeInfo not settable, and (as
+ *    iPhoneACFileConvertTest asks) kAudioConverterPropertyCanResumeFromInterruption answered
+ *    'prop': a software codec;
  *  - 1 s of a 1 kHz stereo tone (left 0.5, right 0.25) at 44100 Hz encoded into a CAF
  *    (AudioFileCreateWithURL), whose packet table AudioFileGetPropertyInfo calls writable, set
  *    from the converter's PrimeInfo after the last packet;
@@ -258,6 +260,10 @@ int main(int argc, char **argv) {
     size = 0;
     EXPECT(AudioConverterGetPropertyInfo(enc, kAudioConverterOutputChannelLayout, &size, NULL) == kAudioConverterErr_PropertyNotSupported, "no output layout here");
     EXPECT(AudioConverterGetPropertyInfo(enc, kAudioConverterInputChannelLayout, &size, NULL) == kAudioConverterErr_PropertyNotSupported, "no input layout here");
+    UInt32 canResume = 7;
+    size = sizeof canResume;
+    EXPECT(AudioConverterGetProperty(enc, kAudioConverterPropertyCanResumeFromInterruption, &size, &canResume) == kAudioConverterErr_PropertyNotSupported
+           && kAudioConverterErr_HardwareInUse == 0x68776975, "CanResumeFromInterruption: a software codec");
     AudioConverterPrimeInfo pi = {5, 5};
     EXPECT(AudioConverterSetProperty(enc, kAudioConverterPrimeInfo, sizeof pi, &pi) == kAudioConverterErr_PropertyNotSupported, "an encoder's PrimeInfo is its own");
     size = sizeof aac;

@@ -40,7 +40,11 @@ CF_ENUM(AudioConverterPropertyID) {
      * a converter here, so both answer kAudioConverterErr_PropertyNotSupported, and such a
      * program takes the layout from its file, as it does when Apple's converter has none. */
     kAudioConverterInputChannelLayout             = 0x69636C20, /* 'icl ' AudioChannelLayout */
-    kAudioConverterOutputChannelLayout            = 0x6F636C20  /* 'ocl ' AudioChannelLayout */
+    kAudioConverterOutputChannelLayout            = 0x6F636C20, /* 'ocl ' AudioChannelLayout */
+    /* UInt32, 1 if a hardware codec can resume after an interruption (iOS): answered
+     * kAudioConverterErr_PropertyNotSupported, which Apple's samples take for a software codec,
+     * one that can always resume. */
+    kAudioConverterPropertyCanResumeFromInterruption = 0x6372736D /* 'crsm' */
 };
 
 CF_ENUM(UInt32) {
@@ -97,7 +101,11 @@ CF_ENUM(OSStatus) {
     kAudioConverterErr_BadPropertySizeError      = 0x2173697A, /* '!siz' */
     kAudioConverterErr_RequiresPacketDescriptionsError = 0x21706B64, /* '!pkd' compressed input, or an encoder's output, without its descriptions */
     kAudioConverterErr_InputSampleRateOutOfRange = 0x21697372, /* '!isr' */
-    kAudioConverterErr_OutputSampleRateOutOfRange = 0x216F7372 /* '!osr' */
+    kAudioConverterErr_OutputSampleRateOutOfRange = 0x216F7372, /* '!osr' */
+    /* Apple's hardware codecs' codes (iOS), declared for the programs that test for them
+     * (iPhoneACFileConvertTest): never answered here, every codec is software. */
+    kAudioConverterErr_HardwareInUse             = 0x68776975, /* 'hwiu' */
+    kAudioConverterErr_NoHardwarePermission      = 0x7065726D  /* 'perm' */
 };
 
 /* Asked for input by AudioConverterFillComplexBuffer: set *ioNumberDataPackets to the packets
