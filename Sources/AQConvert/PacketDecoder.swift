@@ -140,6 +140,15 @@ public final class PacketDecoder {
         return c.decoderConfig(sbr: he, ps: formatID == AudioFormatID.mpeg4AAC_HE_V2) ?? asc
     }
 
+    /// The format IDs this decoder opens with the libavcodec loaded (MPEG Layers I–III, AAC, HE-AAC,
+    /// HE-AAC v2, Apple Lossless, FLAC, Opus, Vorbis: those whose decoder libavcodec has), in that
+    /// order. Any thread.
+    public static func decodableFormatIDs() -> [FourCharCode] {
+        [AudioFormatID.mpegLayer1, AudioFormatID.mpegLayer2, AudioFormatID.mpegLayer3, AudioFormatID.mpeg4AAC,
+         AudioFormatID.mpeg4AAC_HE, AudioFormatID.mpeg4AAC_HE_V2, AudioFormatID.appleLossless, flacFormatID, opusFormatID, vorbisFormatID]
+            .filter { id in codecID(id).map { avcodec_find_decoder($0) != nil } ?? false }
+    }
+
     /// Checks that `format` is one this decoder can open (format ID, rate, channel count, a
     /// libavcodec decoder present) without needing its magic cookie yet. Any thread (pure).
     /// - Throws: ``PacketDecoderError`` of kind `.unsupportedFormat` or `.decoderUnavailable`.

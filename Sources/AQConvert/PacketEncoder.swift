@@ -98,6 +98,15 @@ public final class PacketEncoder {
         formatID == AudioFormatID.mpeg4AAC || formatID == AudioFormatID.appleLossless
     }
 
+    /// The format IDs this encoder makes with the libavcodec loaded (AAC, Apple Lossless: those
+    /// whose encoder libavcodec has). Any thread.
+    public static func encodableFormatIDs() -> [FourCharCode] {
+        var ids: [FourCharCode] = []
+        if avcodec_find_encoder(AV_CODEC_ID_AAC) != nil { ids.append(AudioFormatID.mpeg4AAC) }
+        if avcodec_find_encoder(AV_CODEC_ID_ALAC) != nil { ids.append(AudioFormatID.appleLossless) }
+        return ids
+    }
+
     /// The codec's frames per packet: 1024 (AAC), 4096 (ALAC); 0 for other formats. Any thread.
     public static func framesPerPacket(_ formatID: FourCharCode) -> Int {
         switch formatID {

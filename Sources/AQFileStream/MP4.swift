@@ -474,22 +474,45 @@ extension AudioFileStream {
         becomeReady()
     }
 
-    /// The AudioSpecificConfig inside an `esds` body (DecoderSpecificInfo, tag 5).
+    /// The AudioSpecificConfig inside an `esds` body (version and flags, then the ES_Descriptor):
+    /// the DecoderSpecificInfo (tag 5) reached through the descriptors' structure, the
+    /// ES_Descriptor (tag 3) and its DecoderConfigDescriptor (tag 4). (Until issue 23 the first
+    /// byte 5 anywhere was taken for the tag: a bit rate with a byte 5 in it, as ffmpeg's 128 kb/s
+    /// files have, gave a wrong object type and rate.)
     func audioSpecificConfig(_ c: [UInt8]) -> [UInt8]? {
-        var i = 0
-        while i + 2 < c.count {
-            if c[i] == 0x05 {
-                var j = i + 1, n = 0
-                for _ in 0..<4 {
-                    guard j < c.count else { return nil }
-                    let b = c[j]
-                    j += 1
-                    n = n << 7 | Int(b & 0x7F)
-                    if b & 0x80 == 0 { break }
-                }
-                if n >= 2, j + n <= c.count { return Array(c[j..<(j + n)]) }
+        // A descriptor at i: its tag, where its body starts, its length (up to four 7-bit groups).
+        func descriptor(at i: Int, before end: Int) -> (tag: UInt8, body: Int, length: Int)? {
+            guard i < end else { return nil }
+            var j = i + 1, n = 0
+            for _ in 0..<4 {
+                guard j < end else { return nil }
+                let b = c[j]
+                j += 1
+                n = n << 7 | Int(b & 0x7F)
+                if b & 0x80 == 0 { break }
             }
-            i += 1
+            return j + n <= end ? (c[i], j, n) : nil
+        }
+        let start = c.count > 4 && c[0] == 0 ? 4 : 0  // after the box's version and flags
+        guard let es = descriptor(at: start, before: c.count), es.tag == 0x03, es.length >= 3 else { return nil }
+        let flags = c[es.body + 2]
+        var i = es.body + 3
+        if flags & 0x80 != 0 { i += 2 }  // dependsOn_ES_ID
+        if flags & 0x40 != 0 { guard i < c.count else { return nil }; i += 1 + Int(c[i]) }  // URL
+        if flags & 0x20 != 0 { i += 2 }  // OCR_ES_Id
+        let esEnd = es.body + es.length
+        while let d = descriptor(at: i, before: esEnd) {
+            if d.tag == 0x04 {
+                // DecoderConfigDescriptor: 13 fixed bytes, then its DecoderSpecificInfo.
+                var k = d.body + 13
+                let dcEnd = d.body + d.length
+                while let s = descriptor(at: k, before: dcEnd) {
+                    if s.tag == 0x05 { return s.length >= 2 ? Array(c[s.body..<(s.body + s.length)]) : nil }
+                    k = s.body + s.length
+                }
+                return nil
+            }
+            i = d.body + d.length
         }
         return nil
     }

@@ -34,6 +34,14 @@ final class CConverter {
     /// Properties AudioConverterSetProperty takes.
     static let settable: Set<UInt32> = [UInt32(kAudioConverterDecompressionMagicCookie), UInt32(kAudioConverterChannelMap),
                                         UInt32(kAudioConverterSampleRateConverterQuality), UInt32(kAudioConverterSampleRateConverterComplexity)]
+    /// kAudioConverterPrimeInfo as set on a converter that is not an encoder. A decoder drops the
+    /// first `leadingFrames` decoded frames (the source's priming, as a file's packet table gives
+    /// it) after its creation and after each reset; `trailingFrames` is kept and read back and
+    /// cuts nothing, as Apple's decoders (Apple's ConvertFile: "the audio converter does not cut
+    /// off trailing zeros"). Linear PCM sources keep both and use neither.
+    var prime = AudioConverterPrimeInfo(leadingFrames: 0, trailingFrames: 0)
+    /// Decoded frames still to drop for `prime.leadingFrames`.
+    private var leadingToDrop = 0
     /// Decoded frames held: `held` frames, of which `given` were given out.
     private var held = 0
     private var given = 0
@@ -84,7 +92,15 @@ final class CConverter {
         decoder = nil  // made with it at the next fill
     }
 
+    /// Sets kAudioConverterPrimeInfo (not an encoder's): from now on the decoder drops the
+    /// leading frames it has not dropped yet, up to the new count.
+    func setPrime(_ p: AudioConverterPrimeInfo) {
+        leadingToDrop = max(0, Int(p.leadingFrames) - (Int(prime.leadingFrames) - leadingToDrop))
+        prime = p
+    }
+
     func reset() {
+        leadingToDrop = Int(prime.leadingFrames)
         decoder = nil
         held = 0
         given = 0
@@ -195,6 +211,11 @@ final class CConverter {
         held = planePointers.withUnsafeBufferPointer {
             decoder.decode(UnsafeRawBufferPointer(start: data + offset, count: size), framesIfCorrupt: frames, into: $0.baseAddress!, offset: 0, capacity: capacity)
         }
+        if leadingToDrop > 0 {
+            // The source's priming (kAudioConverterPrimeInfo): given out to no one.
+            given = min(held, leadingToDrop)
+            leadingToDrop -= given
+        }
     }
 }
 
@@ -253,7 +274,7 @@ func converterProperty(_ c: CConverter, _ id: UInt32) throws(AudioFileFailure) -
     case Int(kAudioConverterCurrentInputStreamDescription): return of(c.input)
     case Int(kAudioConverterCurrentOutputStreamDescription): return of(c.output)
     case Int(kAudioConverterPropertyMaximumOutputPacketSize): return of(try c.encoding?.maximumPacketSize() ?? c.output.mBytesPerPacket)
-    case Int(kAudioConverterPrimeInfo): return of(try c.encoding?.primeInfo() ?? AudioConverterPrimeInfo(leadingFrames: 0, trailingFrames: 0))
+    case Int(kAudioConverterPrimeInfo): return of(try c.encoding?.primeInfo() ?? c.prime)
     case Int(kAudioConverterCompressionMagicCookie), Int(kAudioConverterEncodeBitRate), Int(kAudioConverterCodecQuality):
         guard let e = c.encoding else { throw AudioFileFailure(status: kAudioConverterErr_PropertyNotSupported, "not an encoder") }
         return try e.property(id)
@@ -276,6 +297,7 @@ func converterProperty(_ c: CConverter, _ id: UInt32) throws(AudioFileFailure) -
         outSize?.pointee = UInt32(try converterProperty(c, inPropertyID).count)
         outWritable?.pointee = CConverter.settable.contains(inPropertyID) || (inPropertyID == UInt32(kAudioConverterEncodeBitRate) && c.encoding?.isAAC == true)
             || (inPropertyID == UInt32(kAudioConverterCodecQuality) && c.encoding != nil)
+            || (inPropertyID == UInt32(kAudioConverterPrimeInfo) && c.encoding == nil)
     }
 }
 
@@ -307,6 +329,12 @@ func converterProperty(_ c: CConverter, _ id: UInt32) throws(AudioFileFailure) -
         case Int(kAudioConverterDecompressionMagicCookie):
             guard c.encoding == nil else { throw AudioFileFailure(status: kAudioConverterErr_PropertyNotSupported, "an encoder takes no decompression cookie") }
             c.setCookie(bytes)
+        case Int(kAudioConverterPrimeInfo):
+            guard c.encoding == nil else { throw AudioFileFailure(status: kAudioConverterErr_PropertyNotSupported, "an encoder's prime info is its own") }
+            guard bytes.count == MemoryLayout<AudioConverterPrimeInfo>.size else {
+                throw AudioFileFailure(status: kAudioConverterErr_BadPropertySizeError, "an AudioConverterPrimeInfo")
+            }
+            c.setPrime(bytes.withUnsafeBytes { $0.loadUnaligned(as: AudioConverterPrimeInfo.self) })
         case Int(kAudioConverterChannelMap):
             guard bytes.count % 4 == 0 else { throw AudioFileFailure(status: kAudioConverterErr_BadPropertySizeError, "the map is SInt32s") }
             let map = stride(from: 0, to: bytes.count, by: 4).map { i in Int(bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: i, as: Int32.self) }) }

@@ -132,7 +132,13 @@ extension AudioFileReadState {
         }
         let bytes = try f.propertyBytes(inPropertyID)
         outDataSize?.pointee = UInt32(bytes.count)
-        isWritable?.pointee = inPropertyID == UInt32(kAudioFilePropertyDeferSizeUpdates) ? 1 : 0
+        // What AudioFileSetProperty takes (until issue 23 only DeferSizeUpdates said so, and
+        // Apple's ConvertFile, which sets the packet table only when it is writable, left it out).
+        var writable = inPropertyID == UInt32(kAudioFilePropertyDeferSizeUpdates)
+        if case .writing(let w) = f.kind, w.packets != nil {
+            writable = writable || inPropertyID == UInt32(kAudioFilePropertyMagicCookieData) || inPropertyID == UInt32(kAudioFilePropertyPacketTableInfo)
+        }
+        isWritable?.pointee = writable ? 1 : 0
     }
 }
 

@@ -17,7 +17,8 @@ import Glibc
 final class AudioFileWriteState {
     let storage: any AudioFileStorage
     let fileType: UInt32
-    let format: SFormat
+    /// The data format (its rate may change before the first packet: `setSampleRate`).
+    private(set) var format: SFormat
     /// Where the audio data starts in the file, and the end of what was written (from it).
     let dataOffset: Int64
     private(set) var dataBytes: Int64 = 0
@@ -87,6 +88,18 @@ final class AudioFileWriteState {
         packets.cookie = cookie
         guard write(CAFPacketState.room(cookie), at: CAFPacketState.cookieOffset) else {
             throw AudioFileFailure(status: kAudioFilePermissionsError, "write failed")
+        }
+    }
+
+    /// Sets the rate of a compressed file before its first packet (ExtAudioFile's file format at
+    /// rate 0 takes the client's): the header is written again.
+    func setSampleRate(_ rate: Double) throws(AudioFileFailure) {
+        guard let packets, packets.sizes.isEmpty else {
+            throw AudioFileFailure(status: kAudioFileOperationNotSupportedError, "the rate is set before the first packet of a compressed file")
+        }
+        format.sampleRate = rate
+        guard write(CAFPacketState.header(format, cookie: packets.cookie, dataBytes: nil), at: 0) else {
+            throw AudioFileFailure(status: kAudioFilePermissionsError, "header write failed")
         }
     }
 

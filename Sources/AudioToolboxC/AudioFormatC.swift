@@ -1,6 +1,8 @@
-// Audio Format Services' C functions (AudioToolbox/AudioFormat.h), issue 23: only
+// Audio Format Services' C functions (AudioToolbox/AudioFormat.h), issue 23:
 // kAudioFormatProperty_FormatInfo, which completes a stream description the way recorders ask
-// for it. Plain computation: any thread, never blocks.
+// for it; kAudioFormatProperty_FormatList and FirstPlayableFormatFromList (issue 23); and
+// kAudioFormatProperty_DecodeFormatIDs / EncodeFormatIDs, the formats an AudioConverter decodes
+// and encodes here (asked by Apple's ConvertFile). Plain computation: any thread, never blocks.
 import AQConvert
 import AQTypes
 import CAudioToolbox
@@ -39,6 +41,18 @@ func formatInfo(_ f: CFormat) -> Result<CFormat, AudioFileFailure> {
     return .success(out)
 }
 
+/// The format IDs of DecodeFormatIDs or EncodeFormatIDs (linear PCM first: a converter takes it
+/// in and gives it out), nil for another property.
+func formatIDList(_ property: UInt32) -> [UInt32]? {
+    switch property {
+    case UInt32(kAudioFormatProperty_DecodeFormatIDs):
+        return [UInt32(kAudioFormatLinearPCM), UInt32(kAudioFormatULaw), UInt32(kAudioFormatALaw)] + PacketDecoder.decodableFormatIDs().map(\.rawValue)
+    case UInt32(kAudioFormatProperty_EncodeFormatIDs):
+        return [UInt32(kAudioFormatLinearPCM)] + PacketEncoder.encodableFormatIDs().map(\.rawValue)
+    default: return nil
+    }
+}
+
 /// `AudioFormatGetPropertyInfo`, exported to C: its contract is in `AudioToolbox/AudioFormat.h`.
 @c public func AudioFormatGetPropertyInfo(_ inPropertyID: UInt32, _ inSpecifierSize: UInt32, _ inSpecifier: UnsafeRawPointer?,
                                           _ outPropertyDataSize: UnsafeMutablePointer<UInt32>?) -> OSStatus {
@@ -52,26 +66,13 @@ func formatInfo(_ f: CFormat) -> Result<CFormat, AudioFileFailure> {
         outPropertyDataSize.pointee = 4
         return 0
     }
-    if inPropertyID == UInt32(kAudioFormatProperty_DecodeFormatIDs) || inPropertyID == UInt32(kAudioFormatProperty_EncodeFormatIDs) {
-        outPropertyDataSize.pointee = UInt32(4 * codecFormatIDs(decode: inPropertyID == UInt32(kAudioFormatProperty_DecodeFormatIDs)).count)
+    if let ids = formatIDList(inPropertyID) {
+        outPropertyDataSize.pointee = UInt32(ids.count * MemoryLayout<UInt32>.size)
         return 0
     }
     guard inPropertyID == UInt32(kAudioFormatProperty_FormatInfo) else { return kAudioFormatUnsupportedPropertyError }
     outPropertyDataSize.pointee = UInt32(MemoryLayout<CFormat>.size)
     return 0
-}
-
-/// The format IDs kAudioFormatProperty_DecodeFormatIDs / EncodeFormatIDs answer.
-func codecFormatIDs(decode: Bool) -> [UInt32] {
-    if !decode { return [UInt32(kAudioFormatLinearPCM), UInt32(kAudioFormatMPEG4AAC), UInt32(kAudioFormatAppleLossless)] }
-    let compressed: [UInt32] = [
-        UInt32(kAudioFormatMPEGLayer1), UInt32(kAudioFormatMPEGLayer2), UInt32(kAudioFormatMPEGLayer3),
-        UInt32(kAudioFormatMPEG4AAC), UInt32(kAudioFormatMPEG4AAC_HE), UInt32(kAudioFormatMPEG4AAC_HE_V2),
-        UInt32(kAudioFormatAppleLossless), UInt32(kAudioFormatFLAC), UInt32(kAudioFormatOpus), 0x766F_7262,  // 'vorb'
-    ]
-    return [UInt32(kAudioFormatLinearPCM), UInt32(kAudioFormatULaw), UInt32(kAudioFormatALaw)]
-        + compressed.filter { PacketDecoder.canDecode(SFormat(sampleRate: 44100, formatID: FourCharCode(rawValue: $0), formatFlags: [],
-                                                                bytesPerPacket: 0, framesPerPacket: 0, bytesPerFrame: 0, channelsPerFrame: 2, bitsPerChannel: 0)) }
 }
 
 /// kAudioFormatProperty_FirstPlayableFormatFromList: the index of the first item an output
@@ -139,12 +140,11 @@ func formatList(_ size: UInt32, _ specifier: UnsafeRawPointer?) -> [CAudioToolbo
             ioPropertyDataSize.pointee = 4
         }
     }
-    if inPropertyID == UInt32(kAudioFormatProperty_DecodeFormatIDs) || inPropertyID == UInt32(kAudioFormatProperty_EncodeFormatIDs) {
-        let ids = codecFormatIDs(decode: inPropertyID == UInt32(kAudioFormatProperty_DecodeFormatIDs))
-        let n = min(ids.count, Int(ioPropertyDataSize.pointee) / 4)
-        guard n > 0 else { return kAudioFormatBadPropertySizeError }
-        for k in 0..<n { outPropertyData.storeBytes(of: ids[k], toByteOffset: 4 * k, as: UInt32.self) }
-        ioPropertyDataSize.pointee = UInt32(4 * n)
+    if let ids = formatIDList(inPropertyID) {
+        // As many IDs as the size holds; the size set to the bytes written.
+        let n = min(ids.count, Int(ioPropertyDataSize.pointee) / MemoryLayout<UInt32>.size)
+        for i in 0..<n { outPropertyData.storeBytes(of: ids[i], toByteOffset: i * 4, as: UInt32.self) }
+        ioPropertyDataSize.pointee = UInt32(n * MemoryLayout<UInt32>.size)
         return 0
     }
     guard inPropertyID == UInt32(kAudioFormatProperty_FormatInfo) else { return kAudioFormatUnsupportedPropertyError }

@@ -768,11 +768,18 @@ func outputListener(
 /// docs/c-api.md (any thread unless said otherwise there).
 @c public func AudioQueueOfflineRender(_ inAQ: AudioQueueRef?, _ inTimestamp: UnsafePointer<CTimeStamp>?, _ ioBuffer: AudioQueueBufferRef?, _ inNumberFrames: UInt32) -> OSStatus {
     guard let inTimestamp else { return paramError }
-    return withQueue(inAQ) { q throws(AudioQueueError) in
+    var delivery: RunLoopDelivery?
+    let status = withQueue(inAQ) { q throws(AudioQueueError) in
         q.lock.withLock { q.offlineRenders += 1 }
         defer { q.lock.withLock { q.offlineRenders -= 1 } }
         let b = try engineBuffer(q, ioBuffer)
         try q.queue.offlineRender(at: STimeStamp(c: inTimestamp.pointee), into: b, frames: Int(inNumberFrames))
         ioBuffer!.pointee.mAudioDataByteSize = UInt32(b.audioDataByteSize)
+        delivery = q.runLoop
     }
+    // A queue on the calling thread's run loop: the callbacks of the buffers this render finished
+    // run now, before the call returns, as with a queue without a run loop (issue 23: Apple's
+    // aqrender renders on the thread whose loop it gave the queue and never runs that loop).
+    delivery?.performIfOnLoopThread()
+    return status
 }

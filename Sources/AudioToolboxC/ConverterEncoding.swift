@@ -11,7 +11,8 @@ final class ConverterEncoding {
     /// The destination completed (PacketEncoder.completed: frames per packet, flags).
     let format: CFormat
     let isAAC: Bool
-    private var bitRate = 0
+    /// kAudioConverterEncodeBitRate as set (0: the encoder's default).
+    private(set) var bitRate = 0
     /// kAudioConverterCodecQuality as set (kept and read back: libavcodec's encoders run at their
     /// defaults, AAC's quality following its bit rate, ALAC's lossless whatever it says).
     var codecQuality = UInt32(kAudioConverterQuality_High)

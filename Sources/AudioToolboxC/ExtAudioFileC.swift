@@ -90,6 +90,10 @@ func withExtAudioFile(_ id: OpaquePointer?, _ body: (CExtAudioFile) throws(Audio
     guard let inStreamDesc, let outExtAudioFile, let path = filePath(inURL), inFlags & ~0x03 == 0 else { return paramError }
     return fileStatus { () throws(AudioFileFailure) in
         var format = SFormat(c: inStreamDesc.pointee)
+        // A compressed format at rate 0 takes the client format's rate (set before the first
+        // write; until then the file says 44100).
+        let rateFollowsClient = format.formatID != AudioFormatID.linearPCM && format.sampleRate == 0
+        if rateFollowsClient { format.sampleRate = 44100 }
         if format.formatID != AudioFormatID.linearPCM {
             // A compressed format as recorders give it (rate, channels, the ID): completed.
             do { format = try PacketEncoder.completed(format) } catch {
@@ -101,7 +105,7 @@ func withExtAudioFile(_ id: OpaquePointer?, _ body: (CExtAudioFile) throws(Audio
         let storage = try FileStorage(path: path, flags: O_RDWR | O_CREAT | (erase ? O_TRUNC : O_EXCL))
         let state = try AudioFileWriteState(storage: storage, fileType: inFileType, format: format)
         let writer: ExtAudioFileWriter
-        switch Result(catching: { () throws(AudioFileFailure) in try ExtAudioFileWriter(file: state) }) {
+        switch Result(catching: { () throws(AudioFileFailure) in try ExtAudioFileWriter(file: state, rateFollowsClient: rateFollowsClient) }) {
         case .success(let w): writer = w
         case .failure(let e):
             try? state.finish()
@@ -188,6 +192,9 @@ func extProperty(_ f: CExtAudioFile, _ id: UInt32) throws(AudioFileFailure) -> [
     }
     guard case .reading(let r) = f.kind else {
         if id == UInt32(kExtAudioFileProperty_FileLengthFrames), case .writing(let w) = f.kind { return of(w.framesWritten) }
+        if id == UInt32(kExtAudioFileProperty_AudioConverter), case .writing(let w) = f.kind {
+            return of(UInt(bitPattern: UnsafeRawPointer(try w.audioConverter().ref)))
+        }
         throw AudioFileFailure(status: kExtAudioFileError_InvalidProperty, "property '\(FourCharCode(rawValue: id))' not supported while writing")
     }
     switch Int(id) {
@@ -209,9 +216,20 @@ func extProperty(_ f: CExtAudioFile, _ id: UInt32) throws(AudioFileFailure) -> [
 @c public func ExtAudioFileGetPropertyInfo(_ inExtAudioFile: OpaquePointer?, _ inPropertyID: UInt32, _ outSize: UnsafeMutablePointer<UInt32>?,
                                            _ outWritable: UnsafeMutablePointer<Bool>?) -> OSStatus {
     withExtAudioFile(inExtAudioFile) { f throws(AudioFileFailure) in
+        if inPropertyID == UInt32(kExtAudioFileProperty_ConverterConfig), takesConverterConfig(f) {
+            outSize?.pointee = UInt32(MemoryLayout<UnsafeRawPointer>.size)
+            outWritable?.pointee = true
+            return
+        }
         outSize?.pointee = UInt32(try extProperty(f, inPropertyID).count)
         outWritable?.pointee = inPropertyID == UInt32(kExtAudioFileProperty_ClientDataFormat)
     }
+}
+
+/// Whether `f` takes kExtAudioFileProperty_ConverterConfig (a writer with a converter).
+private func takesConverterConfig(_ f: CExtAudioFile) -> Bool {
+    if case .writing(let w) = f.kind { return w.converter != nil }
+    return false
 }
 
 /// `ExtAudioFileGetProperty`, exported to C: its contract is in `AudioToolbox/ExtendedAudioFile.h`.
@@ -228,6 +246,14 @@ func extProperty(_ f: CExtAudioFile, _ id: UInt32) throws(AudioFileFailure) -> [
                                        _ inPropertyData: UnsafeRawPointer?) -> OSStatus {
     guard let inPropertyData else { return paramError }
     return withExtAudioFile(inExtAudioFile) { f throws(AudioFileFailure) in
+        if inPropertyID == UInt32(kExtAudioFileProperty_ConverterConfig), case .writing(let w) = f.kind, w.converter != nil {
+            // A CFArrayRef (NULL here, as programs pass it): the writer takes the converter's settings.
+            guard inPropertyDataSize == UInt32(MemoryLayout<UnsafeRawPointer>.size) else {
+                throw AudioFileFailure(status: kExtAudioFileError_InvalidPropertySize, "a CFArrayRef")
+            }
+            try w.syncConverter()
+            return
+        }
         guard inPropertyID == UInt32(kExtAudioFileProperty_ClientDataFormat) else {
             throw AudioFileFailure(status: kExtAudioFileError_InvalidProperty, "only the client data format is settable")
         }

@@ -15,7 +15,21 @@ final class ExtAudioFileWriter {
     let file: AudioFileWriteState
     let channels: Int
     private(set) var client: CFormat?
-    private let encoder: PacketEncoder?
+    private var encoder: PacketEncoder?
+    /// The file was created at rate 0 (a compressed format): its rate is the client's, set with
+    /// the client format before the first frame (issue 23, Apple's ConvertFile with a bit rate).
+    let rateFollowsClient: Bool
+    /// kExtAudioFileProperty_AudioConverter: a converter from the client format to the file's,
+    /// made when first asked, whose encoder settings (the bit rate) the writer takes when
+    /// kExtAudioFileProperty_ConverterConfig is set and at the first write.
+    private(set) var converter: CConverter? {
+        didSet {
+            // Live while it is the writer's (AudioConverterSetProperty finds it), then gone.
+            if let o = oldValue, o !== converter { _ = Converters.lock.withLock { Converters.live.removeValue(forKey: UnsafeMutableRawPointer(o.ref)) } }
+            if let n = converter, n !== oldValue { Converters.lock.withLock { Converters.live[UnsafeMutableRawPointer(n.ref)] = n } }
+        }
+    }
+    private var encoderBitRate = 0
     private var planes: [UnsafeMutablePointer<Float>] = []
     private var capacity = 0
     private var scratch: UnsafeMutableRawPointer?
@@ -33,8 +47,9 @@ final class ExtAudioFileWriter {
     private var finished = false
 
     /// Writes into `file`; compressed formats get an encoder (whose cookie goes into the file).
-    init(file: AudioFileWriteState) throws(AudioFileFailure) {
+    init(file: AudioFileWriteState, rateFollowsClient: Bool = false) throws(AudioFileFailure) {
         self.file = file
+        self.rateFollowsClient = rateFollowsClient
         let f = file.format
         channels = Int(f.channelsPerFrame)
         if f.formatID == AudioFormatID.linearPCM {
@@ -52,6 +67,7 @@ final class ExtAudioFileWriter {
     }
 
     deinit {
+        converter = nil
         for p in planes { p.deallocate() }
         for p in converted { p.deallocate() }
         scratch?.deallocate()
@@ -60,6 +76,17 @@ final class ExtAudioFileWriter {
     func setClient(_ c: CFormat) throws(AudioFileFailure) {
         if let problem = ExtAudioFileReader.clientFormatProblem(c, file: file.format, rateMayDiffer: true) {
             throw AudioFileFailure(status: kExtAudioFileError_InvalidDataFormat, "client format: \(problem)")
+        }
+        if rateFollowsClient && clientFramesWritten == 0 && c.mSampleRate != file.format.sampleRate {
+            // The file's rate is the client's: the encoder made again for it.
+            var f = file.format
+            f.sampleRate = c.mSampleRate
+            do { f = try PacketEncoder.completed(f) } catch {
+                throw AudioFileFailure(status: kExtAudioFileError_InvalidDataFormat, "client format: \(error)")
+            }
+            try file.setSampleRate(c.mSampleRate)
+            try remakeEncoder(bitRate: encoderBitRate)
+            converter = nil
         }
         let fileRate = file.format.sampleRate
         if c.mSampleRate != fileRate {
@@ -81,7 +108,37 @@ final class ExtAudioFileWriter {
             }
             rate = nil
         }
+        if let old = client, withUnsafeBytes(of: old, { Array($0) }) != withUnsafeBytes(of: c, { Array($0) }) { converter = nil }
         client = c
+    }
+
+    /// The encoder made again at `bitRate` (before the first frame), its cookie into the file.
+    private func remakeEncoder(bitRate: Int) throws(AudioFileFailure) {
+        guard encoder != nil else { return }
+        do { encoder = try PacketEncoder(format: file.format, bitRate: bitRate) } catch {
+            throw AudioFileFailure(status: kExtAudioFileError_InvalidDataFormat, "no encoder for the file: \(error)")
+        }
+        encoderBitRate = bitRate
+        try file.setCookie(encoder!.magicCookie)
+    }
+
+    /// kExtAudioFileProperty_AudioConverter: the converter from the client format to the file's
+    /// (compressed files with a client format), made on first ask.
+    func audioConverter() throws(AudioFileFailure) -> CConverter {
+        if let converter { return converter }
+        guard encoder != nil, let client else {
+            throw AudioFileFailure(status: kExtAudioFileError_InvalidProperty, "a converter is there for a compressed file once the client format is set")
+        }
+        let c = try CConverter(input: client, output: file.format.c)
+        converter = c
+        return c
+    }
+
+    /// kExtAudioFileProperty_ConverterConfig (and the first write): takes the converter's
+    /// encoder settings (the bit rate) while no frame was written.
+    func syncConverter() throws(AudioFileFailure) {
+        guard clientFramesWritten == 0, let e = converter?.encoding, e.bitRate != encoderBitRate else { return }
+        try remakeEncoder(bitRate: e.bitRate)
     }
 
     /// Writes `frames` frames from `list`'s buffers (the client's format).
@@ -90,6 +147,7 @@ final class ExtAudioFileWriter {
             throw AudioFileFailure(status: kExtAudioFileError_NonPCMClientFormat, "set kExtAudioFileProperty_ClientDataFormat to linear PCM first")
         }
         guard frames > 0 else { return }
+        if clientFramesWritten == 0 { try syncConverter() }
         let nonInterleaved = client.mFormatFlags & UInt32(kAudioFormatFlagIsNonInterleaved) != 0
         let buffers = UnsafeRawPointer(list).advanced(by: 8).assumingMemoryBound(to: CAudioToolbox.AudioBuffer.self)
         let bufferCount = nonInterleaved ? channels : 1
@@ -151,6 +209,7 @@ final class ExtAudioFileWriter {
     func finish() throws(AudioFileFailure) {
         guard !finished else { return }
         finished = true
+        converter = nil  // its AudioConverterRef ends with the file
         if let rate {
             // What the resampler still holds: the file gets exactly round(N × file / client).
             while true {

@@ -55,6 +55,17 @@ final class RunLoopDelivery: @unchecked Sendable {
         CFRunLoopWakeUp(loop)
     }
 
+    /// Runs what was posted now, when the calling thread is the loop's (AudioQueueOfflineRender
+    /// on the thread whose loop the queue was given: Apple's offline renderers, aqrender and
+    /// AQOfflineRenderTest, refill their buffers from callbacks without running the loop). Returns
+    /// whether it ran. Issue 23.
+    @discardableResult
+    func performIfOnLoopThread() -> Bool {
+        guard CFRunLoopGetCurrent() === loop else { return false }
+        performPending()
+        return true
+    }
+
     /// Runs what was posted (the source's perform routine, on the loop's thread).
     private func performPending() {
         let work: [() -> Void] = lock.withLock {

@@ -79,6 +79,24 @@ import Testing
         #expect(asFile.table == r.table)
     }
 
+    /// Issue 23 (Apple's ConvertFile on ffmpeg's 128 kb/s M4A): the AudioSpecificConfig is found
+    /// through the esds's descriptors, not as the first byte 5: bit rates with bytes 5 in them
+    /// (0x0001EF05, as that file had) left the format at 44.1 kHz AAC LC, not 88.2 kHz type 16.
+    @Test func esdsBitRatesWithByteFiveKeepTheConfig() throws {
+        let fx = try Fixtures()
+        var file = try Self.make(fx, "t.m4a", codec: ["-c:a", "aac", "-b:a", "128k"], faststart: true)
+        let at = try #require((0..<(file.count - 4)).first { Array(file[$0..<($0 + 4)]) == ascii("esds") }) + 4
+        // ffmpeg's layout: version and flags, 03 + 4-byte length, ES_ID, flags, 04 + 4-byte
+        // length, object type, stream type, buffer size (3), max bit rate (4), avg bit rate (4), 05.
+        #expect(file[at + 4] == 0x03 && file[at + 12] == 0x04 && file[at + 30] == 0x05, "ffmpeg's esds layout")
+        file.replaceSubrange((at + 22)..<(at + 30), with: [0x00, 0x00, 0x05, 0x05, 0x00, 0x01, 0xEF, 0x05])
+        let r = parse(file)
+        #expect(r.error == nil, "\(String(describing: r.error))")
+        let f = try #require(r.format)
+        #expect(f.sampleRate == 44100 && f.channelsPerFrame == 2)
+        #expect(f.formatFlags.rawValue == 2, "AAC-LC")
+    }
+
     /// FLAC (`fLaC` + `dfLa`) and Opus (`Opus` + `dOps`) in MP4: the cookies are the STREAMINFO
     /// block and an OpusHead rebuilt from dOps; Opus's edit list gives its pre-skip.
     @Test(arguments: [("flac", ["-c:a", "flac", "-strict", "-2", "-sample_fmt", "s16"]), ("opus", ["-c:a", "libopus"])])

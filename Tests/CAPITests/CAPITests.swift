@@ -133,6 +133,34 @@ import Testing
         #expect(r.output.contains(" 0 failed"), "\(r.output)")
     }
 
+    /// What Apple's ConvertFile asks (issue 23; `convertfile_needs.c`, no server): the decoder and
+    /// encoder lists of Audio Format Services, an encoder's channel layout ('prop'), the packet
+    /// table and cookie of a CAF being written reported writable, a decoder's PrimeInfo set from
+    /// the packet table dropping the priming (again after a reset; without it the tone is 1024
+    /// frames late), UseExtAF.cpp's bit rate (an AAC file at rate 0 taking the client's rate, the
+    /// converter's kAudioConverterEncodeBitRate through kExtAudioFileProperty_AudioConverter and
+    /// ConverterConfig), CFURLCopyPath under gcc.
+    @Test func convertFileNeeds() throws {
+        let exe = try CAPI.build("Tests/CAPIPrograms/convertfile_needs.c")
+        let dir = try CAPI.prefix().appendingPathComponent("convertfile-needs")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let r = try CAPI.run(exe, [dir.path], environment: ["AQSYNC_DEVICE": "offline"])
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains(" 0 failed"), "\(r.output)")
+    }
+
+    /// Apple's aqrender's way (issue 23; `offline_runloop.c`, offline): a queue on this thread's
+    /// run loop rendered offline without the loop running; its callbacks run inside
+    /// AudioQueueOfflineRender on this thread, refill the one buffer, flush and stop, and the
+    /// rendered frames hold the whole ramp in order. (Before, the callbacks waited for the loop
+    /// and aqrender rendered silence for ever.)
+    @Test func offlineRenderRunsRunLoopCallbacks() throws {
+        let exe = try CAPI.build("Tests/CAPIPrograms/offline_runloop.c")
+        let r = try CAPI.run(exe, environment: ["AQSYNC_DEVICE": "offline", "AQSYNC_SAMPLE_RATE": "44100"])
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains(" 0 failed"), "\(r.output)")
+    }
+
     /// Audio File Stream Services through C: properties, translations, seeking, result codes;
     /// then (offline, at 44.1 kHz) the parsed packets and cookie decoded by a queue whose
     /// buffer came from AudioQueueAllocateBuffer, the tone found in the render.

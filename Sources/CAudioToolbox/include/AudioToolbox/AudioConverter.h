@@ -35,7 +35,16 @@ CF_ENUM(AudioConverterPropertyID) {
     kAudioConverterSampleRateConverterComplexity  = 0x73726361, /* 'srca' UInt32, a kAudioConverterSampleRateConverterComplexity_ value */
     kAudioConverterEncodeBitRate                  = 0x62726174, /* 'brat' UInt32 bits per second: an AAC encoder's target */
     kAudioConverterCodecQuality                   = 0x63647175, /* 'cdqu' UInt32, a kAudioConverterQuality_ value: an encoder's (kept and read back) */
-    kAudioConverterPrimeInfo                      = 0x7072696D  /* 'prim' AudioConverterPrimeInfo */
+    kAudioConverterPrimeInfo                      = 0x7072696D, /* 'prim' AudioConverterPrimeInfo */
+    /* Declared for the programs that ask (Apple's ConvertFile): channel layouts are not kept by
+     * a converter here, so both answer kAudioConverterErr_PropertyNotSupported, and such a
+     * program takes the layout from its file, as it does when Apple's converter has none. */
+    kAudioConverterInputChannelLayout             = 0x69636C20, /* 'icl ' AudioChannelLayout */
+    kAudioConverterOutputChannelLayout            = 0x6F636C20, /* 'ocl ' AudioChannelLayout */
+    /* UInt32, 1 if a hardware codec can resume after an interruption (iOS): answered
+     * kAudioConverterErr_PropertyNotSupported, which Apple's samples take for a software codec,
+     * one that can always resume. */
+    kAudioConverterPropertyCanResumeFromInterruption = 0x6372736D /* 'crsm' */
 };
 
 CF_ENUM(UInt32) {
@@ -57,8 +66,12 @@ typedef struct OpaqueAudioConverter *AudioConverterRef;
 
 /* kAudioConverterPrimeInfo: an encoder's leading frames are the priming its packets begin with
  * (AAC 1024 here, ALAC 0) and its trailing frames the padding of its last packet, known once the
- * input has ended (0 before). A decoder or a PCM converter has neither (0, 0): what it gives
- * starts at its input's frame 0 (the resampler's delay is removed). */
+ * input has ended (0 before). A decoder or a PCM converter has neither by default (0, 0): what
+ * it gives starts at its input's frame 0 (the resampler's delay is removed). Set on a decoder
+ * (issue 23, as Apple's ConvertFile does with a file's packet table), leadingFrames decoded
+ * frames are dropped from the start of the stream (after creation and after each reset) and
+ * trailingFrames is kept and read back without cutting anything, as Apple's decoders; a PCM
+ * converter keeps both and uses neither; an encoder's is read-only. */
 typedef struct AudioConverterPrimeInfo {
     UInt32 leadingFrames;
     UInt32 trailingFrames;
@@ -88,7 +101,11 @@ CF_ENUM(OSStatus) {
     kAudioConverterErr_BadPropertySizeError      = 0x2173697A, /* '!siz' */
     kAudioConverterErr_RequiresPacketDescriptionsError = 0x21706B64, /* '!pkd' compressed input, or an encoder's output, without its descriptions */
     kAudioConverterErr_InputSampleRateOutOfRange = 0x21697372, /* '!isr' */
-    kAudioConverterErr_OutputSampleRateOutOfRange = 0x216F7372 /* '!osr' */
+    kAudioConverterErr_OutputSampleRateOutOfRange = 0x216F7372, /* '!osr' */
+    /* Apple's hardware codecs' codes (iOS), declared for the programs that test for them
+     * (iPhoneACFileConvertTest): never answered here, every codec is software. */
+    kAudioConverterErr_HardwareInUse             = 0x68776975, /* 'hwiu' */
+    kAudioConverterErr_NoHardwarePermission      = 0x7065726D  /* 'perm' */
 };
 
 /* Asked for input by AudioConverterFillComplexBuffer: set *ioNumberDataPackets to the packets
@@ -123,7 +140,7 @@ extern OSStatus AudioConverterDispose(AudioConverterRef inAudioConverter);
 extern OSStatus AudioConverterReset(AudioConverterRef inAudioConverter);
 /* Properties: kAudioConverterCurrentInputStreamDescription, …CurrentOutputStreamDescription,
  * kAudioConverterPropertyMaximumOutputPacketSize (the output's bytes a frame; an encoder's
- * largest packet), kAudioConverterPrimeInfo, and, settable,
+ * largest packet), kAudioConverterPrimeInfo (settable when not an encoder), and, settable,
  * kAudioConverterDecompressionMagicCookie, kAudioConverterChannelMap,
  * kAudioConverterSampleRateConverterQuality and …Complexity (kept and read back; libsoxr's
  * high-quality recipe serves them all). An encoder's: kAudioConverterCompressionMagicCookie

@@ -191,7 +191,8 @@ extern OSStatus AudioFileWritePackets(AudioFileID inAudioFile, Boolean inUseCach
 
 /* ---- Properties --------------------------------------------------------------------------- */
 /* The size a property's value takes now, and whether it can be set (isWritable: 0 or 1, UInt32
- * as in Apple's header). Either pointer may be NULL. Unknown or absent: kAudioFileUnsupportedPropertyError. */
+ * as in Apple's header: 1 for kAudioFilePropertyDeferSizeUpdates, and for the magic cookie and
+ * the packet table of a compressed file being written). Either pointer may be NULL. Unknown or absent: kAudioFileUnsupportedPropertyError. */
 extern OSStatus AudioFileGetPropertyInfo(AudioFileID inAudioFile, AudioFilePropertyID inPropertyID, UInt32 *outDataSize,
                                          UInt32 *isWritable);
 /* Copies the value; *ioDataSize in: the room, out: the bytes written. Fixed-size values need

@@ -1,7 +1,8 @@
 /*
  * AudioToolbox/AudioFormat.h — aqsync's C API (issue 23): the part of Audio Format Services
- * recorders use to complete a stream description: kAudioFormatProperty_FormatInfo, and (issue 23)
- * the formats an AAC stream decodes to: kAudioFormatProperty_FormatList. Written from
+ * recorders use to complete a stream description: kAudioFormatProperty_FormatInfo; (issue 23)
+ * the formats an AAC stream decodes to, kAudioFormatProperty_FormatList; and the lists of
+ * formats converters decode and encode (…DecodeFormatIDs, …EncodeFormatIDs). Written from
  * Apple's Audio Format Services reference. Any thread; never blocks.
  */
 #ifndef AQSYNC_AUDIOFORMAT_H
@@ -48,12 +49,15 @@ CF_ENUM(AudioFormatPropertyID) {
      * none: kAudioFormatUnsupportedDataFormatError; a specifier not a whole number of items:
      * kAudioFormatBadSpecifierSizeError. */
     kAudioFormatProperty_FirstPlayableFormatFromList = 0x6670666C, /* 'fpfl' */
-    /* No specifier (NULL). Value: UInt32 format IDs a converter or queue decodes: linear PCM,
-     * u-law, a-law, MPEG Layers I-III, AAC, HE-AAC, HE-AAC v2, ALAC, FLAC, Opus, Vorbis. */
+    /* Out: an array of UInt32 format IDs (no specifier): the formats an AudioConverter decodes
+     * here — linear PCM, u-law, a-law, then those of MPEG Layers I–III '.mp1' '.mp2' '.mp3', AAC
+     * 'aac ', HE-AAC 'aach', HE-AAC v2 'aacp', Apple Lossless 'alac', FLAC 'flac', Opus 'opus',
+     * Vorbis 'vorb' whose decoder the libavcodec loaded has. */
     kAudioFormatProperty_DecodeFormatIDs = 0x61636966, /* 'acif' */
-    /* No specifier (NULL). Value: UInt32 format IDs a converter or recording queue encodes:
-     * linear PCM, AAC (LC), ALAC. */
-    kAudioFormatProperty_EncodeFormatIDs = 0x61636F66 /* 'acof' */
+    /* Out: the same for encoding: linear PCM, then AAC 'aac ' and Apple Lossless 'alac' when
+     * libavcodec has their encoders. A size too small for them all gets as many as fit (and
+     * *ioPropertyDataSize says how many bytes). */
+    kAudioFormatProperty_EncodeFormatIDs = 0x61636F66  /* 'acof' */
 };
 
 CF_ENUM(OSStatus) {
@@ -68,7 +72,8 @@ CF_ENUM(OSStatus) {
 CF_ENUM(OSStatus) { kAudioFormatUnsupportedDataFormatError = 0x666D743F /* 'fmt?' */ };
 #endif
 
-/* The size of the property's value (FormatInfo: sizeof(AudioStreamBasicDescription)). */
+/* The size of the property's value (FormatInfo: sizeof(AudioStreamBasicDescription);
+ * DecodeFormatIDs, EncodeFormatIDs: 4 bytes an ID). */
 extern OSStatus AudioFormatGetPropertyInfo(AudioFormatPropertyID inPropertyID, UInt32 inSpecifierSize, const void *inSpecifier,
                                            UInt32 *outPropertyDataSize);
 /* The property's value. FormatInfo: *ioPropertyDataSize must be at least 40 (else

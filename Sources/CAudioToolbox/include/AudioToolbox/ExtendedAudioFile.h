@@ -29,12 +29,12 @@ CF_ENUM(ExtAudioFilePropertyID) {
     kExtAudioFileProperty_ClientDataFormat    = 0x63666D74, /* 'cfmt' RW AudioStreamBasicDescription: what ExtAudioFileRead gives */
     kExtAudioFileProperty_ClientChannelLayout = 0x63636C6F, /* 'cclo' (not supported) */
     kExtAudioFileProperty_CodecManufacturer   = 0x636D616E, /* 'cman' (not supported) */
-    kExtAudioFileProperty_AudioConverter      = 0x61636E76, /* 'acnv' (not supported: there is no AudioConverter yet) */
+    kExtAudioFileProperty_AudioConverter      = 0x61636E76, /* 'acnv' R AudioConverterRef: a compressed file being written, once its client format is set: the converter from it to the file's format, the file's own (disposed of with it); its kAudioConverterEncodeBitRate is taken at ConverterConfig or the first write (not given for reading) */
     kExtAudioFileProperty_AudioFile           = 0x6166696C, /* 'afil' R AudioFileID: the file underneath */
     kExtAudioFileProperty_FileMaxPacketSize   = 0x666D7073, /* 'fmps' R UInt32 */
     kExtAudioFileProperty_ClientMaxPacketSize = 0x636D7073, /* 'cmps' R UInt32: the client format's bytes a frame */
     kExtAudioFileProperty_FileLengthFrames    = 0x2366726D, /* '#frm' R SInt64: the file's frames, priming and remainder left out (ExtAudioFileRead gives them all, or round(this × client / file) at another client rate) */
-    kExtAudioFileProperty_ConverterConfig     = 0x61636366, /* 'accf' (not supported) */
+    kExtAudioFileProperty_ConverterConfig     = 0x61636366, /* 'accf' W CFArrayRef (NULL): after the converter's properties were set, the writer takes them (before the first frame); only once AudioConverter was asked for */
     kExtAudioFileProperty_IOBufferSizeBytes   = 0x696F6273, /* 'iobs' (not supported) */
     kExtAudioFileProperty_IOBuffer            = 0x696F6266, /* 'iobf' (not supported) */
     kExtAudioFileProperty_PacketTable         = 0x78707469  /* 'xpti' R AudioFilePacketTableInfo: the priming and remainder left out */
@@ -65,7 +65,9 @@ extern OSStatus ExtAudioFileWrapAudioFileID(AudioFileID inFileID, Boolean inForW
  * AAC (LC) and Apple Lossless in CAF, encoded by libavcodec (the description may give just the
  * format ID, rate and channels: it is completed). inChannelLayout is not used. An existing file
  * needs kAudioFileFlags_EraseFile. The client format starts as the file's for linear PCM; a
- * compressed file needs one set. */
+ * compressed file needs one set. A compressed format at rate 0 takes the client format's rate
+ * when that is set (before the first write), as Apple's ConvertFile expects when it sets a bit
+ * rate. */
 extern OSStatus ExtAudioFileCreateWithURL(CFURLRef inURL, AudioFileTypeID inFileType, const AudioStreamBasicDescription *inStreamDesc,
                                           const AudioChannelLayout *inChannelLayout, UInt32 inFlags, ExtAudioFileRef *outExtAudioFile);
 /* Writes inNumberFrames frames of the client format from ioData's buffers (encoding on the

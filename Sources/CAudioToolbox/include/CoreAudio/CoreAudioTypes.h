@@ -128,6 +128,26 @@ CF_ENUM(AudioFormatFlags) {
     kAudioFormatFlagsNativeFloatPacked = kAudioFormatFlagIsFloat | kAudioFormatFlagsNativeEndian | kAudioFormatFlagIsPacked
 };
 
+/* The canonical sample types of Apple's (deprecated) definitions, which Apple's Core Audio utility
+ * classes (CAStreamBasicDescription) still use: 32-bit floats, as on macOS, unless the program
+ * defines CA_PREFER_FIXED_POINT to 1 (then 16-bit integers and 8.24 fixed point, as on iOS before
+ * iOS 8). Issue 23. */
+#if defined(CA_PREFER_FIXED_POINT) && CA_PREFER_FIXED_POINT
+typedef SInt16 AudioSampleType;
+typedef SInt32 AudioUnitSampleType;
+#define kAudioUnitSampleFractionBits 24
+CF_ENUM(AudioFormatFlags) {
+    kAudioFormatFlagsAudioUnitCanonical = kAudioFormatFlagIsSignedInteger | kAudioFormatFlagsNativeEndian | kAudioFormatFlagIsPacked
+                                          | kAudioFormatFlagIsNonInterleaved | (kAudioUnitSampleFractionBits << kLinearPCMFormatFlagsSampleFractionShift)
+};
+#else
+typedef Float32 AudioSampleType;
+typedef Float32 AudioUnitSampleType;
+CF_ENUM(AudioFormatFlags) {
+    kAudioFormatFlagsAudioUnitCanonical = kAudioFormatFlagIsFloat | kAudioFormatFlagsNativeEndian | kAudioFormatFlagIsPacked | kAudioFormatFlagIsNonInterleaved
+};
+#endif
+
 /* ---- Time stamps ------------------------------------------------------------------------- */
 
 typedef UInt32 SMPTETimeType;

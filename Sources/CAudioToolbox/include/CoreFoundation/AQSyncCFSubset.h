@@ -196,6 +196,7 @@ extern const CFAllocatorRef kCFAllocatorSystemDefault;
 extern const CFAllocatorRef kCFAllocatorMalloc;
 extern const CFAllocatorRef kCFAllocatorNull;
 static inline CFRange CFRangeMake(CFIndex loc, CFIndex len) { CFRange r; r.location = loc; r.length = len; return r; }
+static const CFIndex kCFNotFound = -1;
 extern CFTypeID CFGetTypeID(CFTypeRef cf);
 extern CFTypeRef CFRetain(CFTypeRef cf);
 extern void CFRelease(CFTypeRef cf);
@@ -236,7 +237,8 @@ AQSYNC_ENUM(CFStringEncoding) {
     kCFStringEncodingUTF8 = 0x08000100, kCFStringEncodingNonLossyASCII = 0x0BFF
 };
 typedef CFOptionFlags CFStringCompareFlags;
-AQSYNC_ENUM(CFStringCompareFlags) { kCFCompareCaseInsensitive = 1, kCFCompareBackwards = 4, kCFCompareNumerically = 64 };
+AQSYNC_ENUM(CFStringCompareFlags) { kCFCompareCaseInsensitive = 1, kCFCompareBackwards = 4, kCFCompareAnchored = 8, kCFCompareNonliteral = 16,
+    kCFCompareLocalized = 32, kCFCompareNumerically = 64 };
 extern CFTypeID CFStringGetTypeID(void);
 extern CFStringRef CFStringCreateWithCString(CFAllocatorRef alloc, const char *cStr, CFStringEncoding encoding);
 extern CFStringRef CFStringCreateWithBytes(CFAllocatorRef alloc, const UInt8 *bytes, CFIndex numBytes, CFStringEncoding encoding, Boolean isExternalRepresentation);
@@ -250,6 +252,8 @@ extern Boolean CFStringGetCString(CFStringRef theString, char *buffer, CFIndex b
 extern const char *CFStringGetCStringPtr(CFStringRef theString, CFStringEncoding encoding);
 extern CFIndex CFStringGetMaximumSizeForEncoding(CFIndex length, CFStringEncoding encoding);
 extern CFComparisonResult CFStringCompare(CFStringRef theString1, CFStringRef theString2, CFStringCompareFlags compareOptions);
+extern CFRange CFStringFind(CFStringRef theString, CFStringRef stringToFind, CFStringCompareFlags compareOptions);
+extern CFStringRef CFStringCreateWithSubstring(CFAllocatorRef alloc, CFStringRef str, CFRange range);
 extern Boolean CFStringHasSuffix(CFStringRef theString, CFStringRef suffix);
 extern Boolean CFStringHasPrefix(CFStringRef theString, CFStringRef prefix);
 extern SInt32 CFStringGetIntValue(CFStringRef str);
@@ -305,6 +309,8 @@ extern Boolean CFURLGetFileSystemRepresentation(CFURLRef url, Boolean resolveAga
 extern CFStringRef CFURLCopyFileSystemPath(CFURLRef anURL, CFURLPathStyle pathStyle);
 extern CFStringRef CFURLGetString(CFURLRef anURL);
 extern CFStringRef CFURLCopyPathExtension(CFURLRef url);
+extern CFStringRef CFURLCopyPath(CFURLRef anURL);
+extern CFStringRef CFURLCopyLastPathComponent(CFURLRef url);
 
 /* ---- CFDate.h ---- */
 typedef double CFTimeInterval;
