@@ -16,9 +16,12 @@ public struct CapacityOptions: Sendable {
     /// `--lead` of `aqsync play`.
     public var lead: Double
     public var sampleRate: Int
+    /// ``CapacityVerdict``'s strict rule: any xrun naming aqsync's client alone fails.
+    public var strict: Bool
 
     public init(aqsync: URL, formats: [CapacityFormat], periods: [Int], seconds: Double, start: Int, limit: Int,
-                resolution: Double, lead: Double, sampleRate: Int) {
+                resolution: Double, lead: Double, sampleRate: Int, strict: Bool) {
+        self.strict = strict
         self.aqsync = aqsync
         self.formats = formats
         self.periods = periods
@@ -66,6 +69,7 @@ public struct CapacityCell: Sendable, Codable {
     public var xrunsAtCapacity: Int
     public var bothLateAtCapacity: Int
     public var referenceLateAtCapacity: Int
+    public var aqsyncLateAtCapacity: Int
 
     enum CodingKeys: String, CodingKey {
         case format, period, realtime, capacity, trials, failure
@@ -82,6 +86,7 @@ public struct CapacityCell: Sendable, Codable {
         case xrunsAtCapacity = "xruns_at_capacity"
         case bothLateAtCapacity = "both_late_at_capacity"
         case referenceLateAtCapacity = "reference_late_at_capacity"
+        case aqsyncLateAtCapacity = "aqsync_late_at_capacity"
     }
 }
 
@@ -126,7 +131,7 @@ public func runCapacityBench(_ o: CapacityOptions, log: (String) -> Void = { _ i
             var trials = 0, machine = 0
             while let n = search.next {
                 let session = try writeCapacitySession(in: dir, file: file, tracks: n, clientName: "aqcap-play")
-                let trial = try runCapacityTrial(rig, session: session, tracks: n, seconds: o.seconds, clientName: "aqcap-play")
+                let trial = try runCapacityTrial(rig, session: session, tracks: n, seconds: o.seconds, clientName: "aqcap-play", strict: o.strict)
                 trials += 1
                 if capacityStopRequested.load(ordering: .relaxed) { throw BenchError("stopped by a signal") }
                 if trial.verdict != .pass {
@@ -160,22 +165,23 @@ public func runCapacityBench(_ o: CapacityOptions, log: (String) -> Void = { _ i
                 rssMiBPerTrack: best.map { Double($0.maxRSSBytes) / mib / Double($0.tracks) } ?? 0,
                 cpuSlopeMsPerTrackSecond: slope(passing.map { (x: Double($0.tracks), y: $0.cpuSeconds * 1000 / o.seconds) }),
                 xrunsAtCapacity: best.map { max($0.observation.referenceXruns, $0.observation.aqsyncXruns) } ?? 0,
-                bothLateAtCapacity: best?.observation.bothLate ?? 0, referenceLateAtCapacity: best?.observation.referenceAloneLate ?? 0))
+                bothLateAtCapacity: best?.observation.bothLate ?? 0, referenceLateAtCapacity: best?.observation.referenceAloneLate ?? 0,
+                aqsyncLateAtCapacity: best?.observation.aqsyncAloneLate ?? 0))
         }
     }
     return cells
 }
 
 /// The cells as a Markdown table. Pure.
-public func describeCapacity(_ cells: [CapacityCell], seconds: Double) -> String {
-    var s = "| format | period | tracks (capacity) | first failure | CPU ms per track-second (whole; marginal) | peak RSS (MiB) | RSS per track (marginal, MiB) | control side's CPU share | xruns at capacity (both late, reference late) | trials (with the machine's xruns) |\n"
+public func describeCapacity(_ cells: [CapacityCell], seconds: Double, strict: Bool) -> String {
+    var s = "| format | period | tracks (capacity) | first failure | CPU ms per track-second (whole; marginal) | peak RSS (MiB) | RSS per track (marginal, MiB) | control side's CPU share | xruns at capacity (both late, aqsync alone, reference alone) | trials (with the machine's xruns) |\n"
     s += "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|\n"
     for c in cells {
         let cap = c.atLimit ? "≥ \(c.capacity)" : "\(c.capacity)"
         let fail = c.failedAt.map { "\($0): \(c.failure ?? "")" } ?? "none"
-        s += "| \(c.format.rawValue) | \(c.period) | \(cap) | \(fail) | \(String(format: "%.3f; %.3f", c.cpuMsPerTrackSecond, c.cpuSlopeMsPerTrackSecond)) | \(String(format: "%.1f", c.maxRSSMiB)) | \(String(format: "%.3f", c.rssSlopeMiBPerTrack)) | \(String(format: "%.0f %%", c.controlShare * 100)) | \(c.xrunsAtCapacity) (\(c.bothLateAtCapacity), \(c.referenceLateAtCapacity)) | \(c.trials) (\(c.machineTrials)) |\n"
+        s += "| \(c.format.rawValue) | \(c.period) | \(cap) | \(fail) | \(String(format: "%.3f; %.3f", c.cpuMsPerTrackSecond, c.cpuSlopeMsPerTrackSecond)) | \(String(format: "%.1f", c.maxRSSMiB)) | \(String(format: "%.3f", c.rssSlopeMiBPerTrack)) | \(String(format: "%.0f %%", c.controlShare * 100)) | \(c.xrunsAtCapacity) (\(c.bothLateAtCapacity), \(c.aqsyncLateAtCapacity), \(c.referenceLateAtCapacity)) | \(c.trials) (\(c.machineTrials)) |\n"
     }
-    s += "\n(\(fmt(seconds)) s sessions; private jackd, dummy backend, \(cells.first.map { "\($0.sampleRate) Hz" } ?? "")\(cells.first?.realtime == true ? ", realtime" : ", not realtime"))\n"
+    s += "\n(\(fmt(seconds)) s sessions; private jackd, dummy backend, \(cells.first.map { "\($0.sampleRate) Hz" } ?? "")\(cells.first?.realtime == true ? ", realtime" : ", not realtime"); \(strict ? "strict rule: any xrun naming aqsync's client alone fails" : "an xrun naming aqsync's client alone fails beyond as many naming the reference client alone"))\n"
     return s
 }
 

@@ -44,7 +44,7 @@ struct CapacityRig {
 /// Plays `session` (`tracks` tracks of `seconds`) with `aqsync play` on the rig's server,
 /// outputs unconnected, and judges it (``CapacityVerdict``). Control thread; blocks for the
 /// session (a hung player is stopped after `seconds + lead + 60` s).
-func runCapacityTrial(_ rig: CapacityRig, session: URL, tracks: Int, seconds: Double, clientName: String) throws -> CapacityTrial {
+func runCapacityTrial(_ rig: CapacityRig, session: URL, tracks: Int, seconds: Double, clientName: String, strict: Bool) throws -> CapacityTrial {
     let logBefore = rig.server.log.utf8.count
     let x0 = aq_ref_jack_xruns(rig.reference)
     let output = rig.directory.appendingPathComponent("\(clientName)-\(tracks).out")
@@ -81,7 +81,7 @@ func runCapacityTrial(_ rig: CapacityRig, session: URL, tracks: Int, seconds: Do
     if interrupted { o.exitStatus = 130 }
     let said = text.split(separator: "\n").filter { $0.hasPrefix("aqsync:") || $0.hasPrefix("discontinuity") || $0.hasPrefix("server:") }
     return CapacityTrial(
-        tracks: tracks, observation: o, verdict: CapacityVerdict(o), cpuSeconds: child.cpuSeconds,
+        tracks: tracks, observation: o, verdict: CapacityVerdict(o, strict: strict), cpuSeconds: child.cpuSeconds,
         maxRSSBytes: child.maxRSSBytes, controlShare: split.controlShare, wallSeconds: wall,
         serverLines: logDuring.split(separator: "\n").map(String.init), playerLines: said.map(String.init))
 }

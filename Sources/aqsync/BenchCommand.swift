@@ -56,6 +56,9 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "With --capacity: the largest track count tried.")
     var capacityLimit = 1024
 
+    @Flag(help: "With --capacity: a trial fails on any xrun in which jackd names aqsync's client late and not the reference client (default: only on more of them than xruns naming the reference client alone).")
+    var strict = false
+
     @Option(help: "With --capacity: the search stops when the count that passed and the one that failed are closer than this fraction of the former (at least one track).")
     var resolution = 1.0 / 16
 
@@ -129,9 +132,9 @@ struct BenchCommand: AsyncParsableCommand {
             }
             let o = CapacityOptions(
                 aqsync: me, formats: fmts, periods: capacityPeriods!, seconds: seconds ?? 10, start: capacityStart, limit: capacityLimit,
-                resolution: resolution, lead: lead ?? 1, sampleRate: rate)
+                resolution: resolution, lead: lead ?? 1, sampleRate: rate, strict: strict)
             let cells = try runCapacityBench(o, log: say)
-            print(json ? encodeCapacityJSON(cells) : describeCapacity(cells, seconds: o.seconds))
+            print(json ? encodeCapacityJSON(cells) : describeCapacity(cells, seconds: o.seconds, strict: strict))
         } catch let e as BenchError {
             throw ValidationError(e.description)
         }

@@ -16,8 +16,8 @@ import Testing
             CapacityObservation(exitStatus: 3, incompleteTracks: 1),
             // jackd named aqsync's client late, the reference client never.
             CapacityObservation(exitStatus: 3, aqsyncXruns: 2, serverLostFrames: 512, referenceXruns: 2, aqsyncAloneLate: 2),
-            // one xrun of aqsync's alone among many of the machine's.
-            CapacityObservation(exitStatus: 3, aqsyncXruns: 9, serverLostFrames: 768, referenceXruns: 9, aqsyncAloneLate: 1, bothLate: 3, referenceAloneLate: 5),
+            // more xruns of aqsync's client alone than of the reference client alone.
+            CapacityObservation(exitStatus: 3, aqsyncXruns: 9, serverLostFrames: 768, referenceXruns: 9, aqsyncAloneLate: 4, bothLate: 2, referenceAloneLate: 3),
             // an xrun aqsync saw and the reference client (active throughout) did not.
             CapacityObservation(exitStatus: 3, aqsyncXruns: 2, serverLostFrames: 256, referenceXruns: 1),
             // lost frames with no xrun.
@@ -33,6 +33,14 @@ import Testing
         }
     }
 
+    /// The strict rule: any xrun naming aqsync's client alone is aqsync's.
+    @Test func strictBlamesEveryXrunOfAqsyncsClientAlone() {
+        let o = CapacityObservation(exitStatus: 3, aqsyncXruns: 7, serverLostFrames: 128, referenceXruns: 7, aqsyncAloneLate: 1, bothLate: 1, referenceAloneLate: 5)
+        guard case .machine = CapacityVerdict(o) else { Issue.record("\(CapacityVerdict(o))"); return }
+        guard case .aqsync = CapacityVerdict(o, strict: true) else { Issue.record("\(CapacityVerdict(o, strict: true))"); return }
+        #expect(CapacityVerdict(CapacityObservation(exitStatus: 0), strict: true) == .pass)
+    }
+
     @Test func stallsTheReferenceClientSharedAreTheMachines() {
         let cases: [CapacityObservation] = [
             // both clients late in the same cycles.
@@ -41,6 +49,8 @@ import Testing
             CapacityObservation(exitStatus: 3, aqsyncXruns: 1, serverLostFrames: 64, referenceXruns: 1),
             // only the reference client late.
             CapacityObservation(exitStatus: 3, aqsyncXruns: 1, serverLostFrames: 256, referenceXruns: 1, referenceAloneLate: 1),
+            // as many xruns of either client alone: stalls of the machine hit either.
+            CapacityObservation(exitStatus: 3, aqsyncXruns: 7, serverLostFrames: 128, referenceXruns: 7, aqsyncAloneLate: 3, bothLate: 1, referenceAloneLate: 3),
             // an xrun before aqsync's playback started (the reference client saw it, aqsync did not count it).
             CapacityObservation(exitStatus: 0, referenceXruns: 1),
         ]
