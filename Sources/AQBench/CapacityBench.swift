@@ -18,6 +18,11 @@ public struct CapacityOptions: Sendable {
     public var sampleRate: Int
     /// ``CapacityVerdict``'s strict rule: any xrun naming aqsync's client alone fails.
     public var strict: Bool
+    /// Trials of a count that fails before it counts as failed (the count passes when any
+    /// passes); 1 for the search. And whether a failure ends the cell (no search below it: the
+    /// bounded check of `--require`).
+    public var attempts = 1
+    public var stopAtFailure = false
 
     public init(aqsync: URL, formats: [CapacityFormat], periods: [Int], seconds: Double, start: Int, limit: Int,
                 resolution: Double, lead: Double, sampleRate: Int, strict: Bool) {
@@ -131,16 +136,22 @@ public func runCapacityBench(_ o: CapacityOptions, log: (String) -> Void = { _ i
             var trials = 0, machine = 0
             while let n = search.next {
                 let session = try writeCapacitySession(in: dir, file: file, tracks: n, clientName: "aqcap-play")
-                let trial = try runCapacityTrial(rig, session: session, tracks: n, seconds: o.seconds, clientName: "aqcap-play", strict: o.strict)
-                trials += 1
-                if capacityStopRequested.load(ordering: .relaxed) { throw BenchError("stopped by a signal") }
-                if trial.verdict != .pass {
-                    for line in (trial.serverLines.prefix(6) + trial.playerLines.prefix(6)) { log("    | \(line)") }
-                }
-                if case .machine(let why) = trial.verdict {
-                    machine += 1
-                    log("  \(format.rawValue) P=\(period) \(n) tracks: xruns of the machine's: \(why)")
-                }
+                var trial: CapacityTrial
+                var attempt = 0
+                repeat {
+                    attempt += 1
+                    trial = try runCapacityTrial(rig, session: session, tracks: n, seconds: o.seconds, clientName: "aqcap-play", strict: o.strict)
+                    trials += 1
+                    if capacityStopRequested.load(ordering: .relaxed) { throw BenchError("stopped by a signal") }
+                    if trial.verdict != .pass {
+                        for line in (trial.serverLines.prefix(6) + trial.playerLines.prefix(6)) { log("    | \(line)") }
+                    }
+                    if case .machine(let why) = trial.verdict {
+                        machine += 1
+                        log("  \(format.rawValue) P=\(period) \(n) tracks: xruns of the machine's: \(why)")
+                    }
+                    if !trial.verdict.passed && attempt < o.attempts { log("  \(format.rawValue) P=\(period) \(n) tracks: failed, attempt \(attempt + 1) of \(o.attempts)") }
+                } while !trial.verdict.passed && attempt < o.attempts
                 try? FileManager.default.removeItem(at: session)
                 let ok = trial.verdict.passed
                 search.record(n, passed: ok)
@@ -151,6 +162,7 @@ public func runCapacityBench(_ o: CapacityOptions, log: (String) -> Void = { _ i
                     }
                 }
                 log("  \(format.rawValue) P=\(period) \(n) tracks: \(ok ? "pass" : "FAIL") (CPU \(fmt(trial.cpuSeconds)) s, RSS \(fmt(Double(trial.maxRSSBytes) / 1_048_576)) MiB, control \(fmt(trial.controlShare * 100)) %)\(ok ? "" : ": " + (failure ?? ""))")
+                if !ok && o.stopAtFailure { break }
             }
             let best = passing.filter { $0.tracks == search.capacity }.last
             let mib = 1_048_576.0

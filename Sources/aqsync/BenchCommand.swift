@@ -56,6 +56,9 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "With --capacity: the largest track count tried.")
     var capacityLimit = 1024
 
+    @Option(help: "With --capacity (live): exit with status 1 when a cell's capacity is below this many tracks (a bounded regression check: with --capacity-start N --capacity-limit N, one trial per cell, tried up to 3 times when it fails; no search below a failure).")
+    var require: Int?
+
     @Flag(help: "With --capacity: a trial fails on any xrun in which jackd names aqsync's client late and not the reference client (default: only on more of them than xruns naming the reference client alone).")
     var strict = false
 
@@ -93,10 +96,12 @@ struct BenchCommand: AsyncParsableCommand {
         guard runs > 0 && runs <= 100 else { throw ValidationError("--runs must be 1…100") }
         if let lead, !(lead >= 0 && lead <= 10) { throw ValidationError("--lead must be 0 to 10 seconds") }
         if capacity && (firstFrame || versusC || grid) { throw ValidationError("--capacity is a mode of its own (with or without --offline)") }
+        if !capacity && require != nil { throw ValidationError("--require goes with --capacity") }
         if capacity {
             guard CapacityFormat.list(formats) != nil else { throw ValidationError("--formats: comma-separated, of \(CapacityFormat.allCases.map(\.rawValue).joined(separator: ", "))") }
             guard capacityPeriods != nil else { throw ValidationError("--periods: comma-separated frames, 16…4096") }
             guard capacityStart >= 1 && capacityLimit >= capacityStart && capacityLimit <= 4096 else { throw ValidationError("--capacity-start ≥ 1, --capacity-limit ≥ it and ≤ 4096") }
+            if let require, require < 1 || offline { throw ValidationError("--require: a positive track count, live only (no --offline)") }
             guard resolution >= 0 && resolution < 1 else { throw ValidationError("--resolution must be 0 to 1") }
         }
     }
@@ -130,11 +135,24 @@ struct BenchCommand: AsyncParsableCommand {
                 print(json ? encodeOfflineCapacityJSON(all) : describeOfflineCapacity(all))
                 return
             }
-            let o = CapacityOptions(
+            var o = CapacityOptions(
                 aqsync: me, formats: fmts, periods: capacityPeriods!, seconds: seconds ?? 10, start: capacityStart, limit: capacityLimit,
                 resolution: resolution, lead: lead ?? 1, sampleRate: rate, strict: strict)
+            if require != nil {
+                // The bounded check: a failing count is tried 3 times in all (it passes when any
+                // trial passes), and a failure ends the cell.
+                o.attempts = 3
+                o.stopAtFailure = true
+            }
             let cells = try runCapacityBench(o, log: say)
             print(json ? encodeCapacityJSON(cells) : describeCapacity(cells, seconds: o.seconds, strict: strict))
+            if let require {
+                let short = cells.filter { $0.capacity < require }
+                for c in short {
+                    FileHandle.standardError.write(Data("aqsync bench --capacity: \(c.format.rawValue) at P=\(c.period): \(c.capacity) tracks, below the \(require) required: \(c.failure ?? "")\n".utf8))
+                }
+                if !short.isEmpty { throw ExitCode(1) }
+            }
         } catch let e as BenchError {
             throw ValidationError(e.description)
         }
