@@ -56,11 +56,14 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "With --capacity: the largest track count tried.")
     var capacityLimit = 1024
 
-    @Option(help: "With --capacity (live): exit with status 1 when a cell's capacity is below this many tracks (a bounded regression check: with --capacity-start N --capacity-limit N, one trial per cell, tried up to 3 times when it fails; no search below a failure).")
+    @Option(help: "With --capacity (live): exit with status 1 when a cell's capacity is below this many tracks (a bounded regression check: with --capacity-start N --capacity-limit N, one trial per cell, tried up to 3 times when it fails by xruns alone; no search below a failure).")
     var require: Int?
 
     @Flag(help: "With --capacity: a trial fails on any xrun in which jackd names aqsync's client late and not the reference client (default: only on more of them than xruns naming the reference client alone).")
     var strict = false
+
+    @Option(help: "With --capacity: trials of a track count that fails by xruns alone (no late frame) before it counts as failed; it passes when any trial passes (3 with --require).")
+    var attempts = 2
 
     @Option(help: "With --capacity: the search stops when the count that passed and the one that failed are closer than this fraction of the former (at least one track).")
     var resolution = 1.0 / 16
@@ -102,6 +105,7 @@ struct BenchCommand: AsyncParsableCommand {
             guard capacityPeriods != nil else { throw ValidationError("--periods: comma-separated frames, 16…4096") }
             guard capacityStart >= 1 && capacityLimit >= capacityStart && capacityLimit <= 4096 else { throw ValidationError("--capacity-start ≥ 1, --capacity-limit ≥ it and ≤ 4096") }
             if let require, require < 1 || offline { throw ValidationError("--require: a positive track count, live only (no --offline)") }
+            guard attempts >= 1 && attempts <= 10 else { throw ValidationError("--attempts must be 1 to 10") }
             guard resolution >= 0 && resolution < 1 else { throw ValidationError("--resolution must be 0 to 1") }
         }
     }
@@ -138,10 +142,11 @@ struct BenchCommand: AsyncParsableCommand {
             var o = CapacityOptions(
                 aqsync: me, formats: fmts, periods: capacityPeriods!, seconds: seconds ?? 10, start: capacityStart, limit: capacityLimit,
                 resolution: resolution, lead: lead ?? 1, sampleRate: rate, strict: strict)
+            o.attempts = attempts
             if require != nil {
-                // The bounded check: a failing count is tried 3 times in all (it passes when any
-                // trial passes), and a failure ends the cell.
-                o.attempts = 3
+                // The bounded check: a count failing by xruns alone is tried 3 times in all (it
+                // passes when any trial passes), and a failure ends the cell.
+                o.attempts = max(attempts, 3)
                 o.stopAtFailure = true
             }
             let cells = try runCapacityBench(o, log: say)

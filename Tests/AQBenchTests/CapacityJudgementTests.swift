@@ -122,6 +122,14 @@ import Testing
         #expect(abs(split.controlShare - 0.4) < 1e-12)
     }
 
+    /// Only failures by xruns alone are tried again; late frames and incomplete tracks are final.
+    @Test func onlyXrunFailuresAreRepeated() {
+        #expect(byXrunsAlone(CapacityObservation(exitStatus: 3, aqsyncXruns: 2, referenceXruns: 2, aqsyncAloneLate: 2)))
+        #expect(!byXrunsAlone(CapacityObservation(exitStatus: 3, lateFrames: 64)))
+        #expect(!byXrunsAlone(CapacityObservation(exitStatus: 3, incompleteTracks: 1)))
+        #expect(!byXrunsAlone(CapacityObservation(exitStatus: 1)))
+    }
+
     @Test func rssSlopeIsTheLeastSquaresSlope() {
         #expect(abs(slope([(8, 20), (16, 24), (32, 32)]) - 0.5) < 1e-12)
         #expect(slope([(8, 20)]) == 0)
