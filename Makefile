@@ -6,7 +6,7 @@ SWIFT ?= swift
 DEBS := jackd2 libjack-jackd2-dev jack-tools libsoxr-dev libsoundtouch-dev sox ffmpeg pkg-config libavcodec-dev libavutil-dev pipewire pipewire-jack pipewire-bin wireplumber dbus binutils librsvg2-bin gcc g++ libgme-dev tmux liblo-tools
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: transport-check deps build release test check-nolocks jack-reclaim demo fuzz clean bench bench-offline bench-check
+.PHONY: transport-check deps build release test check-nolocks jack-reclaim demo fuzz clean bench bench-offline bench-check capacity-check
 
 ## Install the Debian packages the build and the tests need (only those missing).
 deps:
@@ -93,9 +93,19 @@ bench-offline:
 	.build/release/aqsync bench --offline
 
 ## Fails when the render loop allocates (mallocCountTotal threshold 0) or the malloc counter
-## is broken (the allocating control no longer counts).
+## is broken (the allocating control no longer counts), or when the capacity check fails.
 bench-check:
 	cd Benchmarks && $(SWIFT) package benchmark thresholds check --filter 'Allocations.*'
+	$(MAKE) capacity-check
+
+## Fails when 32 WAV or 32 MP3 tracks (3 s, P=256, private jackd) do not play live without a
+## loss of aqsync's own, judged beside a plain C client on the same server (docs/benchmarking.md,
+## "Capacity"). One trial per format (three when it fails), 12 to 40 s, on the debug build
+## `make test` made.
+capacity-check: jack-reclaim
+	$(SWIFT) build --product aqsync
+	.build/debug/aqsync bench --capacity --formats wav,mp3 --periods 256 --seconds 3 \
+	  --capacity-start 32 --capacity-limit 32 --require 32
 
 ## Fuzz the file-stream parser with libFuzzer for FUZZ_SECONDS (default 60), seeded with the
 ## test fixtures. A crash leaves its input in .build-fuzz/artifacts/ and fails the target.

@@ -1,5 +1,6 @@
 import AQBench
 import ArgumentParser
+import Dispatch
 import Foundation
 
 /// Render-thread allocation counting through the preloaded counter (``AllocationCounting``);
@@ -27,16 +28,43 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "Time to the first frame: start `aqsync play` of sessions of --tracks 16-bit WAV tracks, --runs times each, and time the first session frame at a plain C client's input.")
     var firstFrame = false
 
-    @Option(help: "With --first-frame: session sizes in tracks.", transform: { s in
+    @Option(help: "With --first-frame: session sizes in tracks (default 1,64,512); with --capacity --offline: the sessions rendered (default 64).", transform: { s in
         try s.split(separator: ",").map { guard let n = Int($0), n > 0, n <= 4096 else { throw ValidationError("--tracks: 1…4096, comma-separated") }; return n }
     })
-    var tracks: [Int] = [1, 64, 512]
+    var tracks: [Int]?
 
-    @Option(help: "With --first-frame: runs per session size.")
+    @Option(help: "With --first-frame: runs per session size; with --capacity --offline: renders per session (the median is reported).")
     var runs = 5
 
-    @Option(help: "With --first-frame: the --lead given to aqsync play (seconds).")
-    var lead = 0.0
+    @Option(help: "With --first-frame (default 0) or --capacity (default 1): the --lead given to aqsync play (seconds).")
+    var lead: Double?
+
+    @Flag(help: "Capacity (issue 25): for each --formats × --periods, the largest number of tracks `aqsync play` plays live with no late frame and no xrun of its own (judged beside a plain C client on the same private jackd), by doubling then bisection; with --offline, `aqsync render` of --tracks tracks instead (track-seconds per wall second). docs/benchmarking.md, \"Capacity\".")
+    var capacity = false
+
+    @Option(help: "With --capacity: formats, comma-separated, of wav, flac, mp3, aac, wav44k (44.1 kHz WAV on the 48 kHz server).")
+    var formats = "wav,flac,mp3,aac,wav44k"
+
+    @Option(help: "With --capacity: server periods (frames), comma-separated.")
+    var periods = "64,256"
+
+    @Option(help: "With --capacity: the first track count tried, and the largest.")
+    var capacityStart = 8
+    @Option(help: "With --capacity: the largest track count tried.")
+    var capacityLimit = 1024
+
+    @Option(help: "With --capacity (live): exit with status 1 when a cell's capacity is below this many tracks (a bounded regression check: with --capacity-start N --capacity-limit N, one trial per cell, tried up to 3 times when it fails by xruns alone; no search below a failure).")
+    var require: Int?
+
+    @Flag(help: "With --capacity: a trial fails on any xrun in which jackd names aqsync's client late and not the reference client (default: only on more of them than xruns naming the reference client alone).")
+    var strict = false
+
+    @Option(help: "With --capacity: trials of a track count that fails by xruns alone (no late frame) before it counts as failed; it passes when any trial passes (3 with --require).")
+    var attempts = 2
+
+    @Option(help: "With --capacity: the search stops when the count that passed and the one that failed are closer than this fraction of the former (at least one track).")
+    var resolution = 1.0 / 16
+
 
     @Option(help: "Output queues, stereo float, three 4096-frame buffers each.")
     var queues = 64
@@ -66,14 +94,78 @@ struct BenchCommand: AsyncParsableCommand {
         if versusC && offline { throw ValidationError("--versus-c is a live mode (no --offline)") }
         if firstFrame && (offline || versusC || grid) { throw ValidationError("--first-frame is a mode of its own (no --offline, --versus-c or --grid)") }
         guard runs > 0 && runs <= 100 else { throw ValidationError("--runs must be 1…100") }
-        guard lead >= 0 && lead <= 10 else { throw ValidationError("--lead must be 0 to 10 seconds") }
+        if let lead, !(lead >= 0 && lead <= 10) { throw ValidationError("--lead must be 0 to 10 seconds") }
+        if capacity && (firstFrame || versusC || grid) { throw ValidationError("--capacity is a mode of its own (with or without --offline)") }
+        if !capacity && require != nil { throw ValidationError("--require goes with --capacity") }
+        if capacity {
+            guard CapacityFormat.list(formats) != nil else { throw ValidationError("--formats: comma-separated, of \(CapacityFormat.allCases.map(\.rawValue).joined(separator: ", "))") }
+            guard capacityPeriods != nil else { throw ValidationError("--periods: comma-separated frames, 16…4096") }
+            guard capacityStart >= 1 && capacityLimit >= capacityStart && capacityLimit <= 4096 else { throw ValidationError("--capacity-start ≥ 1, --capacity-limit ≥ it and ≤ 4096") }
+            if let require, require < 1 || offline { throw ValidationError("--require: a positive track count, live only (no --offline)") }
+            guard attempts >= 1 && attempts <= 10 else { throw ValidationError("--attempts must be 1 to 10") }
+            guard resolution >= 0 && resolution < 1 else { throw ValidationError("--resolution must be 0 to 1") }
+        }
+    }
+
+    var capacityPeriods: [Int]? {
+        let p = periods.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
+        return p.isEmpty || p.contains(where: { $0 == nil || !(16...4096).contains($0!) }) ? nil : p.compactMap { $0 }
+    }
+
+    /// `--capacity` (with or without `--offline`).
+    func runCapacity() throws {
+        let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        let say: (String) -> Void = { if !json { FileHandle.standardError.write(Data("\($0)\n".utf8)) } }
+        let fmts = CapacityFormat.list(formats)!
+        // Ctrl-C or SIGTERM: the trial's `aqsync` is stopped, then the reference client and the
+        // private server (a killed bench would leave both behind).
+        let sources = [SIGINT, SIGTERM].map { sig in
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { capacityStopRequested.store(true, ordering: .relaxed) }
+            source.resume()
+            return source
+        }
+        defer { for s in sources { s.cancel() } }
+        do {
+            if offline {
+                var all: [OfflineCapacityResult] = []
+                for n in tracks ?? [64] {
+                    all += try runOfflineCapacity(aqsync: me, formats: fmts, tracks: n, seconds: seconds ?? 10, runs: runs, sampleRate: rate, log: say)
+                }
+                print(json ? encodeOfflineCapacityJSON(all) : describeOfflineCapacity(all))
+                return
+            }
+            var o = CapacityOptions(
+                aqsync: me, formats: fmts, periods: capacityPeriods!, seconds: seconds ?? 10, start: capacityStart, limit: capacityLimit,
+                resolution: resolution, lead: lead ?? 1, sampleRate: rate, strict: strict)
+            o.attempts = attempts
+            if require != nil {
+                // The bounded check: a count failing by xruns alone is tried 3 times in all (it
+                // passes when any trial passes), and a failure ends the cell.
+                o.attempts = max(attempts, 3)
+                o.stopAtFailure = true
+            }
+            let cells = try runCapacityBench(o, log: say)
+            print(json ? encodeCapacityJSON(cells) : describeCapacity(cells, seconds: o.seconds, strict: strict))
+            if let require {
+                let short = cells.filter { $0.capacity < require }
+                for c in short {
+                    FileHandle.standardError.write(Data("aqsync bench --capacity: \(c.format.rawValue) at P=\(c.period): \(c.capacity) tracks, below the \(require) required: \(c.failure ?? "")\n".utf8))
+                }
+                if !short.isEmpty { throw ExitCode(1) }
+            }
+        } catch let e as BenchError {
+            throw ValidationError(e.description)
+        }
     }
 
     func run() async throws {
+        if capacity { try runCapacity(); return }
         AllocationCounting.preload()  // runs this command again with the counter, once
         if firstFrame {
             let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-            let o = FirstFrameOptions(aqsync: me, tracks: tracks, runs: runs, lead: lead, server: server, sampleRate: rate, frames: frames)
+            let o = FirstFrameOptions(aqsync: me, tracks: tracks ?? [1, 64, 512], runs: runs, lead: lead ?? 0, server: server, sampleRate: rate, frames: frames)
             let results: [FirstFrameResult]
             do {
                 results = try runFirstFrameBench(o, log: { if !json { FileHandle.standardError.write(Data("\($0)\n".utf8)) } })
@@ -83,7 +175,7 @@ struct BenchCommand: AsyncParsableCommand {
             if json {
                 print("[" + results.map { "{\"tracks\":\($0.tracks),\"median_ms\":\($0.median),\"runs_ms\":\($0.milliseconds)}" }.joined(separator: ",") + "]")
             } else {
-                print(describeFirstFrame(results, lead: lead))
+                print(describeFirstFrame(results, lead: lead ?? 0))
             }
             return
         }
