@@ -140,6 +140,19 @@ import Testing
         #expect(switched0 == 1500, "switched at \(String(describing: switched0)): the first frame read after the set")
     }
 
+    @Test func captureLatencyIsThatOfTheInputsAssigned() throws {
+        let rig = try InputRig()
+        defer { rig.engine.close() }
+        rig.device.setCaptureLatency(100, ofInput: 0)
+        rig.device.setCaptureLatency(300, ofInput: 2)
+        rig.device.setCaptureLatency(50, ofInput: 3)
+        #expect(rig.queue.captureLatency == 100)
+        try rig.queue.setChannelAssignments([4, 2].map { AudioQueueChannelAssignment(deviceUID: rig.device.uid, channelNumber: $0) })
+        #expect(rig.queue.captureLatency == 50)
+        try rig.queue.setChannelAssignments([1, 3].map { AudioQueueChannelAssignment(deviceUID: rig.device.uid, channelNumber: $0) })
+        #expect(rig.queue.captureLatency == 300)
+    }
+
     @Test func convertingRecordingQueueReadsTheInputsAssigned() throws {
         // At 24 kHz the queue converts: a constant input stays that constant.
         var f = Self.float2
