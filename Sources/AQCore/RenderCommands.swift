@@ -69,7 +69,7 @@ package struct ChannelMap: Sendable, BitwiseCopyable, Equatable {
     }
 
     @_noLocks
-    func output(for channel: Int) -> Int {
+    package func output(for channel: Int) -> Int {
         withUnsafeBytes(of: map) { Int(Int8(bitPattern: $0[channel])) }
     }
 

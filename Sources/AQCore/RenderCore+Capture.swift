@@ -109,8 +109,13 @@ extension RenderCore {
     /// overwritten (or never captured) — those are lost; 0 frames when none is there yet.
     /// A control thread (one reader per destination); never blocks, never waits for the render
     /// thread: a copy the render thread overwrote meanwhile is retried from later frames.
+    ///
+    /// `sources`, when given (`channels` entries), names the device input each destination
+    /// plane is read from (0-based; `dest[c]` gets input `sources[c]`); without it `dest[c]`
+    /// gets input `c`. An input the ring does not hold reads as silence.
     package func readCapture(
-        from frame: Int64, maxFrames: Int, into dest: UnsafePointer<UnsafeMutablePointer<Float>>, channels: Int
+        from frame: Int64, maxFrames: Int, into dest: UnsafePointer<UnsafeMutablePointer<Float>>, channels: Int,
+        sources: UnsafePointer<Int>? = nil
     ) -> (first: Int64, frames: Int) {
         let ring = Int64(captureMask + 1)
         var lo = frame
@@ -124,8 +129,9 @@ extension RenderCore {
             let k = Int(min(Int64(maxFrames), end - lo))
             for c in 0..<channels {
                 let d = dest[c]
-                if c < capacities.inputChannels {
-                    let plane = capture + c * (captureMask + 1)
+                let input = sources?[c] ?? c
+                if input >= 0 && input < capacities.inputChannels {
+                    let plane = capture + input * (captureMask + 1)
                     for i in 0..<k { d[i] = plane[(Int(lo) &+ i) & captureMask] }
                 } else {
                     d.update(repeating: 0, count: k)

@@ -65,7 +65,8 @@ extension AudioInputQueue {
             }
             let room = head.audioDataBytesCapacity / bytesPerFrame - filled
             let want = Int(min(Int64(min(room, scratchFrames)), end - readPosition))
-            let r = core.readCapture(from: readPosition, maxFrames: want, into: scratchChannels, channels: channels)
+            let r = core.readCapture(from: readPosition, maxFrames: want, into: scratchChannels, channels: channels,
+                                     sources: UnsafePointer(inputSources))
             if r.first > readPosition {
                 // Gone from the ring (or never captured): lost; the buffer in progress ends here.
                 lost += r.first - readPosition
@@ -97,7 +98,8 @@ extension AudioInputQueue {
     /// ``RenderCore/readCapture(from:maxFrames:into:channels:)`` returned. Queue lock held.
     func readStreamLocked(_ core: RenderCore, until end: Int64, handed: inout [(AudioQueueBuffer, Double)]) -> (first: Int64, frames: Int) {
         let want = Int(min(Int64(scratchFrames), end - readPosition))
-        let r = core.readCapture(from: readPosition, maxFrames: want, into: scratchChannels, channels: channels)
+        let r = core.readCapture(from: readPosition, maxFrames: want, into: scratchChannels, channels: channels,
+                                     sources: UnsafePointer(inputSources))
         if r.first > readPosition {
             lost += r.first - readPosition
             discontinuities += 1

@@ -66,13 +66,15 @@ extension AudioInputQueue {
     }
 
     /// The capture latency this queue's time stamps subtract now, in device frames: the
-    /// largest capture latency of the device inputs it records, `0 ..< channels`
-    /// (``AudioQueueEngine/captureLatency(ofInputs:)``). One time axis for all the queue's
+    /// largest capture latency of the device inputs it records — `0 ..< channels`, or those
+    /// ``setChannelAssignments(_:)`` assigned (``AudioQueueEngine/captureLatency(ofInputs:)``). One time axis for all the queue's
     /// channels: a channel whose port has a smaller latency is stamped that much too early
     /// (docs/recording.md, "Latency"). Read once per buffer, when the callback gets it
     /// (``AudioQueueBuffer/captureLatency`` says which value that buffer got). Any thread but
     /// the render thread; does not block.
-    public var captureLatency: Int { hub.device.captureLatency(ofInputs: 0..<channels) }
+    public var captureLatency: Int {
+        hub.device.captureLatency(ofInputs: locked { (0..<channels).map { inputSources[$0] } })
+    }
 
     /// The time stamp of the frame that reached the device's inputs at device sample time
     /// `arrival` (fractional for converting queues): the time it was captured, `arrival` minus

@@ -64,12 +64,49 @@ extension AudioInputQueue {
         }
     }
 
-    /// Adds a listener for ``AudioQueuePropertyID/isRunning``; returns its token. Any thread;
-    /// does not block. Throws `.invalidProperty` for another property, `.invalidQueue` when stale.
+    /// `kAudioQueueProperty_ChannelAssignments`: the device input each channel records, on
+    /// this queue's device, `channelNumber` counting from 1. Default: channel i records input
+    /// i + 1. Any thread but the render thread; does not block.
+    public var channelAssignments: [AudioQueueChannelAssignment] {
+        let uid = hub.device.uid
+        return locked { (0..<channels).map { AudioQueueChannelAssignment(deviceUID: uid, channelNumber: inputSources[$0] + 1) } }
+    }
+
+    /// The device inputs recording queues can be assigned (`kAudioQueueDeviceProperty_NumberChannels`
+    /// of a recording queue): the device's inputs the renderer captures.
+    var assignableInputs: Int { min(hub.device.inputChannelCount, hub.capacities.inputChannels) }
+
+    /// Sets `kAudioQueueProperty_ChannelAssignments`: channel i of the queue records device
+    /// input `assignments[i].channelNumber` (counting from 1); two channels may record the same
+    /// input. It applies from the next frame the queue reads from the capture ring (the queue
+    /// may be running: frames already in a buffer keep the inputs they were read from).
+    /// Listeners of `.channelAssignments` run on the calling thread afterwards. Any thread but
+    /// the render thread; does not block.
+    /// - Throws: `.invalidPropertySize` unless there is exactly one per channel;
+    ///   `.invalidDevice` for another `deviceUID` than the queue's device's; `.invalidPropertyValue`
+    ///   for a channel outside 1…the device's inputs; `.invalidQueue`.
+    public func setChannelAssignments(_ assignments: [AudioQueueChannelAssignment]) throws(AudioQueueError) {
+        let inputs = try AudioQueueChannelAssignment.deviceChannels(
+            assignments, channels: channels, uid: hub.device.uid, deviceChannels: assignableInputs)
+        try locked { () throws(AudioQueueError) in
+            try checkLive()
+            for (c, i) in inputs.enumerated() { inputSources[c] = i }
+        }
+        callbackLock.lock()
+        defer { callbackLock.unlock() }
+        let ls = locked { disposed ? [] : listeners.listeners(for: .channelAssignments) }
+        for l in ls { l(self, .channelAssignments) }
+    }
+
+    /// Adds a listener for ``AudioQueuePropertyID/isRunning`` or
+    /// ``AudioQueuePropertyID/channelAssignments``; returns its token. Any thread; does not
+    /// block. Throws `.invalidProperty` for another property, `.invalidQueue` when stale.
     public func addPropertyListener(_ id: AudioQueuePropertyID, _ listener: @escaping PropertyListener) throws(AudioQueueError) -> Int {
         try locked { () throws(AudioQueueError) in
             try checkLive()
-            guard id == .isRunning else { throw AudioQueueError(.invalidProperty, "input queues report only IsRunning") }
+            guard id == .isRunning || id == .channelAssignments else {
+                throw AudioQueueError(.invalidProperty, "input queues report only IsRunning and ChannelAssignments")
+            }
             return listeners.add(id, listener)
         }
     }

@@ -48,11 +48,13 @@ extension AudioInputQueue {
             throw AudioQueueError(.invalidProperty, "a recording queue decodes nothing (DecodeBufferSizeFrames is for playback queues)")
         case .enableTimePitch, .timePitchAlgorithm, .timePitchBypass:
             throw AudioQueueError(.invalidProperty, "time/pitch is for playback queues")
+        case .channelAssignments: return AudioQueueChannelAssignment.bytes(channelAssignments.map(\.channelNumber))
         }
     }
 
     /// Sets a recording queue's property from bytes (`AudioQueueSetProperty`):
-    /// `EnableLevelMetering` (a `UInt32`, 0 or not) and `CurrentDevice` (UTF-8 bytes; only the
+    /// `EnableLevelMetering` (a `UInt32`, 0 or not), `ChannelAssignments` (a `UInt32` channel
+    /// number per channel, on the queue's device) and `CurrentDevice` (UTF-8 bytes; only the
     /// engine's own device, as for output queues: `.invalidDevice` otherwise). The others are
     /// read-only (`.invalidProperty`); bytes of the wrong size are `.invalidPropertySize`. Any
     /// thread but the render thread; does not block.
@@ -69,6 +71,8 @@ extension AudioInputQueue {
             guard String(bytes: value, encoding: .utf8) == hub.device.uid else {
                 throw AudioQueueError(.invalidDevice, "a recording queue stays on its engine's device (\(hub.device.uid))")
             }
+        case .channelAssignments:
+            try setChannelAssignments(AudioQueueChannelAssignment.from(bytes: value, uid: hub.device.uid))
         default:
             throw AudioQueueError(.invalidProperty, "\(id) cannot be set on a recording queue")
         }

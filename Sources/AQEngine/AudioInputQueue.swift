@@ -108,6 +108,9 @@ public final class AudioInputQueue: @unchecked Sendable {
     var meteringEnabled = false
     var meterValues: [AudioQueueLevelMeterState]
     var listeners = PropertyListeners<PropertyListener>()
+    /// The device input each channel records (0-based; `channels` entries; default: channel c
+    /// records input c), read by the pump under `lock` (``setChannelAssignments(_:)``).
+    let inputSources: UnsafeMutablePointer<Int>
     /// Planar scratch the ring is read into.
     let scratchFrames = 4096
     let scratch: UnsafeMutablePointer<Float>
@@ -137,9 +140,12 @@ public final class AudioInputQueue: @unchecked Sendable {
         scratchChannels = .allocate(capacity: channels)
         for c in 0..<channels { scratchChannels[c] = scratch + c * scratchFrames }
         fifo = PlanarFIFO(channels: channels)
+        inputSources = .allocate(capacity: channels)
+        for c in 0..<channels { inputSources[c] = c }
     }
 
     deinit {
+        inputSources.deallocate()
         scratch.deallocate()
         scratchChannels.deallocate()
     }

@@ -111,6 +111,13 @@ public final class AudioQueue: @unchecked Sendable {
     var panValue: Float = 0
     var meteringEnabled = false
     var layout: AudioChannelLayout
+    /// The device output each channel plays on (0-based; -1: none), as last sent in a channel
+    /// map (``setChannelAssignments(_:)``, ``setOutputChannels(_:)``, ``setChannelLayout(_:)``).
+    /// A mono queue's default plays on every output; this then holds 0. Guarded by `lock`.
+    var routedOutputs: [Int]
+    /// True once the routing was set by ``setChannelAssignments(_:)`` or ``setOutputChannels(_:)``
+    /// (the last routing call), so that a queue moved to another engine keeps it. Guarded by `lock`.
+    var outputsAssigned = false
     /// Compressed queues: the decoder and its stream.
     var codec: DecoderStream
     // Guarded by `flags`:
@@ -172,6 +179,7 @@ public final class AudioQueue: @unchecked Sendable {
         self.queueTime = QueueTimeline(ratio: engine.device.sampleRate / format.sampleRate)
         let n = Int(format.channelsPerFrame)
         layout = n == 1 ? .mono : n == 2 ? .stereo : .discrete(n)
+        routedOutputs = (0..<n).map { $0 < 8 ? $0 : -1 }
         if converter != nil || deinterleaver == nil {
             let tailCapacity = RateConverter.maximumOutputFrames(inputFrames: 8192, inputRate: format.sampleRate, outputRate: hub.device.sampleRate)
             tails = [TailChunk(channels: n, capacity: tailCapacity), TailChunk(channels: n, capacity: tailCapacity)]

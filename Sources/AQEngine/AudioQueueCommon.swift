@@ -31,6 +31,11 @@ public protocol AudioQueueCommon: AnyObject, Sendable {
     /// `kAudioQueueProperty_CurrentDevice`: only the engine's own device (`.invalidDevice`
     /// otherwise).
     func setCurrentDevice(_ uid: String) throws(AudioQueueError)
+    /// `kAudioQueueProperty_ChannelAssignments`: the device channel of each of the queue's
+    /// channels (playback: outputs; recording: inputs).
+    var channelAssignments: [AudioQueueChannelAssignment] { get }
+    /// Sets `kAudioQueueProperty_ChannelAssignments` (one per channel, on the queue's device).
+    func setChannelAssignments(_ assignments: [AudioQueueChannelAssignment]) throws(AudioQueueError)
     /// `AudioQueueRemovePropertyListener`: the listener `token` names (what adding it returned).
     func removePropertyListener(_ token: Int) throws(AudioQueueError)
     /// `AudioQueueCreateTimeline`.

@@ -191,7 +191,8 @@ public final class AudioQueueEngine: @unchecked Sendable {
     /// - Parameters:
     ///   - format: interleaved linear PCM: signed int16, int24, int32 or float32, either
     ///     endianness, at most as many channels as the device has inputs (channel `c` records
-    ///     device input `c`); a rate other than the device's is converted (libsoxr) on the
+    ///     device input `c`, until ``AudioInputQueue/setChannelAssignments(_:)`` says
+    ///     otherwise); a rate other than the device's is converted (libsoxr) on the
     ///     control side, the start times staying exact (docs/recording.md); or AAC LC (`aac `)
     ///     or Apple Lossless (`alac`), encoded on the control side into whole packets with one
     ///     description each (docs/recording.md, "Compressed formats").

@@ -45,6 +45,7 @@ extension AudioQueue {
         case .enableTimePitch: return u32(locked { timePitch.enabled } ? 1 : 0)
         case .timePitchAlgorithm: return u32(locked { timePitch.algorithm.rawValue })
         case .timePitchBypass: return u32(locked { timePitch.bypassed } ? 1 : 0)
+        case .channelAssignments: return AudioQueueChannelAssignment.bytes(channelAssignments.map(\.channelNumber))
         }
     }
 
@@ -88,6 +89,8 @@ extension AudioQueue {
                 try setTimePitchAlgorithm(a)
             default: try setTimePitchBypassed(v != 0)
             }
+        case .channelAssignments:
+            try setChannelAssignments(AudioQueueChannelAssignment.from(bytes: value, uid: hub.device.uid))
         case .isRunning, .deviceSampleRate, .deviceNumberChannels, .currentLevelMeter, .currentLevelMeterDB,
              .streamDescription, .maximumOutputPacketSize, .converterError:
             throw AudioQueueError(.invalidProperty, "\(id) is read-only")
@@ -259,10 +262,55 @@ extension AudioQueue {
             defer { lock.unlock() }
             try checkLive()
             if isRunningValue { throw AudioQueueError(.invalidRunState, "the channel layout can only change while the queue is stopped") }
-            try hub.send(.setChannelMap(slot: slot, map: l.channelMap(outputs: hub.device.outputChannelCount)))
+            let map = l.channelMap(outputs: hub.device.outputChannelCount)
+            try hub.send(.setChannelMap(slot: slot, map: map))
             layout = l
+            routedOutputs = (0..<channels).map { $0 < 8 ? map.output(for: $0) : -1 }
+            outputsAssigned = false
         }
         notify(.channelLayout)
+    }
+
+    /// `kAudioQueueProperty_ChannelAssignments`: the device output each channel of the queue
+    /// plays on, on this queue's device, `channelNumber` counting from 1 (0: not played, which
+    /// only a channel layout naming a speaker the device lacks leaves). Default: channel i on
+    /// output i + 1 (a mono queue plays on every output until assigned: it reads 1). Any thread
+    /// but the render thread; does not block.
+    public var channelAssignments: [AudioQueueChannelAssignment] {
+        let uid = hub.device.uid
+        return locked { routedOutputs }.map { AudioQueueChannelAssignment(deviceUID: uid, channelNumber: $0 + 1) }
+    }
+
+    /// Sets `kAudioQueueProperty_ChannelAssignments`: channel i of the queue plays on device
+    /// output `assignments[i].channelNumber` (counting from 1) and nowhere else, from the next
+    /// render cycle (the queue may be running); two channels may share an output (they mix).
+    /// Replaces the routing of an earlier channel layout, and a later layout replaces it.
+    /// Listeners of `.channelAssignments` run on the calling thread afterwards. Any thread but
+    /// the render thread; does not block.
+    /// - Throws: `.invalidPropertySize` unless there is exactly one per channel;
+    ///   `.invalidDevice` for a `deviceUID` other than ``currentDevice``; `.invalidPropertyValue`
+    ///   for a channel outside 1…``deviceChannelCount``, or on a queue of more than 8 channels
+    ///   (the renderer routes a queue's first 8 channels: its channels past 8 are not played);
+    ///   `.invalidQueue`, `.disposalPending`.
+    public func setChannelAssignments(_ assignments: [AudioQueueChannelAssignment]) throws(AudioQueueError) {
+        let outputs = try AudioQueueChannelAssignment.deviceChannels(
+            assignments, channels: channels, uid: hub.device.uid, deviceChannels: hub.device.outputChannelCount)
+        try setRoutedOutputs(outputs)
+        notify(.channelAssignments)
+    }
+
+    /// Sends `outputs` (0-based, one per channel, each a device output) as the queue's channel
+    /// map and keeps it. Any control thread.
+    func setRoutedOutputs(_ outputs: [Int]) throws(AudioQueueError) {
+        if outputs.count > 8 {
+            throw AudioQueueError(.invalidPropertyValue, "the renderer routes a queue's first 8 channels only (a \(outputs.count)-channel queue)")
+        }
+        lock.lock()
+        defer { lock.unlock() }
+        try checkLive()
+        try hub.send(.setChannelMap(slot: slot, map: ChannelMap(outputs)))
+        routedOutputs = outputs.enumerated().map { $0.offset < 8 ? $0.element : -1 }
+        outputsAssigned = true
     }
 
     /// Routes queue channel `i` to device output `outputs[i]` (0-based; -1: not played).
@@ -278,7 +326,14 @@ extension AudioQueue {
         defer { lock.unlock() }
         try checkLive()
         try hub.send(.setChannelMap(slot: slot, map: ChannelMap(outputs)))
+        routedOutputs = outputs.enumerated().map { $0.offset < 8 ? $0.element : -1 }
+        outputsAssigned = true
     }
+
+    /// The outputs an earlier ``setChannelAssignments(_:)`` or ``setOutputChannels(_:)`` set
+    /// (0-based), nil when the routing is the default's or a channel layout's. For carrying the
+    /// routing to a queue on another engine. Any thread but the render thread.
+    public var assignedOutputChannels: [Int]? { locked { outputsAssigned ? routedOutputs : nil } }
 
     /// `kAudioQueueProperty_EnableLevelMetering`.
     public var isLevelMeteringEnabled: Bool { locked { meteringEnabled } }

@@ -42,6 +42,63 @@ public enum AudioQueuePropertyID: UInt32, Sendable, CaseIterable {
     case timePitchAlgorithm = 0x7174_7061
     /// `kAudioQueueProperty_TimePitchBypass` ('qtpb'): UInt32, 1 = bypassed, playback queues.
     case timePitchBypass = 0x7174_7062
+    /// `kAudioQueueProperty_ChannelAssignments` ('aqca'): [``AudioQueueChannelAssignment``],
+    /// one per queue channel, read/write, both kinds of queue (``AudioQueue/setChannelAssignments(_:)``,
+    /// ``AudioInputQueue/setChannelAssignments(_:)``). By ID, the bytes are one little-endian
+    /// `UInt32` channel number (1-based; 0: not played) per queue channel, on the queue's device.
+    case channelAssignments = 0x6171_6361
+}
+
+/// One element of `kAudioQueueProperty_ChannelAssignments`: the device channel a channel of the
+/// queue plays on (playback) or records from (recording).
+public struct AudioQueueChannelAssignment: Sendable, Equatable {
+    /// The device's identifier (``AudioQueue/currentDevice``): the queue's own device is the only
+    /// one it can be assigned to.
+    public var deviceUID: String
+    /// The device channel, counting from 1 (0 when read: the channel is not played).
+    public var channelNumber: Int
+    public init(deviceUID: String, channelNumber: Int) {
+        self.deviceUID = deviceUID
+        self.channelNumber = channelNumber
+    }
+}
+
+extension AudioQueueChannelAssignment {
+    /// Checks `assignments` for a queue of `channels` channels on device `uid` with `deviceChannels`
+    /// channels and returns the 0-based device channels.
+    /// - Throws: `.invalidPropertySize` unless there is one per channel; `.invalidDevice` for
+    ///   another device's identifier; `.invalidPropertyValue` for a channel outside 1…`deviceChannels`.
+    static func deviceChannels(
+        _ assignments: [AudioQueueChannelAssignment], channels: Int, uid: String, deviceChannels: Int
+    ) throws(AudioQueueError) -> [Int] {
+        guard assignments.count == channels else {
+            throw AudioQueueError(.invalidPropertySize, "\(assignments.count) channel assignments for a \(channels)-channel queue (one per channel)")
+        }
+        for a in assignments where a.deviceUID != uid {
+            throw AudioQueueError(.invalidDevice, "device \(a.deviceUID) is not the queue's (\(uid))")
+        }
+        for a in assignments where a.channelNumber < 1 || a.channelNumber > deviceChannels {
+            throw AudioQueueError(.invalidPropertyValue, "device channel \(a.channelNumber) is outside 1…\(deviceChannels)")
+        }
+        return assignments.map { $0.channelNumber - 1 }
+    }
+
+    /// The property's bytes by ID: one little-endian `UInt32` per channel.
+    static func bytes(_ channelNumbers: [Int]) -> [UInt8] {
+        channelNumbers.flatMap { n in withUnsafeBytes(of: UInt32(clamping: n).littleEndian) { Array($0) } }
+    }
+
+    /// Assignments on device `uid` from the property's bytes by ID.
+    /// - Throws: `.invalidPropertySize` unless the bytes are whole `UInt32`s.
+    static func from(bytes: [UInt8], uid: String) throws(AudioQueueError) -> [AudioQueueChannelAssignment] {
+        guard bytes.count % 4 == 0 else {
+            throw AudioQueueError(.invalidPropertySize, "ChannelAssignments by ID is one UInt32 per channel")
+        }
+        return stride(from: 0, to: bytes.count, by: 4).map { i in
+            let v = bytes[i..<i + 4].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }.littleEndian
+            return AudioQueueChannelAssignment(deviceUID: uid, channelNumber: Int(v))
+        }
+    }
 }
 
 /// `kAudioCodecBadDataError` ('bada'): what ``AudioQueuePropertyID/converterError`` reads once

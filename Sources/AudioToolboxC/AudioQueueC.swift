@@ -537,8 +537,47 @@ func refuseTwice(_ b: SBuffer) throws(AudioQueueError) {
 /// identifier.
 func cProperty(_ q: CQueue, _ id: UInt32) throws(AudioQueueError) -> [UInt8] {
     let bytes = try q.common.property(id)
+    if id == UInt32(kAudioQueueProperty_ChannelAssignments) {
+        // One C AudioQueueChannelAssignment (16 bytes) per UInt32 the engine gives.
+        return Array(repeating: 0, count: bytes.count / 4 * MemoryLayout<CAudioToolbox.AudioQueueChannelAssignment>.stride)
+    }
     guard id == UInt32(kAudioQueueProperty_CurrentDevice) else { return bytes }
     return withUnsafeBytes(of: UInt(bitPattern: 0)) { Array($0) }
+}
+
+/// ChannelAssignments' value for `AudioQueueGetProperty`, written into `out` (room for one
+/// C assignment per channel, checked by the caller): each `mDeviceUID` a new (+1) CFString of
+/// the device identifier, which the caller releases, as CurrentDevice's.
+func writeChannelAssignments(_ q: CQueue, into out: UnsafeMutableRawPointer) {
+    let assignments = q.common.channelAssignments
+    let c = out.bindMemory(to: CAudioToolbox.AudioQueueChannelAssignment.self, capacity: assignments.count)
+    for (i, a) in assignments.enumerated() {
+        let uid = Unmanaged<CFString>.passRetained(CFStrings.make(a.deviceUID))
+        c[i] = CAudioToolbox.AudioQueueChannelAssignment(mDeviceUID: uid, mChannelNumber: UInt32(clamping: a.channelNumber))
+    }
+}
+
+/// ChannelAssignments from `AudioQueueSetProperty`'s bytes: `inDataSize` must be whole C
+/// assignments (`.invalidPropertySize`; the count is the engine's to check); a NULL
+/// `mDeviceUID` is `.invalidDevice`, one that is not a CFString `.invalidPropertyValue`.
+func setChannelAssignments(_ q: CQueue, _ inData: UnsafeRawPointer?, _ inDataSize: UInt32) throws(AudioQueueError) {
+    let size = MemoryLayout<CAudioToolbox.AudioQueueChannelAssignment>.stride
+    guard let inData, inDataSize > 0, Int(inDataSize) % size == 0 else {
+        throw AudioQueueError(.invalidPropertySize, "ChannelAssignments is one AudioQueueChannelAssignment (\(size) bytes) per channel; \(inDataSize) bytes given")
+    }
+    var assignments: [AQEngine.AudioQueueChannelAssignment] = []
+    for i in 0..<Int(inDataSize) / size {
+        let c = inData.loadUnaligned(fromByteOffset: i * size, as: CAudioToolbox.AudioQueueChannelAssignment.self)
+        guard let raw = inData.loadUnaligned(fromByteOffset: i * size, as: UnsafeRawPointer?.self) else {
+            throw AudioQueueError(.invalidDevice, "channel assignment \(i) has no device identifier (mDeviceUID NULL)")
+        }
+        let cf = Unmanaged<CFString>.fromOpaque(raw).takeUnretainedValue()
+        guard CFGetTypeID(cf) == CFStringGetTypeID() else {
+            throw AudioQueueError(.invalidPropertyValue, "channel assignment \(i): mDeviceUID is not a CFString")
+        }
+        assignments.append(AQEngine.AudioQueueChannelAssignment(deviceUID: CFStrings.string(cf), channelNumber: Int(c.mChannelNumber)))
+    }
+    try q.common.setChannelAssignments(assignments)
 }
 
 /// CurrentDevice's value: a +1 CFString of the device identifier (`AudioQueueGetProperty` only,
@@ -594,6 +633,8 @@ func converterAlias(_ q: CQueue, _ id: UInt32) -> UInt32 {
         }
         if inID == UInt32(kAudioQueueProperty_CurrentDevice) {
             outData.storeBytes(of: try currentDeviceString(q), as: UnsafeRawPointer.self)
+        } else if inID == UInt32(kAudioQueueProperty_ChannelAssignments) {
+            writeChannelAssignments(q, into: outData)
         } else {
             bytes.withUnsafeBytes { outData.copyMemory(from: $0.baseAddress!, byteCount: n) }
         }
@@ -606,6 +647,9 @@ func converterAlias(_ q: CQueue, _ id: UInt32) -> UInt32 {
 @c public func AudioQueueSetProperty(_ inAQ: AudioQueueRef?, _ inID: UInt32, _ inData: UnsafeRawPointer?, _ inDataSize: UInt32) -> OSStatus {
     guard inData != nil || inDataSize == 0 else { return paramError }
     return withQueue(inAQ) { q throws(AudioQueueError) in
+        if inID == UInt32(kAudioQueueProperty_ChannelAssignments) {
+            return try setChannelAssignments(q, inData, inDataSize)
+        }
         if inID == UInt32(kAudioQueueProperty_CurrentDevice) {
             guard inDataSize == UInt32(MemoryLayout<UnsafeRawPointer>.size) else {
                 throw AudioQueueError(.invalidPropertySize, "CurrentDevice is a CFStringRef")

@@ -98,7 +98,7 @@ func switchOfflineRendering(_ q: CQueue, _ format: SFormat?, layout: AQTypes.Aud
 /// 2. `q`'s queue is stopped immediately (as `AudioQueueStop(q, true)`: its enqueued buffers
 ///    come back through the callback before this returns) — the queue arrives stopped, at
 ///    queue time 0;
-/// 3. properties (magic cookie, channel layout, decode buffer size, metering, time/pitch) and
+/// 3. properties (magic cookie, channel layout, channel assignments, decode buffer size, metering, time/pitch) and
 ///    parameters (volume, rate, pitch, ramp time, pan) are copied;
 /// 4. every C buffer gets an engine buffer of the new queue of the same capacity and room for
 ///    descriptions, which takes over the old one's storage (``AQEngine/AudioQueueBuffer/exchangeStorage(with:)``):
@@ -144,6 +144,11 @@ private func carryState(from old: AQEngine.AudioQueue, to made: AQEngine.AudioQu
         guard let bytes = try? old.property(id.rawValue) else { continue }
         if id == .magicCookie && bytes.isEmpty { continue }
         try? made.setProperty(id.rawValue, bytes)
+    }
+    // Channel assignments (or setOutputChannels) made after the layout: the same device
+    // channels on the new device when it has them, else the new queue's default.
+    if let outputs = old.assignedOutputChannels {
+        try? made.setOutputChannels(outputs)
     }
     let parameters: [AQEngine.AudioQueueParameterID] = [.volume, .playRate, .pitch, .volumeRampTime, .pan]
     for id in parameters { try? made.setParameter(id, old.parameter(id)) }

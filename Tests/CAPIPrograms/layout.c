@@ -68,6 +68,8 @@ int main(void) {
     OFF(AudioQueueParameterEvent, mID, 0); OFF(AudioQueueParameterEvent, mValue, 4);
     SIZE(AudioQueueLevelMeterState, 8);
     OFF(AudioQueueLevelMeterState, mAveragePower, 0); OFF(AudioQueueLevelMeterState, mPeakPower, 4);
+    SIZE(AudioQueueChannelAssignment, 16);
+    OFF(AudioQueueChannelAssignment, mDeviceUID, 0); OFF(AudioQueueChannelAssignment, mChannelNumber, 8);
 
     SIZE(AudioFilePacketTableInfo, 16);
     OFF(AudioFilePacketTableInfo, mNumberValidFrames, 0); OFF(AudioFilePacketTableInfo, mPrimingFrames, 8);
@@ -86,6 +88,7 @@ int main(void) {
     check("kAudioQueueProperty_IsRunning", kAudioQueueProperty_IsRunning, FCC('a', 'q', 'r', 'n'));
     check("kAudioQueueDeviceProperty_SampleRate", kAudioQueueDeviceProperty_SampleRate, FCC('a', 'q', 's', 'r'));
     check("kAudioQueueProperty_CurrentLevelMeterDB", kAudioQueueProperty_CurrentLevelMeterDB, FCC('a', 'q', 'm', 'd'));
+    check("kAudioQueueProperty_ChannelAssignments", kAudioQueueProperty_ChannelAssignments, FCC('a', 'q', 'c', 'a'));
     check("kAudioFormatLinearPCM", kAudioFormatLinearPCM, FCC('l', 'p', 'c', 'm'));
     check("kAudioFormatMPEG4AAC", kAudioFormatMPEG4AAC, FCC('a', 'a', 'c', ' '));
     check("kAudioFormatMPEGLayer3", kAudioFormatMPEGLayer3, FCC('.', 'm', 'p', '3'));

@@ -15,6 +15,7 @@ let _: OSStatus = kAudioFormatUnsupportedDataFormatError
 let _: OSStatus = kAudioFileStreamError_UnsupportedFileType
 let _: AudioQueuePropertyID = kAudioQueueProperty_IsRunning
 let _: AudioQueuePropertyID = kAudioQueueDeviceProperty_SampleRate
+let _: AudioQueuePropertyID = kAudioQueueProperty_ChannelAssignments
 let _: AudioQueueParameterID = kAudioQueueParam_Volume
 let _: OSStatus = kAudioQueueErr_TooManyTaps
 let _: AudioQueueProcessingTapFlags = kAudioQueueProcessingTap_PreEffects
@@ -56,12 +57,31 @@ check(AudioQueueGetParameter(q!, kAudioQueueParam_Volume, &volume), "AudioQueueG
 var format = AudioStreamBasicDescription()
 size = UInt32(MemoryLayout<AudioStreamBasicDescription>.size)
 check(AudioQueueGetProperty(q!, kAudioQueueProperty_StreamDescription, &format, &size), "StreamDescription")
+// Channel assignments as Swift on Apple's platforms writes them (issue 22): the device's UID from
+// CurrentDevice, the channels swapped, read back (each UID a +1 CFString, released).
+var device: Unmanaged<CFString>?
+size = UInt32(MemoryLayout<Unmanaged<CFString>?>.size)
+check(AudioQueueGetProperty(q!, kAudioQueueProperty_CurrentDevice, &device, &size), "CurrentDevice")
+let assignments = (UInt32(1)...2).map { AudioQueueChannelAssignment(mDeviceUID: device!, mChannelNumber: 3 - $0) }
+check(assignments.withUnsafeBufferPointer {
+    AudioQueueSetProperty(q!, kAudioQueueProperty_ChannelAssignments, $0.baseAddress!,
+                          UInt32($0.count * MemoryLayout<AudioQueueChannelAssignment>.stride))
+}, "set ChannelAssignments")
+let got = UnsafeMutablePointer<AudioQueueChannelAssignment>.allocate(capacity: 2)
+size = UInt32(2 * MemoryLayout<AudioQueueChannelAssignment>.stride)
+check(AudioQueueGetProperty(q!, kAudioQueueProperty_ChannelAssignments, got, &size), "get ChannelAssignments")
+let swapped = got[0].mChannelNumber == 2 && got[1].mChannelNumber == 1
+    && CFEqual(got[0].mDeviceUID.takeUnretainedValue(), device!.takeUnretainedValue())
+got[0].mDeviceUID.release()
+got[1].mDeviceUID.release()
+got.deallocate()
+device?.release()
 // A result compared with a result code, as Apple's samples do.
 let unknown = AudioQueueGetProperty(q!, 0x7a7a7a7a, &v, &size)
 var time = AudioTimeStamp()
 time.mFlags = kAudioTimeStampSampleTimeValid | kAudioTimeStampHostTimeValid
 check(AudioQueueDispose(q!, true), "AudioQueueDispose")  // Boolean is Bool, as in Apple's Swift (issue 23)
-let ok = v == 0 && volume == 0.5 && format.mFormatID == kAudioFormatLinearPCM
+let ok = v == 0 && volume == 0.5 && format.mFormatID == kAudioFormatLinearPCM && swapped
     && format.mFormatFlags & kLinearPCMFormatFlagIsSignedInteger != 0 && unknown == kAudioQueueErr_InvalidProperty
-print(ok ? "swift constants ok" : "wrong: running \(v) volume \(volume) format \(format) unknown \(unknown)")
+print(ok ? "swift constants ok" : "wrong: running \(v) volume \(volume) format \(format) unknown \(unknown) swapped \(swapped)")
 exit(ok ? 0 : 1)

@@ -342,6 +342,34 @@ final class ProgramRunner: @unchecked Sendable {
         #expect(judged.exact, "spacing \(spacing): \(judged)")
     }
 
+    /// A recording queue assigned to inputs 2 and 1 (kAudioQueueProperty_ChannelAssignments,
+    /// `channel_assign.c live`): in_1 hears the clicker, in_2 nothing; the queue's first channel
+    /// is exactly silent and its second holds the clicks, each exactly the clicker's interval
+    /// after the previous (or by whole cycles the server reported late: ``ClickSpacingJudgement``).
+    @Test func recordingQueueAssignedToSwappedInputs() throws {
+        let exe = try CAPI.build("Tests/CAPIPrograms/channel_assign.c")
+        let server = try PrivateJackServer(sampleRate: 48000, period: 256, realtime: true)
+        defer { server.stop() }
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("aqsync-capi-assign-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let interval = 4801
+        let clicker = try ReferenceClicker(interval: interval, environment: ["JACK_DEFAULT_SERVER": server.name], connectTo: [], directory: dir)
+        defer { clicker.stop() }
+        let r = try CAPI.run(exe, ["live"], environment: [
+            "JACK_DEFAULT_SERVER": server.name, "AQSYNC_CONNECT": "",
+            "AQSYNC_INPUT_CONNECT": clicker.port, "AQSYNC_CLIENT_NAME": "capi-assign",
+        ], timeout: 60)
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains(" 0 failed"), "\(r.output)")
+        let clicks = r.output.split(separator: "\n").compactMap { $0.hasPrefix("click ") ? Int($0.dropFirst(6)) : nil }
+        #expect(clicks.count >= 10, "clicks heard on the second channel: \(clicks)")
+        let spacing = zip(clicks.dropFirst(), clicks).map { $0 - $1 }
+        let judged = ClickSpacingJudgement(spacings: [spacing], interval: interval, period: 256, serverLog: server.log)
+        if judged.skippedCycles > 0 { print("recordingQueueAssignedToSwappedInputs: \(judged)") }
+        #expect(judged.exact, "spacing \(spacing): \(judged)")
+    }
+
     /// Apple Lossless through AudioQueueNewInput: cookie from creation, buffers with packet
     /// descriptions consistent with their bytes, start times advancing by whole packets.
     @Test func alacRecordingThroughTheCAPI() throws {

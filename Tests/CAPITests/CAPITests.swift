@@ -93,6 +93,20 @@ import Testing
         #expect(r.output.contains(" 0 failed"), "\(r.output)")
     }
 
+    /// kAudioQueueProperty_ChannelAssignments through the C API (issue 22; `channel_assign.c
+    /// offline`): defaults, result codes, listeners, the assignments carried to a 4-channel
+    /// offline device, a stereo queue on outputs 3 and 4 rendered exactly there (1 and 2
+    /// silent), a recording queue's set and get. Built with gcc and with clang.
+    @Test func channelAssignmentsOffline() throws {
+        for compiler in ["cc", "clang"] {
+            let exe = try CAPI.build("Tests/CAPIPrograms/channel_assign.c", compiler: compiler, name: "channel_assign_\(compiler)")
+            let r = try CAPI.run(exe, ["offline"], environment: ["AQSYNC_DEVICE": "offline"])
+            #expect(r.status == 0, "\(compiler): \(r.output)")
+            #expect(r.output.contains(" 0 failed"), "\(compiler): \(r.output)")
+            #expect(r.output.contains("outputs 3 and 4 carry the source exactly: yes"), "\(compiler): \(r.output)")
+        }
+    }
+
     /// Processing taps through the C API (issue 22; `processing_tap_offline.c`, offline): a
     /// halving tap heard halved sample for sample, GetQueueTime continuous, dispose stopping the
     /// callbacks, a siphon seeing every frame once with the audio unchanged, the result codes.

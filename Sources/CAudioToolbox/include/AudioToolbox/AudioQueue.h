@@ -89,6 +89,23 @@ CF_ENUM(AudioQueuePropertyID) {
                                                   next buffer enqueued */
 };
 
+/* Issue 22: which device channel each channel of the queue plays on (playback) or records from
+ * (recording). The value is an array of AudioQueueChannelAssignment, exactly one for each
+ * channel of the queue's format. Set (any time; from the next render cycle): every mDeviceUID
+ * must be the queue's device (kAudioQueueProperty_CurrentDevice's string, compared by value),
+ * else kAudioQueueErr_InvalidDevice; mChannelNumber counts from 1 up to the device's output
+ * (playback) or input (recording) channels, else kAudioQueueErr_InvalidPropertyValue; another
+ * size than channels x sizeof(AudioQueueChannelAssignment): kAudioQueueErr_InvalidPropertySize.
+ * Get (Apple's header calls the property write-only; readable here): the assignments in force,
+ * each mDeviceUID a new CFString the caller releases (CFRelease), mChannelNumber 0 for a channel
+ * a channel layout left unplayed; by default channel i on device channel i + 1 (a mono playback
+ * queue plays on every output until assigned). Listeners hear a set, on the setting thread's
+ * side as for ChannelLayout. A channel layout set later replaces the assignments (and the other
+ * way round). docs/c-api.md, "Channel assignments". */
+CF_ENUM(AudioQueuePropertyID) {
+    kAudioQueueProperty_ChannelAssignments  = 0x61716361  /* 'aqca' AudioQueueChannelAssignment[] */
+};
+
 /* Values of kAudioQueueProperty_TimePitchAlgorithm, and the SoundTouch settings they run as. */
 CF_ENUM(UInt32) {
     kAudioQueueTimePitchAlgorithm_Spectral   = 0x73706563, /* 'spec' tempo + pitch, full overlap search */
@@ -159,6 +176,14 @@ typedef struct AudioQueueLevelMeterState {
     Float32 mAveragePower;
     Float32 mPeakPower;
 } AudioQueueLevelMeterState;
+
+/* 16 bytes: kAudioQueueProperty_ChannelAssignments's elements. mDeviceUID is the device's
+ * identifier (kAudioQueueProperty_CurrentDevice's value); mChannelNumber the device channel,
+ * counting from 1. */
+typedef struct AudioQueueChannelAssignment {
+    CFStringRef     mDeviceUID;
+    UInt32          mChannelNumber;
+} AudioQueueChannelAssignment;
 
 /* ---- Callbacks --------------------------------------------------------------------------- */
 /* A buffer is free to refill: on the queue's run loop's thread, or the library's internal
