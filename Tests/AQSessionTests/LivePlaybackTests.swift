@@ -60,13 +60,13 @@ struct LivePlaybackOnJACKTests {
         // recorder lost (it breaks on a loaded machine; the last run is judged whatever the
         // witness saw) move nothing; a track aqsync moved still shows. Frames the witness did
         // not cover are placed by their recorded index.
-        let witness = WitnessTimeline(channel: recorded[5])
+        let timeline = WitnessTimeline(channel: recorded[5])
         let first = try #require(ImpulseFinder.find(live[0], threshold: 0.05).first, "nothing recorded")
         let origin = first - fx.exact[0][0].frame
-        let firstWitness = witness.frames[first]
+        let firstWitness = timeline.frames[first]
         /// Session frame of recorded frame i.
         func sessionFrame(_ i: Int) -> Int {
-            guard let w = witness.frames[i], let f = firstWitness else { return i - origin }
+            guard let w = timeline.frames[i], let f = firstWitness else { return i - origin }
             var d = (w - f) & 0xFFFFFF  // the witness counts modulo 2^24
             if d >= 1 << 23 { d -= 1 << 24 }
             return d + fx.exact[0][0].frame
