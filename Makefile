@@ -50,8 +50,10 @@ jack-reclaim:
 ## The compiler must refuse an allocation under @_noLocks, and the render entry point must
 ## carry the attribute: otherwise nothing proves the render path is lock- and allocation-free.
 check-nolocks:
-	@grep -B3 'public func render(' Sources/AQCore/RenderCore+Render.swift | grep -q '@_noLocks' \
+	@grep -B3 'package func render(' Sources/AQCore/RenderCore+Render.swift | grep -q '@_noLocks' \
 	  || { echo "check-nolocks: RenderCore.render lacks @_noLocks"; exit 1; }
+	@grep -B3 'public func render(' Sources/AQCore/RenderTarget.swift | grep -q '@_noLocks' \
+	  || { echo "check-nolocks: RenderTarget.render lacks @_noLocks"; exit 1; }
 	@if $(SWIFT)c -parse-as-library -emit-sil -o /dev/null Tests/NoLocksProbe/MustNotCompile.swift >/dev/null 2>&1; then \
 	  echo "check-nolocks: an allocation under @_noLocks compiled: the checker is off"; exit 1; \
 	else echo "check-nolocks: the compiler refuses allocation under @_noLocks (as it must)"; fi
