@@ -86,12 +86,15 @@ battery: deps
 	AQSYNC_BATTERY_RUNS=$(BATTERY_RUNS) $(SWIFT) test --skip-build --no-parallel --filter 'periodChangeBattery|quantumChangeBattery'
 
 ## Benchmarks (docs/benchmarking.md). The live bench starts a private jackd when none runs.
+## (The allocation counter aqsync bench preloads is a library of its own: built beside it.)
 bench: deps
 	$(SWIFT) build -c release --product aqsync
+	$(SWIFT) build -c release --product AQAllocCounter
 	.build/release/aqsync bench
 
 bench-offline:
 	$(SWIFT) build -c release --product aqsync
+	$(SWIFT) build -c release --product AQAllocCounter
 	.build/release/aqsync bench --offline
 
 ## Fails when the render loop allocates (mallocCountTotal threshold 0) or the malloc counter
