@@ -57,8 +57,13 @@ package enum JackRegistry {
     /// True when process `pid` exists and is not a zombie.
     static func isAlive(_ pid: Int32) -> Bool {
         guard kill(pid, 0) == 0 || errno == EPERM else { return false }
+        return processStat("\(pid)")?.state != "Z"
+    }
+
+    /// A process's command name and state letter from `/proc/PID/stat`; nil when unreadable.
+    static func processStat(_ pid: String) -> (comm: Substring, state: Substring?)? {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return true }
-        return stat[stat.index(after: close)...].split(separator: " ").first != "Z"
+              let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")") else { return nil }
+        return (stat[stat.index(after: open)..<close], stat[stat.index(after: close)...].split(separator: " ").first)
     }
 }

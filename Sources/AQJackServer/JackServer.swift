@@ -146,10 +146,7 @@ public final class JackServer: @unchecked Sendable {
     static func isAnyJackdAlive() -> Bool {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return true }
         for e in entries where e.allSatisfy(\.isNumber) {
-            guard let stat = try? String(contentsOfFile: "/proc/\(e)/stat", encoding: .utf8),
-                  let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")") else { continue }
-            let comm = stat[stat.index(after: open)..<close]
-            let state = stat[stat.index(after: close)...].split(separator: " ").first
+            guard let (comm, state) = JackRegistry.processStat(e) else { continue }
             if (comm == "jackd" || comm == "jackdmp") && state != "Z" { return true }
         }
         return false

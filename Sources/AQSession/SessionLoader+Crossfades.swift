@@ -8,16 +8,14 @@ extension SessionLoader {
     /// neither may have a fade of its own at that end. The lengths themselves are worked out
     /// at the device rate when the tracks play (``SessionPlayer/makeSource``), so that the
     /// crossfade is exact at any rate.
-    static func linkCrossfades(_ tracks: inout [SessionTrack], sampleRate: Double?, loc: Locator) throws(SessionError) {
+    /// `requested`: track index → the curve of its crossfade.
+    static func linkCrossfades(_ tracks: inout [SessionTrack], requested: [Int: FadeCurve], sampleRate: Double?, loc: Locator) throws(SessionError) {
         guard let rate = sampleRate ?? tracks.first?.audio.format.sampleRate else { return }
         func span(_ t: SessionTrack) -> Range<Int64> {
-            let start = t.start.deviceFrames(sessionRate: rate, deviceRate: rate)
-            let r = t.audio.format.sampleRate
-            let n = r == rate ? t.playableFrames : Int64((Double(t.playableFrames) * rate / r).rounded(.toNearestOrAwayFromZero))
-            return start..<(start + n)
+            SessionCrossfade(curve: .linear, partner: t).partnerSpan(sessionRate: rate, deviceRate: rate)
         }
         for i in tracks.indices {
-            guard let curve = tracks[i].crossfadeIn?.curve else { continue }
+            guard let curve = requested[i] else { continue }
             let sec = Locator.Section.track(i)
             let name = "track '\(tracks[i].name)'"
             guard i > 0 else {
@@ -40,9 +38,8 @@ extension SessionLoader {
             guard prev.fadeOut == nil else {
                 throw loc.error(.invalidValue, key: "crossfade", section: sec, "\(name) crossfades from '\(prev.name)', which has a fade_out: the crossfade is its fade-out")
             }
-            tracks[i].crossfadeIn = SessionCrossfade(curve: curve, partnerStart: prev.start, partnerFrames: prev.playableFrames, partnerRate: prev.audio.format.sampleRate)
-            let this = tracks[i]
-            tracks[i - 1].crossfadeOut = SessionCrossfade(curve: curve, partnerStart: this.start, partnerFrames: this.playableFrames, partnerRate: this.audio.format.sampleRate)
+            tracks[i].crossfadeIn = SessionCrossfade(curve: curve, partner: prev)
+            tracks[i - 1].crossfadeOut = SessionCrossfade(curve: curve, partner: tracks[i])
         }
     }
 }

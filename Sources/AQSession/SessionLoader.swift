@@ -116,6 +116,7 @@ package enum SessionLoader {
         }
         if list.isEmpty { throw SessionError(.noTracks, file: path, "the session has no tracks: add at least one [[track]] with a file") }
         var tracks: [SessionTrack] = []
+        var crossfades: [Int: FadeCurve] = [:]  // `crossfade = true`: track index → its curve
         let folder = url.deletingLastPathComponent()
         for (i, item) in list.enumerated() {
             let sec = Locator.Section.track(i)
@@ -242,11 +243,11 @@ package enum SessionLoader {
                 guard let on = c.bool else {
                     throw loc.error(.invalidValue, key: "crossfade", section: sec, "\(tl): crossfade must be true or false, not \(c.type)")
                 }
-                if on { track.crossfadeIn = SessionCrossfade(curve: curve, partnerStart: .frames(0), partnerFrames: 0, partnerRate: 1) }
+                if on { crossfades[tracks.count] = curve }
             }
             tracks.append(track)
         }
-        try linkCrossfades(&tracks, sampleRate: sampleRate, loc: loc)
+        try linkCrossfades(&tracks, requested: crossfades, sampleRate: sampleRate, loc: loc)
         let takes = try parseTakes(root, loc: loc, folder: folder, tracks: tracks)
         var session = Session(url: url, name: name, sampleRate: sampleRate, output: output, tracks: tracks, takes: takes)
         session.markers = try parseMarkers(root, loc: loc, session: session)

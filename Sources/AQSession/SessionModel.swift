@@ -251,6 +251,14 @@ package struct SessionCrossfade: Sendable, Equatable {
     /// The other track's file rate.
     package var partnerRate: Double
 
+    /// The side of a crossfade with `partner`, in `curve`.
+    package init(curve: FadeCurve, partner: SessionTrack) {
+        self.curve = curve
+        partnerStart = partner.start
+        partnerFrames = partner.playableFrames
+        partnerRate = partner.audio.format.sampleRate
+    }
+
     /// Device frames where the other track lies on a device at `deviceRate` (as
     /// ``Session/startOffset(of:deviceRate:)`` and ``Session/deviceLength(of:deviceRate:)``
     /// place a track).
