@@ -150,4 +150,17 @@ package enum JackTools {
         guard r.status == 0 else { throw TestingError("jack_lsp on “\(server)” failed: \(r.output)") }
         return r.output.split(separator: "\n").map(String.init)
     }
+
+    /// Polls `jack_lsp` (every 20 ms, at most `seconds`) until every one of `ports` is on the
+    /// server: a port's appearance has no notification a test could wait on.
+    /// - Throws: a ``TestingError`` naming the ports when they do not all appear in time.
+    package static func waitForPorts(_ ports: [String], server: String, seconds: Double = 10) throws(TestingError) {
+        let clock = ContinuousClock()
+        let deadline = clock.now + .milliseconds(Int(seconds * 1000))
+        while true {
+            if Set((try? Self.ports(server: server)) ?? []).isSuperset(of: ports) { return }
+            if clock.now >= deadline { throw TestingError("ports \(ports) did not appear on “\(server)” within \(seconds) s") }
+            usleep(20_000)
+        }
+    }
 }

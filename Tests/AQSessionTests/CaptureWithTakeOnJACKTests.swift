@@ -51,7 +51,7 @@ struct CaptureWithTakeOnJACKTests {
         defer { server.stop() }
         let clicker = try ReferenceClicker(interval: interval, environment: R.environment(server.name), connectTo: [], directory: dir.url)
         defer { clicker.stop() }
-        try R.waitForPorts([clicker.port], server: server.name)
+        try JackTools.waitForPorts([clicker.port], server: server.name)
         let session = try dir.write("s.toml", """
             [output]
             channels = 1
@@ -64,7 +64,7 @@ struct CaptureWithTakeOnJACKTests {
             """)
         let (p, log) = try R.play(session, server: server.name, dir: dir, extra: ["--no-connect", "--capture", dir.file("cap.wav").path])
         defer { p.stop() }
-        try R.waitForPorts(["aqt:out_1"], server: server.name)
+        try JackTools.waitForPorts(["aqt:out_1"], server: server.name)
         let rec = try JackRecorder(server: server.name, ports: [clicker.port])
         defer { rec.removeFiles() }
         #expect(p.wait(timeout: .seconds(30)))

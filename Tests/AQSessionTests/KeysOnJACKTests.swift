@@ -27,16 +27,7 @@ struct KeysOnJACKTests {
                        "--server", server.name, "--no-connect", "--no-start-server", "--allow-loss"]
             .map { "'\($0)'" }.joined(separator: " ")
         _ = try tmux.run(["new-session", "-d", "-s", "t", "-x", "160", "-y", "30", "\(command); echo EXIT=$?; exec sleep 600"])
-        // Polls the pane until a row holds `text` (every 20 ms, at most 20 s).
-        func waitFor(_ text: String) throws -> Bool {
-            let deadline = Date().addingTimeInterval(20)
-            while Date() < deadline {
-                if try tmux.capture().contains(where: { $0.contains(text) }) { return true }
-                usleep(20_000)
-            }
-            Issue.record("timed out waiting for '\(text)'; the pane:\n\(try tmux.capture().joined(separator: "\n"))")
-            return false
-        }
+        func waitFor(_ text: String) throws -> Bool { try tmux.waitFor(text) }
         try #require(try waitFor("■ transport frame 0 "))
         try #require(try waitFor("primed"))
         for (keys, shown) in [
@@ -77,15 +68,7 @@ struct KeysOnJACKTests {
         let command = [aqsyncURL().path, "play", fx.url.path, "--server", server.name, "--no-connect", "--no-start-server", "--allow-loss"]
             .map { "'\($0)'" }.joined(separator: " ")
         _ = try tmux.run(["new-session", "-d", "-s", "t", "-x", "160", "-y", "30", "\(command); echo EXIT=$?; exec sleep 600"])
-        func waitFor(_ text: String, history: Bool = false) throws -> Bool {
-            let deadline = Date().addingTimeInterval(30)
-            while Date() < deadline {
-                if try tmux.capture(history: history).contains(where: { $0.contains(text) }) { return true }
-                usleep(20_000)
-            }
-            Issue.record("timed out waiting for '\(text)'; the pane:\n\(try tmux.capture(history: true).joined(separator: "\n"))")
-            return false
-        }
+        func waitFor(_ text: String, history: Bool = false) throws -> Bool { try tmux.waitFor(text, history: history, seconds: 30) }
         try #require(try waitFor("loop 2/∞"))
         _ = try tmux.run(["send-keys", "-t", "t", "l"])
         #expect(try waitFor("EXIT=0"))

@@ -20,22 +20,10 @@ struct OSCOnJACKTests {
         let p = try startAqsync(["play", fx.url.path, "--transport", "follow", "--transport-offset", "4800", "--server", server.name,
                        "--no-connect", "--no-start-server", "--osc", "\(port)", "--client-name", "aqosc"], log: log)
         defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) }; p.waitUntilExit() }
-        // Polls aqsync's log (every 20 ms, at most 20 s) until it holds `text`.
-        func waitFor(_ text: String) -> Bool {
-            let deadline = Date().addingTimeInterval(20)
-            while Date() < deadline {
-                if ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains(text) { return true }
-                usleep(20_000)
-            }
-            Issue.record("timed out waiting for '\(text)'; the log:\n\((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
-            return false
-        }
+        let aqLog = AqsyncLog(url: log), send = OSCSend(port: port)
+        func waitFor(_ text: String) -> Bool { aqLog.waitFor(text) }
         try #require(waitFor("following the JACK transport"))
         #expect(waitFor("OSC: listening on 127.0.0.1:\(port) (UDP)"))
-        func send(_ args: [String]) throws {
-            let r = try runTool("/usr/bin/oscsend", ["127.0.0.1", "\(port)"] + args)
-            #expect(r.status == 0, "oscsend \(args): \(r.output)")
-        }
         try send(["/aqsync/marker", "s", "chorus"])
         #expect(waitFor("primed at session frame 57600 (transport frame 62400)"))
         try send(["/aqsync/locate", "f", "0.5"])

@@ -31,7 +31,7 @@ extension RecordOnJACKTests {
         let env = RecordOnJACKTests.environment(server.name)
         let clicker = try TwoPortClicker(interval: Self.perPortInterval, lateLatency: Self.perPortLate, environment: env, directory: dir.url)
         defer { clicker.stop() }
-        try RecordOnJACKTests.waitForPorts([clicker.early, clicker.late], server: server.name)
+        try JackTools.waitForPorts([clicker.early, clicker.late], server: server.name)
         let session = try dir.write("s.toml", """
             [output]
             channels = 1

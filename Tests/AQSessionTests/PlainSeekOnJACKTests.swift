@@ -114,21 +114,9 @@ struct PlainSeekOnJACKTests {
         let p = try startAqsync(["play", fx.url.path, "--server", server.name, "--no-connect", "--no-start-server", "--osc", "\(port)",
                        "--client-name", "aqplainosc", "--lead", "1", "--allow-loss"], log: log)
         defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) }; p.waitUntilExit() }
-        func text() -> String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
-        // Polls aqsync's log (every 20 ms, at most 20 s) until it holds `want`.
-        func waitFor(_ want: String) -> Bool {
-            let deadline = Date().addingTimeInterval(20)
-            while Date() < deadline {
-                if text().contains(want) { return true }
-                usleep(20_000)
-            }
-            Issue.record("timed out waiting for '\(want)'; the log:\n\(text())")
-            return false
-        }
-        func send(_ args: [String]) throws {
-            let r = try runTool("/usr/bin/oscsend", ["127.0.0.1", "\(port)"] + args)
-            #expect(r.status == 0, "oscsend \(args): \(r.output)")
-        }
+        let aqLog = AqsyncLog(url: log), send = OSCSend(port: port)
+        func waitFor(_ want: String) -> Bool { aqLog.waitFor(want) }
+        func text() -> String { aqLog.text }
         try #require(waitFor("OSC: listening on 127.0.0.1:\(port) (UDP)") && waitFor("playing '"))
         // --lead 1: the start is a second away, so the pause comes before it: at 0.
         try send(["/aqsync/stop"])
@@ -176,15 +164,7 @@ struct PlainSeekOnJACKTests {
                        "--allow-loss", "--lead", "5"]
             .map { "'\($0)'" }.joined(separator: " ")
         _ = try tmux.run(["new-session", "-d", "-s", "t", "-x", "160", "-y", "30", "\(command); echo EXIT=$?; exec sleep 600"])
-        func waitFor(_ text: String, history: Bool = false) throws -> Bool {
-            let deadline = Date().addingTimeInterval(20)
-            while Date() < deadline {
-                if try tmux.capture(history: history).contains(where: { $0.contains(text) }) { return true }
-                usleep(20_000)
-            }
-            Issue.record("timed out waiting for '\(text)'; the pane:\n\(try tmux.capture(history: true).joined(separator: "\n"))")
-            return false
-        }
+        func waitFor(_ text: String, history: Bool = false) throws -> Bool { try tmux.waitFor(text, history: history) }
         try #require(try waitFor("▶ 0:00.000 / 0:02.021"))
         for (key, line, shown) in [
             ("Space", "key space: paused at session 0:00.000", "■ 0:00.000 / 0:02.021  paused"),

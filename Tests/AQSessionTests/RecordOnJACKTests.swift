@@ -50,10 +50,6 @@ struct RecordOnJACKTests {
         }
     }
 
-    static func waitForPorts(_ ports: [String], server: String) throws {
-        try waitFor("ports \(ports)") { Set((try? JackTools.ports(server: server)) ?? []).isSuperset(of: ports) }
-    }
-
     /// The numbers of a take's report line: frames, session frame, capture, playback.
     struct TakeLine {
         var frames: Int, sessionFrame: Int, capture: Int, playback: Int, compensated: Bool
@@ -133,7 +129,7 @@ struct RecordOnJACKTests {
         defer { server.stop() }
         let clicker = try ReferenceClicker(interval: Self.interval, environment: Self.environment(server.name), connectTo: [], directory: dir.url)
         defer { clicker.stop() }
-        try Self.waitForPorts([clicker.port], server: server.name)
+        try JackTools.waitForPorts([clicker.port], server: server.name)
         let session = try dir.write("s.toml", """
             [output]
             channels = 1
@@ -146,7 +142,7 @@ struct RecordOnJACKTests {
             """)
         let (p, log) = try Self.play(session, server: server.name, dir: dir, extra: ["--no-connect"])
         defer { p.stop() }
-        try Self.waitForPorts(["aqt:out_1"], server: server.name)
+        try JackTools.waitForPorts(["aqt:out_1"], server: server.name)
         let rec = try JackRecorder(server: server.name, ports: ["aqt:out_1", clicker.port])
         defer { rec.removeFiles() }
         #expect(p.wait(timeout: .seconds(30)))
@@ -203,7 +199,7 @@ struct RecordOnJACKTests {
         defer { server.stop() }
         let echo = try EchoClient(delay: delay, environment: Self.environment(server.name), directory: dir.url)
         defer { echo.stop() }
-        try Self.waitForPorts([echo.input, echo.output], server: server.name)
+        try JackTools.waitForPorts([echo.input, echo.output], server: server.name)
         let session = try dir.write("s.toml", """
             [output]
             channels = 1
@@ -274,7 +270,7 @@ struct RecordOnJACKTests {
         defer { server.stop() }
         let clicker = try ReferenceClicker(interval: Self.interval, environment: Self.environment(server.name), connectTo: [], directory: dir.url)
         defer { clicker.stop() }
-        try Self.waitForPorts([clicker.port], server: server.name)
+        try JackTools.waitForPorts([clicker.port], server: server.name)
         let session = try dir.write("s.toml", """
             [output]
             channels = 1
@@ -348,7 +344,7 @@ struct RecordOnJACKTests {
             defer { server.stop() }
             let clicker = try ReferenceClicker(interval: Self.interval, environment: Self.environment(server.name), connectTo: [], directory: dir.url)
             defer { clicker.stop() }
-            try Self.waitForPorts([clicker.port], server: server.name)
+            try JackTools.waitForPorts([clicker.port], server: server.name)
             let log = dir.file("record-tone.log")
             let p = try ChildProcess(
                 path: builtProduct("record-tone").path, arguments: [dir.file("tone.wav").path, "--seconds", "2", "--connect", clicker.port],

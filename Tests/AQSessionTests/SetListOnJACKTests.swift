@@ -48,7 +48,7 @@ struct SetListOnJACKTests {
         let p = try startAqsync(["play"] + list.map(\.path) + [
             "--server", server.name, "--client-name", "aqsl", "--no-connect", "--lead", "1.0", "--no-start-server", "--allow-loss"], log: log)
         defer { p.terminateAndReap() }
-        try Self.waitForPorts(["aqsl:out_1", "aqsl:out_2"], server: server.name)
+        try JackTools.waitForPorts(["aqsl:out_1", "aqsl:out_2"], server: server.name)
         let (rec, witness) = try FrameCountWitness.recording(["aqsl:out_1", "aqsl:out_2"], server: server.name, directory: dir.url, serverCounter: true)
         defer { rec.removeFiles(); witness.stop() }
         let end = Date().addingTimeInterval(30)
@@ -99,15 +99,6 @@ struct SetListOnJACKTests {
         return Int(after.prefix { $0.isNumber }) ?? 0
     }
 
-    static func waitForPorts(_ ports: [String], server: String) throws {
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            if Set((try? JackTools.ports(server: server)) ?? []).isSuperset(of: ports) { return }
-            usleep(20_000)
-        }
-        throw TestingError("ports \(ports) did not appear on \(server)")
-    }
-
     /// `/aqsync/next` and `/aqsync/previous` (oscsend, liblo-tools) on a set list of two 3 s
     /// sessions: next fades A out and starts B, previous goes back to A, previous there is
     /// refused, a locate in A before B is committed moves A's end and B follows it, one after
@@ -127,20 +118,9 @@ struct SetListOnJACKTests {
         let p = try startAqsync(["play", a.path, b.path, "--server", server.name, "--no-connect", "--no-start-server", "--osc", "\(port)",
                                  "--client-name", "aqskip", "--lead", "0.25", "--allow-loss"], log: log)
         defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) }; p.waitUntilExit() }
-        func text() -> String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
-        func waitFor(_ want: String) -> Bool {
-            let deadline = Date().addingTimeInterval(20)
-            while Date() < deadline {
-                if text().contains(want) { return true }
-                usleep(20_000)
-            }
-            Issue.record("timed out waiting for '\(want)'; the log:\n\(text())")
-            return false
-        }
-        func send(_ args: [String]) throws {
-            let r = try runTool("/usr/bin/oscsend", ["127.0.0.1", "\(port)"] + args)
-            #expect(r.status == 0, "oscsend \(args): \(r.output)")
-        }
+        let aqLog = AqsyncLog(url: log), send = OSCSend(port: port)
+        func waitFor(_ want: String) -> Bool { aqLog.waitFor(want) }
+        func text() -> String { aqLog.text }
         try #require(waitFor("OSC: listening on 127.0.0.1:\(port) (UDP)") && waitFor("playing 'a' (1/2)"))
         try send(["/aqsync/next"])
         #expect(waitFor("osc /aqsync/next: 1/2 'a' fades out (5 ms); session 2/2 'b' starts 0.25 s after the fade (--lead), without its gap"))
@@ -187,15 +167,7 @@ extension SetListOnJACKTests {
         let command = [aqsyncURL().path, "play", a.path, b.path, "--server", server.name, "--no-connect", "--no-start-server", "--allow-loss"]
             .map { "'\($0)'" }.joined(separator: " ")
         _ = try tmux.run(["new-session", "-d", "-s", "t", "-x", "160", "-y", "30", "\(command); echo EXIT=$?; exec sleep 600"])
-        func waitFor(_ text: String, history: Bool = false) throws -> Bool {
-            let deadline = Date().addingTimeInterval(20)
-            while Date() < deadline {
-                if try tmux.capture(history: history).contains(where: { $0.contains(text) }) { return true }
-                usleep(20_000)
-            }
-            Issue.record("timed out waiting for '\(text)'; the pane:\n\(try tmux.capture(history: true).joined(separator: "\n"))")
-            return false
-        }
+        func waitFor(_ text: String, history: Bool = false) throws -> Bool { try tmux.waitFor(text, history: history) }
         try #require(try waitFor("▶ 1/2 'a'  0:00."))
         for (key, line, shown) in [
             ("n", "key n: 1/2 'a' fades out (5 ms); session 2/2 'b' starts 0.25 s after the fade (--lead), without its gap", "▶ 2/2 'b'  0:0"),

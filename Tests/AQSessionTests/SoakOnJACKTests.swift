@@ -85,7 +85,7 @@ struct SoakOnJACKTests {
             environment: env, output: log)
         defer { if player.isRunning { player.send(SIGKILL) }; _ = player.wait(timeout: .seconds(5)) }
         let outs = (1...4).map { "aqt:out_\($0)" }
-        try waitForPorts(outs, server: name)
+        try JackTools.waitForPorts(outs, server: name)
 
         var tally = Tally()
         var rss: [Int] = [Self.rssKiB(player.processIdentifier)]
@@ -102,7 +102,7 @@ struct SoakOnJACKTests {
                 server.kill()
                 Thread.sleep(forTimeInterval: 1)  // the server stays away for a while (not synchronisation)
                 server = try JackServer(name: name, sampleRate: 48000, period: 256, realtime: server.isRealtime)
-                try waitForPorts(outs, server: name)
+                try JackTools.waitForPorts(outs, server: name)
                 segment = try Segment(dir: dir, index: tally.segments, server: name, environment: env, outputs: outs)
             } else if t >= nextPeriod && t < seconds {
                 nextPeriod += periodEvery
@@ -273,13 +273,5 @@ struct SoakOnJACKTests {
               let line = s.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
         else { return 0 }
         return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
-    }
-
-    private func waitForPorts(_ ports: [String], server: String) throws {
-        for _ in 0..<500 {
-            if Set((try? JackTools.ports(server: server)) ?? []).isSuperset(of: ports) { return }
-            usleep(20_000)  // a port's appearance has no notification to wait on
-        }
-        throw TestingError("ports \(ports) did not appear on \(server)")
     }
 }

@@ -92,15 +92,6 @@ struct WallClockOnJACKTests {
         return (p, log)
     }
 
-    private func waitForPorts(_ ports: [String], server: String) throws {
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            if Set((try? JackTools.ports(server: server)) ?? []).isSuperset(of: ports) { return }
-            usleep(20_000)
-        }
-        throw TestingError("ports \(ports) did not appear on \(server)")
-    }
-
     private func finish(_ p: Process, seconds: Double) {
         let end = Date().addingTimeInterval(seconds)
         while p.isRunning && Date() < end { usleep(20_000) }
@@ -137,7 +128,7 @@ struct WallClockOnJACKTests {
         defer { server.stop() }
         let (p, log) = try play(session, server: server.name, dir: dir)
         defer { p.terminateAndReap() }
-        try waitForPorts(["aqt:out_1", "aqt:out_2"], server: server.name)
+        try JackTools.waitForPorts(["aqt:out_1", "aqt:out_2"], server: server.name)
         let (rec, witness) = try record(server: server.name, dir: dir)
         defer { rec.removeFiles(); witness.stop() }
         var sizes: [Int] = []
@@ -191,13 +182,13 @@ struct WallClockOnJACKTests {
         defer { first.stop() }
         let (p, log) = try play(session, server: first.name, dir: dir)
         defer { p.terminateAndReap() }
-        try waitForPorts(["aqt:out_1", "aqt:out_2"], server: first.name)
+        try JackTools.waitForPorts(["aqt:out_1", "aqt:out_2"], server: first.name)
         Thread.sleep(forTimeInterval: 3)  // playing time before the crash, not synchronisation
         first.kill()
         Thread.sleep(forTimeInterval: 1)  // the server stays away for a while
         let second = try JackServer(name: first.name, sampleRate: 48000, period: 256, realtime: first.isRealtime)
         defer { second.stop() }
-        try waitForPorts(["aqt:out_1", "aqt:out_2"], server: second.name)
+        try JackTools.waitForPorts(["aqt:out_1", "aqt:out_2"], server: second.name)
         let (rec, witness) = try record(server: second.name, dir: dir)
         defer { rec.removeFiles(); witness.stop() }
         finish(p, seconds: 30)
@@ -232,7 +223,7 @@ struct WallClockOnJACKTests {
         defer { server.stop() }
         let (p, log) = try play(session, server: server.name, dir: dir)
         defer { p.terminateAndReap() }
-        try waitForPorts(["aqt:out_1", "aqt:out_2"], server: server.name)
+        try JackTools.waitForPorts(["aqt:out_1", "aqt:out_2"], server: server.name)
         let (rec, witness) = try record(server: server.name, dir: dir)
         defer { rec.removeFiles(); witness.stop() }
         var env = ProcessInfo.processInfo.environment
@@ -275,7 +266,7 @@ struct WallClockOnJACKTests {
         defer { server.stop() }
         let (p, log) = try play(session, server: server.name, dir: dir)
         defer { if p.isRunning { kill(p.processIdentifier, SIGKILL) }; p.waitUntilExit() }
-        try waitForPorts(["aqt:out_1", "aqt:out_2"], server: server.name)
+        try JackTools.waitForPorts(["aqt:out_1", "aqt:out_2"], server: server.name)
         let (rec, witness) = try record(server: server.name, dir: dir)
         defer { rec.removeFiles(); witness.stop() }
         Thread.sleep(forTimeInterval: 1.5)  // into the session (lead 1 s), not synchronisation
