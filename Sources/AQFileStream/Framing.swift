@@ -3,8 +3,27 @@ import AQTypes
 // MP3 and ADTS: self-synchronising frames. A sync is trusted only when the next frame's header
 // confirms it; once locked, frames follow each other until a header doesn't fit.
 
+/// The header of a self-synchronising frame (MPEG audio, ADTS): what the one sync search and
+/// the one locked-stream step below need to know of a format.
+protocol SyncFrameHeader {
+    /// Bytes a header takes to read.
+    static var size: Int { get }
+    /// The header at byte `i` of `v`, or nil when the bytes there are not one.
+    init?(_ v: UnsafeRawBufferPointer, _ i: Int)
+    /// Bytes of the whole frame, header included.
+    var frameLength: Int { get }
+    /// Bytes of the frame before its packet (ADTS's header; an MPEG packet is the whole frame).
+    var packetOffset: Int { get }
+    /// Same stream: the frame after a candidate sync must be compatible with it.
+    func compatible(_ o: Self) -> Bool
+    /// Every frame of a locked stream fits the stream's first frame this way.
+    func follows(_ reference: Self) -> Bool
+}
+
 /// An MPEG audio (Layer I, II or III) frame header.
-struct MPEGHeader {
+struct MPEGHeader: SyncFrameHeader {
+    static let size = 4
+    var packetOffset: Int { 0 }
     /// 3 = MPEG-1, 2 = MPEG-2, 0 = MPEG-2.5 (the header's version bits).
     var version: UInt8
     /// 1, 2 or 3 (Layer I, II, III).
@@ -78,11 +97,13 @@ struct MPEGHeader {
     }
 
     /// Same stream and the same constant bits, as every audio frame of a file has.
-    func matches(_ o: MPEGHeader) -> Bool { compatible(o) && fixedBits == o.fixedBits }
+    func follows(_ o: MPEGHeader) -> Bool { compatible(o) && fixedBits == o.fixedBits }
 }
 
 /// An ADTS (AAC) frame header.
-struct ADTSHeader {
+struct ADTSHeader: SyncFrameHeader {
+    static let size = 7
+    var packetOffset: Int { headerLength }
     var objectType: UInt8
     var sampleRateIndex: UInt8
     var channelConfig: UInt8
@@ -110,6 +131,8 @@ struct ADTSHeader {
     func compatible(_ o: ADTSHeader) -> Bool {
         objectType == o.objectType && sampleRateIndex == o.sampleRateIndex && channelConfig == o.channelConfig
     }
+
+    func follows(_ o: ADTSHeader) -> Bool { compatible(o) }
 }
 
 /// Decoder delay added to LAME's encoder delay for priming frames (and taken from its padding for
@@ -120,54 +143,15 @@ extension AudioFileStream {
     // MARK: MP3
 
     func stepMPEG(_ v: UnsafeRawBufferPointer) throws(AudioFileStreamError) -> Outcome {
-        guard locked, let ref = mpegReference else { return mpegSync(v) }
-        var p = 0
-        var dc = 0
-        while dc < Self.maxDescriptionsPerCallback {
-            if v.count - p < 4 { break }
-            if v[p] == 0x54, v[p + 1] == 0x41, v[p + 2] == 0x47 {  // "TAG": ID3v1 at the end
-                if dc > 0 { break }
-                skipRemaining = 128
-                locked = false
-                return .consumed(0)
+        guard locked, let ref = mpegReference else {
+            return syncFrames(v, reference: mpegReference) { h in
+                mpegReference == nil ? mpegFirstFrame(v, h) : .consumed(0)
             }
-            guard let h = MPEGHeader(v, p), h.matches(ref) else {
-                if dc > 0 { break }
-                locked = false
-                return .consumed(0)
-            }
-            let length = h.frameLength
-            if v.count - p < length { break }
-            descriptions[dc] = AudioStreamPacketDescription(
-                startOffset: Int64(p), variableFramesInPacket: 0, dataByteSize: UInt32(length))
-            p += length
-            dc += 1
         }
-        if dc > 0 {
-            deliver(v.slice(0, p), packets: dc, descriptionCount: dc)
-            return .consumed(p)
+        // "TAG": an ID3v1 tag at the end, 128 bytes to skip.
+        return stepFrames(v, reference: ref, endTag: { p in v[p] == 0x54 && v[p + 1] == 0x41 && v[p + 2] == 0x47 }) {
+            skipRemaining = 128
         }
-        if v.count < 4 { return .need(4) }
-        return .need(MPEGHeader(v, 0)!.frameLength)
-    }
-
-    private func mpegSync(_ v: UnsafeRawBufferPointer) -> Outcome {
-        var i = 0
-        while i + 4 <= v.count {
-            if v[i] == 0xFF, let h = MPEGHeader(v, i), mpegReference.map({ h.matches($0) }) ?? true {
-                let length = h.frameLength
-                if v.count < i + length + 4 { return i > 0 ? .consumed(i) : .need(length + 4) }
-                if let next = MPEGHeader(v, i + length), next.compatible(h) {
-                    if i > 0 { return .consumed(i) }
-                    locked = true
-                    if mpegReference == nil { return mpegFirstFrame(v, h) }
-                    return .consumed(0)
-                }
-            }
-            i += 1
-        }
-        let drop = v.count - 3
-        return drop > 0 ? .consumed(drop) : .need(4)
     }
 
     /// The first confirmed frame: the format, and a Xing/Info/LAME or VBRI tag if it is one.
@@ -257,12 +241,36 @@ extension AudioFileStream {
     // MARK: ADTS
 
     func stepADTS(_ v: UnsafeRawBufferPointer) throws(AudioFileStreamError) -> Outcome {
-        guard locked, let ref = adtsReference else { return adtsSync(v) }
+        guard locked, let ref = adtsReference else {
+            return syncFrames(v, reference: adtsReference) { h in
+                if adtsReference == nil { adtsFirstFrame(h) }
+                return .consumed(0)
+            }
+        }
+        return stepFrames(v, reference: ref)
+    }
+
+    // MARK: Both
+
+    /// A locked stream: as many whole frames as `v` holds (and the description array takes) go
+    /// out as packets in one callback. A frame that does not follow `ref` unlocks the stream (the
+    /// next step searches for a sync again); so does an end tag (`endTag` true at a frame's
+    /// place; `skipTag` then says what to skip), each only once the frames before it are out.
+    private func stepFrames<H: SyncFrameHeader>(
+        _ v: UnsafeRawBufferPointer, reference ref: H,
+        endTag: (Int) -> Bool = { _ in false }, skipTag: () -> Void = {}
+    ) -> Outcome {
         var p = 0
         var dc = 0
         while dc < Self.maxDescriptionsPerCallback {
-            if v.count - p < 7 { break }
-            guard let h = ADTSHeader(v, p), h.compatible(ref) else {
+            if v.count - p < H.size { break }
+            if endTag(p) {
+                if dc > 0 { break }
+                skipTag()
+                locked = false
+                return .consumed(0)
+            }
+            guard let h = H(v, p), h.follows(ref) else {
                 if dc > 0 { break }
                 locked = false
                 return .consumed(0)
@@ -270,8 +278,8 @@ extension AudioFileStream {
             let length = h.frameLength
             if v.count - p < length { break }
             descriptions[dc] = AudioStreamPacketDescription(
-                startOffset: Int64(p + h.headerLength), variableFramesInPacket: 0,
-                dataByteSize: UInt32(length - h.headerLength))
+                startOffset: Int64(p + h.packetOffset), variableFramesInPacket: 0,
+                dataByteSize: UInt32(length - h.packetOffset))
             p += length
             dc += 1
         }
@@ -279,27 +287,31 @@ extension AudioFileStream {
             deliver(v.slice(0, p), packets: dc, descriptionCount: dc)
             return .consumed(p)
         }
-        if v.count < 7 { return .need(7) }
-        return .need(ADTSHeader(v, 0)!.frameLength)
+        if v.count < H.size { return .need(H.size) }
+        return .need(H(v, 0)!.frameLength)
     }
 
-    private func adtsSync(_ v: UnsafeRawBufferPointer) -> Outcome {
+    /// Searches `v` for a sync: a header (that follows `reference` when the stream had one) whose
+    /// next frame's header is compatible with it. Bytes before it are dropped; at the sync the
+    /// stream locks and `locked` says what to do with its first frame.
+    private func syncFrames<H: SyncFrameHeader>(
+        _ v: UnsafeRawBufferPointer, reference: H?, locked onLock: (H) -> Outcome
+    ) -> Outcome {
         var i = 0
-        while i + 7 <= v.count {
-            if v[i] == 0xFF, let h = ADTSHeader(v, i), adtsReference.map({ h.compatible($0) }) ?? true {
+        while i + H.size <= v.count {
+            if v[i] == 0xFF, let h = H(v, i), reference.map({ h.follows($0) }) ?? true {
                 let length = h.frameLength
-                if v.count < i + length + 7 { return i > 0 ? .consumed(i) : .need(length + 7) }
-                if let next = ADTSHeader(v, i + length), next.compatible(h) {
+                if v.count < i + length + H.size { return i > 0 ? .consumed(i) : .need(length + H.size) }
+                if let next = H(v, i + length), next.compatible(h) {
                     if i > 0 { return .consumed(i) }
                     locked = true
-                    if adtsReference == nil { adtsFirstFrame(h) }
-                    return .consumed(0)
+                    return onLock(h)
                 }
             }
             i += 1
         }
-        let drop = v.count - 6
-        return drop > 0 ? .consumed(drop) : .need(7)
+        let drop = v.count - (H.size - 1)
+        return drop > 0 ? .consumed(drop) : .need(H.size)
     }
 
     private func adtsFirstFrame(_ h: ADTSHeader) {
