@@ -113,6 +113,17 @@ struct TransportFollowCommandOnJACKTests {
     /// master, and the bar/beat/tick a C client reads from `jack_position_t` in every rolling
     /// cycle is the one of the cycle's transport frame: ticks since bar 1 = ⌊(F − 4800) × 150 /
     /// (60 × 48000)⌋ beats × 1920 + the tick within the beat (truncated).
+    ///
+    /// But for a cycle the timebase master was late for: JACK calls the timebase callback at
+    /// the end of the master's cycle, on the *next* cycle's position (jack2
+    /// `JackClient::CallTimebaseCallbackAux` writes the pending position), so when the master
+    /// runs after the server has already begun the next cycle the server has published that
+    /// cycle with the previous cycle's bar/beat/tick and its own frame: one period behind, and
+    /// nothing the master does can change a published position. Such a cycle is forgiven only
+    /// when the server reported an xrun beside it (the witness's mark) **and** aqsync counted a
+    /// late call of its own for it (a call reading a transport frame a period past the one it
+    /// expected: `skipped`, or a double call: `late cycle(s)`, in its summary), at most as many
+    /// as it counted; any other wrong cycle fails.
     @Test(.enabled(if: transportTestsWanted, "opt-in (make transport-check): not yet reliable, docs/transport.md, Known defects"), .timeLimit(.minutes(2)))
     func leadPublishesBarBeatTick() throws {
         let fx = try LoopRenderTests.make(loop: "")
@@ -131,7 +142,8 @@ struct TransportFollowCommandOnJACKTests {
             rec.stop()
             #expect(r.status == 0 && r.output.contains("timebase master: 150.0 bpm, 3/4, bar 1 at transport frame 4800"), "\(r.output)")
             let ch = try rec.read().channels
-            var cycles = 0, wrong = 0
+            var cycles = 0
+            var wrong: [Int] = []  // recorded frames of the cycles with a wrong bar/beat/tick
             var first: String?
             for j in 0..<ch[0].count {
                 guard let f = TransportWitnessSample(ch[0][j]).frame else { continue }
@@ -141,15 +153,43 @@ struct TransportFollowCommandOnJACKTests {
                 let whole = Int64(beats)
                 let want = Float(Double(whole) * 1920 + Double(Int32((beats - Double(whole)) * 1920)))
                 if ch[1][j] != want {
-                    wrong += 1
-                    if first == nil { first = "transport frame \(f): \(ch[1][j]) ticks, not \(want)" }
+                    wrong.append(j)
+                    if first == nil { first = "recorded frame \(j), transport frame \(f): \(ch[1][j]) ticks, not \(want)" }
                 }
             }
-            #expect(cycles > 300 && wrong == 0, "\(cycles) rolling cycles, \(wrong) with a wrong bar/beat/tick; first: \(first ?? "-")")
+            let marks = (0..<ch[0].count).filter { TransportWitnessSample(ch[0][$0]).xrunReported }
+            let stretches = WitnessMarks.lateCycleStretches(wrong: wrong, xruns: marks)
+            let late = Self.lateCalls(r.output, period: 256)
+            let forgiven = stretches.reported.count
+            if forgiven > 0 { print("leadPublishesBarBeatTick: \(forgiven) cycle(s) with the previous cycle's bar/beat/tick beside an xrun report (recorded frames \(stretches.reported.map(\.lowerBound))); aqsync counted \(late) late call(s)") }
+            #expect(cycles > 300 && stretches.unexplained.isEmpty && forgiven <= late,
+                "\(cycles) rolling cycles, \(wrong.count) with a wrong bar/beat/tick (\(stretches.unexplained.count) without an xrun report beside, \(forgiven) beside one, aqsync's late calls \(late)); first: \(first ?? "-")\n\(r.output)")
             // The bar and beat themselves, as the C client read them: 3 beats a bar.
             let p = JackTimebase(bpm: 150, beatsPerBar: 3, offset: 4800).position(frame: 4800 + 3 * 19200 + 9600, rate: 48000)
             #expect(p == (2, 1, 960) as (Int32, Int32, Int32))
             return .judged
         }
+    }
+
+    @Test func lateCallsAreReadFromTheSummary() {
+        let out = "transport: 389 cycle(s) played, 0 rolling cycle(s) silent\nserver: 21 xrun(s), 2 late cycle(s) called twice back to back; transport frames played again 256, skipped 1792\n"
+        #expect(Self.lateCalls(out, period: 256) == 9)
+        #expect(Self.lateCalls("transport: 389 cycle(s) played\n", period: 256) == 0)
+    }
+
+    /// aqsync's own count of its late calls in a `--transport` run's summary (`server: …
+    /// N late cycle(s) called twice back to back; transport frames played again R, skipped S`):
+    /// N + S / period (0 without the line).
+    static func lateCalls(_ output: String, period: Int) -> Int {
+        guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("server: ") && $0.contains("late cycle(s)") }) else { return 0 }
+        func number(before word: String) -> Int {
+            guard let r = line.range(of: word) else { return 0 }
+            return Int(line[..<r.lowerBound].split(separator: " ").last ?? "") ?? 0
+        }
+        func number(after word: String) -> Int {
+            guard let r = line.range(of: word) else { return 0 }
+            return Int(line[r.upperBound...].prefix { $0.isNumber }) ?? 0
+        }
+        return number(before: " late cycle(s)") + number(after: "skipped ") / period
     }
 }
