@@ -186,6 +186,14 @@ package final class TransportFollower: @unchecked Sendable {
         return h == TransportRenderState.feederOwns ? nil : h
     }
 
+    /// The session frame the latest priming was done at (it stays so while the rings play on
+    /// from there), or nil while the feeder is repositioning.
+    package var lastPriming: Int64? {
+        cond.lock()
+        defer { cond.unlock() }
+        return primed
+    }
+
     /// The transport frame of the latest cycle and whether the transport rolled then.
     package var lastTransport: (frame: Int64, rolling: Bool) {
         (state.pointee.lastFrame.pointee.load(ordering: .relaxed), state.pointee.lastRolling.pointee.load(ordering: .relaxed) != 0)

@@ -171,7 +171,8 @@ extension Player {
                 } else {
                     if c.primings != primings {
                         primings = c.primings
-                        if let p = follower.primedFrame { log("primed at session frame \(p) (transport frame \(p + offset))") }
+                        // The frame it was primed at, not the head (which moves on once it rolls).
+                        if let p = follower.lastPriming { log("primed at session frame \(p) (transport frame \(p + offset))") }
                     }
                     if lastRolling != t.rolling {
                         lastRolling = t.rolling

@@ -67,6 +67,9 @@ struct TransportFollowerReplayTests {
         Self.primedAndReady(x, at: start)
         var r = T.roll(x.cb, x.full, from: start, cycles: 10)
         #expect(r.diff == nil && r.heard, "\(r.diff ?? "nothing heard")")
+        // Where it was primed (what aqsync logs as "primed at") stays the locate's frame while
+        // the head moves on (the log had said "primed four periods past the locate target").
+        #expect(x.follower.lastPriming == start - T.offset && x.follower.primedFrame == start - T.offset + Int64(10 * Self.period))
         let f = start + Int64(10 * Self.period)  // the cycle the client is late for
         let p = Int64(Self.period)
         let primings = x.follower.counters.primings
