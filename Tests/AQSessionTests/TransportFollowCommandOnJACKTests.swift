@@ -65,7 +65,7 @@ struct TransportFollowCommandOnJACKTests {
             #expect(p.terminationStatus == 130, "\(out)")
             #expect(out.contains("session frame 0 = transport frame 4800") && out.contains("0 rolling cycle(s) silent"), "\(out)")
             let j = TransportFollowOnJACKTests.judge(recorded: try rec.read().channels, full: full)
-            for t in targets { #expect(j.segments.contains(Int64(t)), "no rolling run starts at \(t): \(j.segments)") }
+            #expect(j.lateStarts(targets.map(Int64.init), test: "commandFollowsTheTransport") != nil, "a rolling run does not start at every locate target \(targets): \(j.segments) (xrun marks \(j.xrunMarks.prefix(20)))")
             #expect(j.rollingFrames > 48000 && j.heard > 10000, "\(j.rollingFrames) rolling frames, \(j.heard) samples heard")
             #expect(j.wrongRolling == 0 && j.wrongStopped == 0,
                 "\(j.wrongRolling) samples wrong while rolling, \(j.wrongStopped) not silent while stopped; first: \(j.firstWrong ?? "-")")
@@ -99,7 +99,10 @@ struct TransportFollowCommandOnJACKTests {
             #expect(r.status == 0 && r.output.contains("leading: transport located to frame 4800") && r.output.contains(": stopped it"), "\(r.output)")
             let j = TransportFollowOnJACKTests.judge(recorded: try rec.read().channels, full: full)
             if !j.forgiven.isEmpty { print("leadPlaysTheSessionOnce: \(j.wrongInServerXruns) samples wrong in cycles the server reported an xrun for (\(j.forgiven.joined(separator: ", ")))") }
-            #expect(j.segments.first == 4800, "rolling runs start at \(j.segments)")
+            // The first rolling run at the session's start (a period later only where the witness
+            // was late for that cycle, beside the server's xrun report).
+            let startLate = j.lateStarts([4800], test: "leadPlaysTheSessionOnce")
+            #expect(startLate != nil && (j.segments.first == 4800 || j.segments.first == 5056), "rolling runs start at \(j.segments) (xrun marks \(j.xrunMarks.prefix(20)))")
             // The transport frames it rolled through (the recorder may lose some of them).
             let rolled = (j.lastRollingFrame ?? 0) - (j.segments.first ?? 0) + 1
             #expect(rolled >= 97000 && rolled < 97000 + 48000, "rolled through \(rolled) transport frames (\(j.rollingFrames) recorded)")
