@@ -27,7 +27,7 @@ struct TransportFollowCommandOnJACKTests {
     /// from the command line: every recorded frame of its ports equals the offline render at
     /// transport frame − 4800 where the transport rolled, silence where it did not; SIGINT
     /// ends it (status 130) with the follower's summary.
-    @Test(.enabled(if: transportTestsWanted, "opt-in (make transport-check): not yet reliable, docs/transport.md, Known defects"), .timeLimit(.minutes(3)))
+    @Test(.timeLimit(.minutes(3)))
     func commandFollowsTheTransport() throws {
         let fx = try LoopRenderTests.make(loop: "")
         let session = try SessionLoader.load(fx.url)
@@ -78,7 +78,7 @@ struct TransportFollowCommandOnJACKTests {
     /// connected (`--connect`) to a recorder already recording the transport witness, so the
     /// whole run is in the recording: one rolling run from frame 4800, every frame exact but
     /// for a late client's cycle the server reported (``TransportFollowOnJACKTests/judge(recorded:full:)``).
-    @Test(.enabled(if: transportTestsWanted, "opt-in (make transport-check): not yet reliable, docs/transport.md, Known defects"), .timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(2)))
     func leadPlaysTheSessionOnce() throws {
         let fx = try LoopRenderTests.make(loop: "")
         let session = try SessionLoader.load(fx.url)
@@ -127,7 +127,7 @@ struct TransportFollowCommandOnJACKTests {
     /// late call of its own for it (a call reading a transport frame a period past the one it
     /// expected: `skipped`, or a double call: `late cycle(s)`, in its summary), at most as many
     /// as it counted; any other wrong cycle fails.
-    @Test(.enabled(if: transportTestsWanted, "opt-in (make transport-check): not yet reliable, docs/transport.md, Known defects"), .timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(2)))
     func leadPublishesBarBeatTick() throws {
         let fx = try LoopRenderTests.make(loop: "")
         let text = try String(contentsOf: fx.url, encoding: .utf8).replacingOccurrences(of: "sample_rate = 48000", with: "sample_rate = 48000\nbpm = 150\nmeter = \"3/4\"")

@@ -19,7 +19,7 @@ struct TransportFollowOnJACKTests {
     /// session), from the first rolling cycle after each locate; where it did not roll, they
     /// are silent. The comparison is frame by frame within the recording (a recorder that
     /// loses frames loses the witness's with them), so every run is judged.
-    @Test(.enabled(if: transportTestsWanted, "opt-in (make transport-check): not yet reliable, docs/transport.md, Known defects"), .timeLimit(.minutes(3)))
+    @Test(.timeLimit(.minutes(3)))
     func followsTheTransportExactly() throws {
         let fx = try LoopRenderTests.make(loop: "")
         let session = try SessionLoader.load(fx.url)
@@ -204,9 +204,3 @@ extension TransportFollowOnJACKTests.Judgement {
 }
 
 
-/// The live transport-follow tests run only when `AQSYNC_TRANSPORT_TESTS` is set (`make
-/// transport-check`): on this machine they failed in some runs after the merge of issue 24
-/// (a first rolling cycle silent after a slow-sync "ready", a published bar/beat/tick one
-/// period behind in one cycle of ~380), so they do not gate CI until that is fixed; what was
-/// measured is in docs/transport.md, "Known defects".
-let transportTestsWanted = ProcessInfo.processInfo.environment["AQSYNC_TRANSPORT_TESTS"] != nil
