@@ -76,10 +76,10 @@ BATTERY_RUNS ?= 20
 soak: deps
 	$(SWIFT) build --build-tests
 	AQSYNC_SOAK_MINUTES=$(SOAK_MINUTES) $(SWIFT) test --skip-build --filter SoakOnJACKTests
-## The live transport-follow tests (opt-in: docs/transport.md, "Known defects").
+## The transport-follow tests alone, live and replayed (`make test` runs them too; docs/transport.md).
 transport-check: deps
 	$(SWIFT) build --build-tests
-	AQSYNC_TRANSPORT_TESTS=1 $(SWIFT) test --skip-build --no-parallel --filter 'TransportFollow'
+	$(SWIFT) test --skip-build --no-parallel --filter 'TransportFollow|JackTimebaseReplay'
 
 battery: deps
 	$(SWIFT) build --build-tests

@@ -38,6 +38,9 @@ package final class TransportFollower: @unchecked Sendable {
         /// Frames the transport moved past while the follower was not called (an xrun):
         /// dropped, so that it plays on where the transport is.
         package var skippedFrames: UInt64
+        /// Frames played again: calls that read a transport frame already played (jackd2's
+        /// second call of a late client reads the position the first already read).
+        package var repeatedFrames: UInt64
         /// Primings done by the feeder (the first, and one per locate).
         package var primings: Int
     }
@@ -50,6 +53,11 @@ package final class TransportFollower: @unchecked Sendable {
     package let ringFrames: Int
     /// The device's rate.
     package let deviceRate: Double
+    /// Frames behind each ring's read position that the feeder does not overwrite, so that a
+    /// call reading a transport frame already played (jackd2 calls a late client twice back to
+    /// back, both calls reading the position current when they run) can play it again: the
+    /// largest period JACK runs.
+    package static let keptFrames: Int64 = 8192
 
     private let state: UnsafeMutablePointer<TransportRenderState>
     private let specs: [SessionTrack]
@@ -77,7 +85,7 @@ package final class TransportFollower: @unchecked Sendable {
     ///     this follower, or the feeder fell behind) at which the follower primes and joins.
     /// - Throws: ``SessionError`` `.invalidValue` for a bad ring size.
     package init(session: Session, deviceRate: Double, outputs: Int, offset: Int64 = 0, ringFrames: Int = 65536, lead: Int64? = nil) throws(SessionError) {
-        guard ringFrames >= 4096 else { throw SessionError(.invalidValue, file: session.url.path, "the transport follower's rings hold at least 4096 frames") }
+        guard ringFrames >= 16384 else { throw SessionError(.invalidValue, file: session.url.path, "the transport follower's rings hold at least 16384 frames") }
         self.session = session
         self.offset = offset
         self.ringFrames = ringFrames
@@ -110,10 +118,11 @@ package final class TransportFollower: @unchecked Sendable {
         }
         state = .allocate(capacity: 1)
         state.initialize(to: TransportRenderState(
-            tracks: tracks, trackCount: specs.count, offset: offset, lead: lead ?? Int64(deviceRate / 2),
+            tracks: tracks, trackCount: specs.count, offset: offset, lead: lead ?? Int64(deviceRate / 2), kept: Self.keptFrames,
             head: Self.atomic(TransportRenderState.feederOwns), requested: Self.atomic(TransportRenderState.none),
             cycles: Self.atomic(UInt64(0)), playedCycles: Self.atomic(UInt64(0)), missedCycles: Self.atomic(UInt64(0)),
             readyAnswers: Self.atomic(UInt64(0)), waitAnswers: Self.atomic(UInt64(0)), skippedFrames: Self.atomic(UInt64(0)),
+            repeatedFrames: Self.atomic(UInt64(0)),
             lastFrame: Self.atomic(Int64(0)), lastRolling: Self.atomic(Int32(0))))
         feeds = Array(repeating: nil, count: specs.count)
         silence = Array(repeating: 0, count: specs.count)
@@ -144,7 +153,7 @@ package final class TransportFollower: @unchecked Sendable {
         }
         st.tracks.deallocate()
         for p in [st.head, st.requested, st.lastFrame] { p.deinitialize(count: 1); p.deallocate() }
-        for p in [st.cycles, st.playedCycles, st.missedCycles, st.readyAnswers, st.waitAnswers, st.skippedFrames] { p.deinitialize(count: 1); p.deallocate() }
+        for p in [st.cycles, st.playedCycles, st.missedCycles, st.readyAnswers, st.waitAnswers, st.skippedFrames, st.repeatedFrames] { p.deinitialize(count: 1); p.deallocate() }
         st.lastRolling.deinitialize(count: 1)
         st.lastRolling.deallocate()
         state.deinitialize(count: 1)
@@ -177,6 +186,14 @@ package final class TransportFollower: @unchecked Sendable {
         return h == TransportRenderState.feederOwns ? nil : h
     }
 
+    /// The session frame the latest priming was done at (it stays so while the rings play on
+    /// from there), or nil while the feeder is repositioning.
+    package var lastPriming: Int64? {
+        cond.lock()
+        defer { cond.unlock() }
+        return primed
+    }
+
     /// The transport frame of the latest cycle and whether the transport rolled then.
     package var lastTransport: (frame: Int64, rolling: Bool) {
         (state.pointee.lastFrame.pointee.load(ordering: .relaxed), state.pointee.lastRolling.pointee.load(ordering: .relaxed) != 0)
@@ -192,7 +209,7 @@ package final class TransportFollower: @unchecked Sendable {
             cycles: st.cycles.pointee.load(ordering: .relaxed), playedCycles: st.playedCycles.pointee.load(ordering: .relaxed),
             missedCycles: st.missedCycles.pointee.load(ordering: .relaxed), readyAnswers: st.readyAnswers.pointee.load(ordering: .relaxed),
             waitAnswers: st.waitAnswers.pointee.load(ordering: .relaxed), skippedFrames: st.skippedFrames.pointee.load(ordering: .relaxed),
-            primings: p)
+            repeatedFrames: st.repeatedFrames.pointee.load(ordering: .relaxed), primings: p)
     }
 
     /// Why the feeder stopped (a file that could no longer be read), or nil.
@@ -232,11 +249,38 @@ package final class TransportFollower: @unchecked Sendable {
         return primed == frame && state.pointee.head.pointee.load(ordering: .acquiring) == frame
     }
 
+    /// Blocks until the feeder has filled every ring as far as it fills them (or `timeout`
+    /// seconds passed, or the feeder failed): for a caller driving the render functions by hand
+    /// that wants the frames it consumed topped up. Returns whether they are. Control thread.
+    @discardableResult
+    package func waitUntilFilled(timeout: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        cond.lock()
+        defer { cond.unlock() }
+        while !ringsFull() && failure == nil && !quit {
+            if !cond.wait(until: deadline) { break }
+        }
+        return ringsFull()
+    }
+
+    /// Whether every ring is primed and holds all the frames the feeder puts in it. Any thread.
+    private func ringsFull() -> Bool {
+        let st = state.pointee
+        guard st.head.pointee.load(ordering: .acquiring) != TransportRenderState.feederOwns else { return false }
+        for i in 0..<st.trackCount {
+            let ring = st.tracks[i]
+            let held = ring.written.pointee.load(ordering: .acquiring) - ring.read.pointee.load(ordering: .acquiring)
+            if Int64(ring.capacity) - Self.keptFrames - held >= Int64(chunk) { return false }
+        }
+        return true
+    }
+
     // MARK: - Feeder thread
 
     private func feederLoop() {
         defer { feederDone.signal() }
         var current: Int64?
+        var wasFull = false
         while true {
             cond.lock()
             if quit { cond.unlock(); return }
@@ -260,6 +304,14 @@ package final class TransportFollower: @unchecked Sendable {
                     cond.unlock()
                 }
             }
+            // waitUntilFilled: told when the rings become full.
+            let full = ringsFull()
+            if full && !wasFull {
+                cond.lock()
+                cond.broadcast()
+                cond.unlock()
+            }
+            wasFull = full
             // Nothing to wait on but the render thread's consumption: a short nap between
             // top-ups (a ring holds far more than one nap's frames).
             usleep(1000)
@@ -308,7 +360,9 @@ package final class TransportFollower: @unchecked Sendable {
             let ring = st.tracks[i]
             while true {
                 let w = ring.written.pointee.load(ordering: .relaxed)
-                let free = Int64(ring.capacity) - (w - ring.read.pointee.load(ordering: .acquiring))
+                // The frames just behind the read position stay (keptFrames): the render
+                // thread may play them again.
+                let free = Int64(ring.capacity) - Self.keptFrames - (w - ring.read.pointee.load(ordering: .acquiring))
                 if free < Int64(chunk) { break }
                 let n = try produce(track: i, channels: ring.channels, frames: chunk)
                 var slot = Int(w % Int64(ring.capacity))

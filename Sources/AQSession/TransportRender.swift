@@ -43,6 +43,10 @@ struct TransportRenderState {
     let offset: Int64
     /// How far ahead of a rolling transport the follower primes when it was not ready.
     let lead: Int64
+    /// Frames behind each ring's read position the feeder leaves alone
+    /// (``TransportFollower/keptFrames``): a call that reads a transport frame the follower
+    /// has just played (a late client's second call on jackd2) plays them again.
+    let kept: Int64
     /// The session frame of the frame at every ring's read position, or ``feederOwns``.
     let head: UnsafeMutablePointer<Atomic<Int64>>
     /// The session frame the render thread wants the rings primed at, or ``none``.
@@ -57,16 +61,23 @@ struct TransportRenderState {
     /// Frames the transport moved past while this client was not called (dropped from the
     /// rings so that it plays on where the transport is).
     let skippedFrames: UnsafeMutablePointer<Atomic<UInt64>>
+    /// Frames played again because a call read a transport frame already played.
+    let repeatedFrames: UnsafeMutablePointer<Atomic<UInt64>>
     /// The transport frame of the latest cycle and whether it rolled (1) or not (0).
     let lastFrame: UnsafeMutablePointer<Atomic<Int64>>
     let lastRolling: UnsafeMutablePointer<Atomic<Int32>>
 }
 
 /// The follower's per-cycle function (``TransportCallbacks/Process``). Render thread:
-/// realtime-safe. Session frame S = transport frame − offset, read this cycle. Rolling with
-/// every ring primed at S: each track's next `frames` frames are added to its outputs and the
-/// head moves on. Rolling ahead of the rings by less than they hold (cycles this client missed):
-/// the frames in between are dropped and it plays S. Otherwise silence (nothing added); where the rings are not at S a priming is
+/// realtime-safe. Session frame S = transport frame − offset, read this cycle; what plays is
+/// always S's frames. Rolling with every ring primed at S: each track's next `frames` frames
+/// are added to its outputs and the head moves on. Rolling ahead of the rings by less than they
+/// hold (cycles this client missed): the frames in between are dropped and it plays S. Rolling
+/// behind the head by at most ``TransportRenderState/kept`` frames (a call reading a transport
+/// frame already played: jackd2 calls a late client twice back to back, both calls reading the
+/// position current when they run, docs/transport.md): it plays S again from the frames the
+/// rings keep behind their read position, and the head moves on only past what was played
+/// before. Otherwise silence (nothing added); where the rings are not at S a priming is
 /// requested — at S while the transport is stopped or starting (a locate), at S + lead (rounded
 /// up to whole cycles) while it rolls (it rolled without waiting for this follower).
 @_noLocks
@@ -87,16 +98,19 @@ func transportFollowerProcess(
         if h != s && requested != s { st.pointee.requested.pointee.store(s, ordering: .relaxed) }
         return
     }
-    // The transport ahead of the rings by less than they hold (cycles this client was not
-    // called for: an xrun, a late cycle): the frames in between are dropped, and it plays on
-    // where the transport is.
-    let skip = h != TransportRenderState.feederOwns && s > h ? s - h : 0
-    var ready = h == s || skip > 0
+    // d: where S lies against the rings' read position. Ahead (d > 0: cycles this client was
+    // not called for, an xrun): the frames in between are dropped, and it plays on where the
+    // transport is. Behind by what the rings keep (d < 0: a call reading a transport frame
+    // already played, jackd2's second call of a late client): those frames play again.
+    let owned = h == TransportRenderState.feederOwns
+    let d = owned ? 0 : s - h
+    var ready = !owned && d >= -st.pointee.kept
     if ready {
         for t in 0..<st.pointee.trackCount {
             let ring = st.pointee.tracks[t]
-            let avail = ring.written.pointee.load(ordering: .acquiring) - ring.read.pointee.load(ordering: .relaxed)
-            if avail < skip + Int64(n) { ready = false }
+            let r = ring.read.pointee.load(ordering: .relaxed)
+            let avail = ring.written.pointee.load(ordering: .acquiring) - r
+            if avail < d + Int64(n) || r + d < 0 { ready = false }
         }
     }
     guard ready else {
@@ -109,9 +123,13 @@ func transportFollowerProcess(
         if h != s && !pending { st.pointee.requested.pointee.store(s + ahead, ordering: .relaxed) }
         return
     }
+    // The head (and each read position) moves to the end of what plays, never back: frames
+    // played again leave it where it was.
+    let newHead = max(h, s + Int64(n))
     for t in 0..<st.pointee.trackCount {
         let ring = st.pointee.tracks[t]
-        let r = ring.read.pointee.load(ordering: .relaxed) + skip
+        let read = ring.read.pointee.load(ordering: .relaxed)
+        let r = read + d
         let ch = ring.channels
         let gain = Float(bitPattern: ring.gain.pointee.load(ordering: .relaxed))
         for k in 0..<ring.routeCount {
@@ -129,11 +147,12 @@ func transportFollowerProcess(
                 slot = 0
             }
         }
-        ring.read.pointee.store(r + Int64(n), ordering: .releasing)
+        ring.read.pointee.store(read + (newHead - h), ordering: .releasing)
     }
-    _ = st.pointee.head.pointee.compareExchange(expected: h, desired: s + Int64(n), ordering: .acquiringAndReleasing)
+    _ = st.pointee.head.pointee.compareExchange(expected: h, desired: newHead, ordering: .acquiringAndReleasing)
     st.pointee.playedCycles.pointee.wrappingAdd(1, ordering: .relaxed)
-    if skip > 0 { st.pointee.skippedFrames.pointee.wrappingAdd(UInt64(skip), ordering: .relaxed) }
+    if d > 0 { st.pointee.skippedFrames.pointee.wrappingAdd(UInt64(d), ordering: .relaxed) }
+    if d < 0 { st.pointee.repeatedFrames.pointee.wrappingAdd(UInt64(min(-d, Int64(n))), ordering: .relaxed) }
 }
 
 /// The follower's readiness (``TransportCallbacks/Sync``): ready when every ring is primed at

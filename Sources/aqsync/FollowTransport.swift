@@ -34,6 +34,7 @@ extension Player {
                 follower.close()
             }
             let end = session.deviceLength(deviceRate: rate)
+            let xruns0 = device.discontinuityCount(.xrun), late0 = device.lateCycleCount
             log("following the JACK transport with '\(session.name)': \(session.tracks.count) track(s), \(formatSeconds(Double(end) / rate)) at \(Int(rate)) Hz on \(device.uid); session frame 0 = transport frame \(offset); slow-sync: the transport rolls once every track is primed (Ctrl-C stops)")
             // Leading: to the session's start, then rolling (it rolls once every track is primed
             // there: this client is a slow-sync client like any other).
@@ -170,7 +171,8 @@ extension Player {
                 } else {
                     if c.primings != primings {
                         primings = c.primings
-                        if let p = follower.primedFrame { log("primed at session frame \(p) (transport frame \(p + offset))") }
+                        // The frame it was primed at, not the head (which moves on once it rolls).
+                        if let p = follower.lastPriming { log("primed at session frame \(p) (transport frame \(p + offset))") }
                     }
                     if lastRolling != t.rolling {
                         lastRolling = t.rolling
@@ -192,6 +194,12 @@ extension Player {
             }
             let c = follower.counters
             note("transport: \(c.playedCycles) cycle(s) played, \(c.missedCycles) rolling cycle(s) silent (not primed at the transport's frame), \(c.primings) priming(s), sync answered ready \(c.readyAnswers) / not yet \(c.waitAnswers) time(s)")
+            // What the server did to this client's cycles: a late client on jackd2 is called
+            // twice back to back, both calls reading the same transport position (docs/transport.md).
+            let xruns = device.discontinuityCount(.xrun) - xruns0, late = device.lateCycleCount - late0
+            if xruns > 0 || late > 0 || c.repeatedFrames > 0 || c.skippedFrames > 0 {
+                note("server: \(xruns) xrun(s), \(late) late cycle(s) called twice back to back; transport frames played again \(c.repeatedFrames), skipped \(c.skippedFrames)")
+            }
             // Rolling cycles played silent are lost audio: not a success unless --allow-loss.
             let lossStatus: Int32
             if c.missedCycles == 0 {

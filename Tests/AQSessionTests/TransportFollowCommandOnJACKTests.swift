@@ -27,7 +27,7 @@ struct TransportFollowCommandOnJACKTests {
     /// from the command line: every recorded frame of its ports equals the offline render at
     /// transport frame − 4800 where the transport rolled, silence where it did not; SIGINT
     /// ends it (status 130) with the follower's summary.
-    @Test(.enabled(if: transportTestsWanted, "opt-in (make transport-check): not yet reliable, docs/transport.md, Known defects"), .timeLimit(.minutes(3)))
+    @Test(.timeLimit(.minutes(3)))
     func commandFollowsTheTransport() throws {
         let fx = try LoopRenderTests.make(loop: "")
         let session = try SessionLoader.load(fx.url)
@@ -65,7 +65,7 @@ struct TransportFollowCommandOnJACKTests {
             #expect(p.terminationStatus == 130, "\(out)")
             #expect(out.contains("session frame 0 = transport frame 4800") && out.contains("0 rolling cycle(s) silent"), "\(out)")
             let j = TransportFollowOnJACKTests.judge(recorded: try rec.read().channels, full: full)
-            for t in targets { #expect(j.segments.contains(Int64(t)), "no rolling run starts at \(t): \(j.segments)") }
+            #expect(j.lateStarts(targets.map(Int64.init), test: "commandFollowsTheTransport") != nil, "a rolling run does not start at every locate target \(targets): \(j.segments) (xrun marks \(j.xrunMarks.prefix(20)))")
             #expect(j.rollingFrames > 48000 && j.heard > 10000, "\(j.rollingFrames) rolling frames, \(j.heard) samples heard")
             #expect(j.wrongRolling == 0 && j.wrongStopped == 0,
                 "\(j.wrongRolling) samples wrong while rolling, \(j.wrongStopped) not silent while stopped; first: \(j.firstWrong ?? "-")")
@@ -78,7 +78,7 @@ struct TransportFollowCommandOnJACKTests {
     /// connected (`--connect`) to a recorder already recording the transport witness, so the
     /// whole run is in the recording: one rolling run from frame 4800, every frame exact but
     /// for a late client's cycle the server reported (``TransportFollowOnJACKTests/judge(recorded:full:)``).
-    @Test(.enabled(if: transportTestsWanted, "opt-in (make transport-check): not yet reliable, docs/transport.md, Known defects"), .timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(2)))
     func leadPlaysTheSessionOnce() throws {
         let fx = try LoopRenderTests.make(loop: "")
         let session = try SessionLoader.load(fx.url)
@@ -99,7 +99,10 @@ struct TransportFollowCommandOnJACKTests {
             #expect(r.status == 0 && r.output.contains("leading: transport located to frame 4800") && r.output.contains(": stopped it"), "\(r.output)")
             let j = TransportFollowOnJACKTests.judge(recorded: try rec.read().channels, full: full)
             if !j.forgiven.isEmpty { print("leadPlaysTheSessionOnce: \(j.wrongInServerXruns) samples wrong in cycles the server reported an xrun for (\(j.forgiven.joined(separator: ", ")))") }
-            #expect(j.segments.first == 4800, "rolling runs start at \(j.segments)")
+            // The first rolling run at the session's start (a period later only where the witness
+            // was late for that cycle, beside the server's xrun report).
+            let startLate = j.lateStarts([4800], test: "leadPlaysTheSessionOnce")
+            #expect(startLate != nil && (j.segments.first == 4800 || j.segments.first == 5056), "rolling runs start at \(j.segments) (xrun marks \(j.xrunMarks.prefix(20)))")
             // The transport frames it rolled through (the recorder may lose some of them).
             let rolled = (j.lastRollingFrame ?? 0) - (j.segments.first ?? 0) + 1
             #expect(rolled >= 97000 && rolled < 97000 + 48000, "rolled through \(rolled) transport frames (\(j.rollingFrames) recorded)")
@@ -113,7 +116,18 @@ struct TransportFollowCommandOnJACKTests {
     /// master, and the bar/beat/tick a C client reads from `jack_position_t` in every rolling
     /// cycle is the one of the cycle's transport frame: ticks since bar 1 = ⌊(F − 4800) × 150 /
     /// (60 × 48000)⌋ beats × 1920 + the tick within the beat (truncated).
-    @Test(.enabled(if: transportTestsWanted, "opt-in (make transport-check): not yet reliable, docs/transport.md, Known defects"), .timeLimit(.minutes(2)))
+    ///
+    /// But for a cycle the timebase master was late for: JACK calls the timebase callback at
+    /// the end of the master's cycle, on the *next* cycle's position (jack2
+    /// `JackClient::CallTimebaseCallbackAux` writes the pending position), so when the master
+    /// runs after the server has already begun the next cycle the server has published that
+    /// cycle with the previous cycle's bar/beat/tick and its own frame: one period behind, and
+    /// nothing the master does can change a published position. Such a cycle is forgiven only
+    /// when the server reported an xrun beside it (the witness's mark) **and** aqsync counted a
+    /// late call of its own for it (a call reading a transport frame a period past the one it
+    /// expected: `skipped`, or a double call: `late cycle(s)`, in its summary), at most as many
+    /// as it counted; any other wrong cycle fails.
+    @Test(.timeLimit(.minutes(2)))
     func leadPublishesBarBeatTick() throws {
         let fx = try LoopRenderTests.make(loop: "")
         let text = try String(contentsOf: fx.url, encoding: .utf8).replacingOccurrences(of: "sample_rate = 48000", with: "sample_rate = 48000\nbpm = 150\nmeter = \"3/4\"")
@@ -131,7 +145,8 @@ struct TransportFollowCommandOnJACKTests {
             rec.stop()
             #expect(r.status == 0 && r.output.contains("timebase master: 150.0 bpm, 3/4, bar 1 at transport frame 4800"), "\(r.output)")
             let ch = try rec.read().channels
-            var cycles = 0, wrong = 0
+            var cycles = 0
+            var wrong: [Int] = []  // recorded frames of the cycles with a wrong bar/beat/tick
             var first: String?
             for j in 0..<ch[0].count {
                 guard let f = TransportWitnessSample(ch[0][j]).frame else { continue }
@@ -141,15 +156,43 @@ struct TransportFollowCommandOnJACKTests {
                 let whole = Int64(beats)
                 let want = Float(Double(whole) * 1920 + Double(Int32((beats - Double(whole)) * 1920)))
                 if ch[1][j] != want {
-                    wrong += 1
-                    if first == nil { first = "transport frame \(f): \(ch[1][j]) ticks, not \(want)" }
+                    wrong.append(j)
+                    if first == nil { first = "recorded frame \(j), transport frame \(f): \(ch[1][j]) ticks, not \(want)" }
                 }
             }
-            #expect(cycles > 300 && wrong == 0, "\(cycles) rolling cycles, \(wrong) with a wrong bar/beat/tick; first: \(first ?? "-")")
+            let marks = (0..<ch[0].count).filter { TransportWitnessSample(ch[0][$0]).xrunReported }
+            let stretches = WitnessMarks.lateCycleStretches(wrong: wrong, xruns: marks)
+            let late = Self.lateCalls(r.output, period: 256)
+            let forgiven = stretches.reported.count
+            if forgiven > 0 { print("leadPublishesBarBeatTick: \(forgiven) cycle(s) with the previous cycle's bar/beat/tick beside an xrun report (recorded frames \(stretches.reported.map(\.lowerBound))); aqsync counted \(late) late call(s)") }
+            #expect(cycles > 300 && stretches.unexplained.isEmpty && forgiven <= late,
+                "\(cycles) rolling cycles, \(wrong.count) with a wrong bar/beat/tick (\(stretches.unexplained.count) without an xrun report beside, \(forgiven) beside one, aqsync's late calls \(late)); first: \(first ?? "-")\n\(r.output)")
             // The bar and beat themselves, as the C client read them: 3 beats a bar.
             let p = JackTimebase(bpm: 150, beatsPerBar: 3, offset: 4800).position(frame: 4800 + 3 * 19200 + 9600, rate: 48000)
             #expect(p == (2, 1, 960) as (Int32, Int32, Int32))
             return .judged
         }
+    }
+
+    @Test func lateCallsAreReadFromTheSummary() {
+        let out = "transport: 389 cycle(s) played, 0 rolling cycle(s) silent\nserver: 21 xrun(s), 2 late cycle(s) called twice back to back; transport frames played again 256, skipped 1792\n"
+        #expect(Self.lateCalls(out, period: 256) == 9)
+        #expect(Self.lateCalls("transport: 389 cycle(s) played\n", period: 256) == 0)
+    }
+
+    /// aqsync's own count of its late calls in a `--transport` run's summary (`server: …
+    /// N late cycle(s) called twice back to back; transport frames played again R, skipped S`):
+    /// N + S / period (0 without the line).
+    static func lateCalls(_ output: String, period: Int) -> Int {
+        guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("server: ") && $0.contains("late cycle(s)") }) else { return 0 }
+        func number(before word: String) -> Int {
+            guard let r = line.range(of: word) else { return 0 }
+            return Int(line[..<r.lowerBound].split(separator: " ").last ?? "") ?? 0
+        }
+        func number(after word: String) -> Int {
+            guard let r = line.range(of: word) else { return 0 }
+            return Int(line[r.upperBound...].prefix { $0.isNumber }) ?? 0
+        }
+        return number(before: " late cycle(s)") + number(after: "skipped ") / period
     }
 }

@@ -9,7 +9,7 @@ import Testing
 /// transport frames broke away from a locate is repeated through ``liveRun(_:attempts:_:)``.
 @Suite("Transport follow on PipeWire's JACK", .serialized)
 struct TransportFollowOnPipeWireJACKTests {
-    @Test(.enabled(if: transportTestsWanted, "opt-in (make transport-check): not yet reliable, docs/transport.md, Known defects"), .timeLimit(.minutes(3)))
+    @Test(.timeLimit(.minutes(3)))
     func commandFollowsTheTransportOnPipeWire() throws {
         let fx = try LoopRenderTests.make(loop: "")
         let session = try SessionLoader.load(fx.url)
