@@ -71,6 +71,7 @@ public final class FrameStampMeter: Sendable {
         /// Times the offset differed from the previous stamp's.
         public var changes: Int
 
+        /// A snapshot of these values.
         public init(stamps: Int, latest: Int?, range: ClosedRange<Int>?, changes: Int) {
             self.stamps = stamps
             self.latest = latest
@@ -89,6 +90,7 @@ public final class FrameStampMeter: Sendable {
     /// Set by ``reset()``; the render thread clears the values at its next record.
     private let resetAsked = Atomic<Bool>(false)
 
+    /// A meter that has seen nothing. Any thread.
     public init() {}
 
     /// Reads the stamps in `count` samples of `buffer`, whose first sample is the receiver's
