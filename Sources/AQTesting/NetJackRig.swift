@@ -12,7 +12,7 @@ import Synchronization
 /// Stopped (servers, then namespaces) by ``stop()`` or when released; a server that does not
 /// exit on SIGTERM is killed and its registry slot reclaimed.
 ///
-/// Thread safety: `init`, ``waitForSlave(timeout:)``, ``setMasterPeriod(_:)`` and ``stop()``
+/// Thread safety: `init`, ``waitForSlave(timeout:)``, ``changeMasterPeriod(_:timeout:)`` and ``stop()``
 /// from one control thread; the names from any thread.
 package final class NetJackRig: @unchecked Sendable {
     /// How the rig is set up. A plain value.
@@ -138,10 +138,27 @@ package final class NetJackRig: @unchecked Sendable {
         throw TestingError("the slave did not join the master within \(timeout)")
     }
 
-    /// Changes the master's period with `jack_bufsize` (the slave drops and joins again; see
-    /// ``waitForSlave(timeout:)``).
-    package func setMasterPeriod(_ frames: Int) throws(TestingError) {
+    /// Changes the master's period with `jack_bufsize`: the master drops the slave (its ports
+    /// leave the master), and the slave joins again at the new period. Waits for both (at most
+    /// 5 s for the drop, polling every 20 ms, then up to `timeout` for the return) and returns
+    /// the time from the change to the slave's ports being back.
+    /// - Throws: ``TestingError`` when the change fails, or the slave is not dropped or does
+    ///   not come back in time.
+    package func changeMasterPeriod(_ frames: Int, timeout: Duration = .seconds(20)) throws(TestingError) -> Duration {
+        let clock = ContinuousClock()
+        let start = clock.now
         try JackTools.setBufferSize(frames, server: masterServer)
+        var dropped = false
+        while clock.now < start + .seconds(5) {
+            if !((try? JackTools.ports(server: masterServer)) ?? []).contains(toSlave(1)) {
+                dropped = true
+                break
+            }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        guard dropped else { throw TestingError("the master kept the slave after its period changed to \(frames)") }
+        try waitForSlave(timeout: timeout)
+        return clock.now - start
     }
 
     /// Stops the slave, then the master (SIGTERM, up to 5 s each, then SIGKILL and the

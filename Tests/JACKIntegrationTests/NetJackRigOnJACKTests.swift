@@ -74,4 +74,17 @@ import Testing
         o.sync = true
         try withRig(o) { rig, m in try check(rig, m, period: 256, seconds: 2, expectedLatency: 5 * 256) }
     }
+
+    /// A period change on the master drops the slave, which joins again at the new period
+    /// (issue 26: ~2.1 s later); D and L are then learned again: L = (l + 1) × the new period.
+    @Test(.timeLimit(.minutes(1))) func masterPeriodChangeDropsTheSlaveWhichRejoins() throws {
+        try withRig(NetJackRig.Options()) { rig, m in
+            let before = try check(rig, m, period: 256, seconds: 2, expectedLatency: 6 * 256)
+            let rejoin = try rig.changeMasterPeriod(512)
+            try m.reconnect()
+            let after = try check(rig, m, period: 512, seconds: 2, expectedLatency: 6 * 512)
+            print("netjack period 256 → 512: the slave was back on the master after \(rejoin); D \(before.offset.latest.map(String.init) ?? "?") → \(after.offset.latest.map(String.init) ?? "?")")
+            #expect(rejoin < .seconds(10))
+        }
+    }
 }
