@@ -87,6 +87,7 @@ package final class NetJackRig: @unchecked Sendable {
         // Interface names have at most 15 characters.
         vethMaster = "njm\(getpid() % 10_000_000)-\(n % 100)"
         vethSlave = "njs\(getpid() % 10_000_000)-\(n % 100)"
+        if n == 1 { Self.sweepStale() }
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("aqnj-\(tag)")
         try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         do throws(TestingError) {
@@ -231,6 +232,25 @@ package final class NetJackRig: @unchecked Sendable {
             }
         }
         throw TestingError("jackd -n \(name) in namespace \(namespace) did not accept clients")
+    }
+
+    /// Removes what rigs of test processes that are gone left behind (a test process killed
+    /// before its rigs stopped): namespaces `aqnj-m-PID-N` and `aqnj-s-PID-N` whose PID no
+    /// longer runs, after ending the jackd still running in them (SIGTERM, then SIGKILL after
+    /// 5 s). Namespaces of running processes are left alone.
+    private static func sweepStale() {
+        guard let list = try? JackTools.run(ip, ["netns", "list"], server: ""), list.status == 0 else { return }
+        for line in list.output.split(separator: "\n") {
+            guard let ns = line.split(separator: " ").first.map(String.init), ns.hasPrefix("aqnj-m-") || ns.hasPrefix("aqnj-s-"),
+                  let pid = Int32(ns.split(separator: "-")[2]), kill(pid, 0) != 0 && errno == ESRCH
+            else { continue }
+            let pids = ((try? JackTools.run(ip, ["netns", "pids", ns], server: ""))?.output ?? "").split(separator: "\n").compactMap { Int32($0) }
+            for p in pids { kill(p, SIGTERM) }
+            for _ in 0..<50 where pids.contains(where: { kill($0, 0) == 0 }) { Thread.sleep(forTimeInterval: 0.1) }
+            for p in pids where kill(p, 0) == 0 { kill(p, SIGKILL) }
+            _ = try? JackTools.run(ip, ["netns", "del", ns], server: "")
+            FileHandle.standardError.write(Data("NetJackRig: removed namespace \(ns) of process \(pid), which is gone\n".utf8))
+        }
     }
 
     private static func end(_ p: ChildProcess, name: String) {
