@@ -28,8 +28,10 @@ package final class NetJackRig: @unchecked Sendable {
         /// Try realtime scheduling (`-R`) first, falling back to `--no-realtime`. Realtime
         /// keeps the slave from losing cycles on a loaded machine.
         package var realtime = true
-        /// Give the slave the master's address (`-a 10.201.0.1`) instead of letting it find
-        /// the master by multicast.
+        /// Join by the master's address instead of multicast: netmanager listens on
+        /// 10.201.0.1 (`jack_load -i "-a 10.201.0.1" netmanager`) and the slave is given it
+        /// (`-d net -a 10.201.0.1`). Both are needed: a slave given the address does not find
+        /// a master listening on the multicast address.
         package var masterAddress = false
         /// netjack2's defaults: an asynchronous slave, latency 5, two channels, on a 48 kHz
         /// master with 256-frame periods.
@@ -95,7 +97,9 @@ package final class NetJackRig: @unchecked Sendable {
             master = try startServer(
                 namespace: masterNamespace, name: masterServer,
                 backend: ["-d", "dummy", "-r", "\(options.sampleRate)", "-p", "\(options.period)"], log: "master.log")
-            let load = try JackTools.run("jack_load", ["netmanager"], server: masterServer)
+            // netmanager listens on the multicast address, or (`-a`) on the master's own.
+            let load = try JackTools.run(
+                "jack_load", (options.masterAddress ? ["-i", "-a 10.201.0.1"] : []) + ["netmanager"], server: masterServer)
             guard load.status == 0 else { throw TestingError("jack_load netmanager failed: \(load.output)") }
             var net = ["-d", "net", "-n", slaveClient, "-l", "\(options.latency)", "-C", "\(options.channels)", "-P", "\(options.channels)"]
             if options.masterAddress { net += ["-a", "10.201.0.1"] }

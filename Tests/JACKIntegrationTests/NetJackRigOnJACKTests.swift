@@ -50,7 +50,7 @@ import Testing
         Thread.sleep(forTimeInterval: 1)  // the first cycles of a connection may still move
         let r = try m.measure(seconds: seconds)
         let o = rig.options
-        print("netjack \(o.sync ? "sync" : "async") -l \(o.latency), period \(period)\(rig.isRealtime ? ", realtime" : ""): \(r)")
+        print("netjack \(o.sync ? "sync" : "async") -l \(o.latency), period \(period)\(o.masterAddress ? ", by address" : "")\(rig.isRealtime ? ", realtime" : ""): \(r)")
         let d = try #require(r.offset.latest, "the slave read no stamps: \(r)")
         let range = try #require(r.offset.range)
         #expect([d, range.lowerBound, range.upperBound].allSatisfy { $0 % unit == 0 }, "D is not a whole number of \(unit) frames: \(r)")
@@ -77,6 +77,7 @@ import Testing
         try withRig(o) { rig, m in try check(rig, m, period: 256, seconds: 2, expectedLatency: 3 * 256) }
         o.latency = 5
         o.sync = true
+        o.masterAddress = true  // and joined by the master's address rather than multicast
         try withRig(o) { rig, m in try check(rig, m, period: 256, seconds: 2, expectedLatency: 5 * 256) }
     }
 
