@@ -65,9 +65,15 @@ import Testing
         return r
     }
 
+    /// And a transport start on the master stalls while the slave is joined (by hand: 10 s).
     @Test(.timeLimit(.minutes(1))) func asyncSlaveDefaultLatency() throws {
         try withRig(NetJackRig.Options()) { rig, m in
             try check(rig, m, period: 256, seconds: 5, expectedLatency: 6 * 256)
+            let dir = Self.directory()
+            defer { try? FileManager.default.removeItem(at: dir) }
+            let rolled = try TransportStartProbe.timeToRoll(server: rig.masterServer, seconds: 3, directory: dir)
+            print("netjack: the master's transport \(rolled.map { "rolled \($0) after its start" } ?? "still did not roll 3 s after its start")")
+            #expect(rolled == nil, "the transport was expected to stall with a slave joined")
         }
     }
 
