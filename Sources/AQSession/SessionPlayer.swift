@@ -169,6 +169,27 @@ package final class SessionPlayer: @unchecked Sendable {
         return try TrackSource(track: spec, deviceRate: deviceRate, length: n, skip: skip, fades: fades, chunkFrames: bufferFrames)
     }
 
+    /// Every track's feed (``makeFeed(for:in:deviceRate:timeline:bufferFrames:)``), in track
+    /// order, made concurrently on up to as many threads as the machine has cores; each a feed,
+    /// nil (the track plays nothing) or the error making it met. Blocks until all are made.
+    static func makeFeeds(
+        for session: Session, deviceRate: Double, timeline: PlayTimeline, bufferFrames: Int
+    ) -> [Result<TrackFeed?, SessionError>] {
+        let n = session.tracks.count
+        // Each iteration writes its own element only; read after every iteration returned.
+        nonisolated(unsafe) let results = UnsafeMutableBufferPointer<Result<TrackFeed?, SessionError>>.allocate(capacity: n)
+        results.initialize(repeating: .success(nil))
+        defer { results.deinitialize().deallocate() }
+        DispatchQueue.concurrentPerform(iterations: n) { i in
+            do throws(SessionError) {
+                results[i] = .success(try makeFeed(for: session.tracks[i], in: session, deviceRate: deviceRate, timeline: timeline, bufferFrames: bufferFrames))
+            } catch {
+                results[i] = .failure(error)
+            }
+        }
+        return Array(results)
+    }
+
     /// One track's feed along `timeline` (nil: it plays nothing), its first source made on
     /// the calling thread.
     static func makeFeed(
@@ -282,9 +303,13 @@ package final class SessionPlayer: @unchecked Sendable {
         // The callbacks need `self`, which is not usable before every property is set: they
         // reach the player through this box, filled in below.
         let box = WeakBox()
+        // Every track's file opened and its first source made (parsing, a decoder, a rate
+        // converter) on as many threads as the machine has: the largest part of a session's
+        // time to its first frame (docs/benchmarking.md, "Time to the first frame").
+        let feeds = Self.makeFeeds(for: session, deviceRate: rate, timeline: timeline, bufferFrames: options.bufferFrames)
         do throws(SessionError) {
             for (i, spec) in session.tracks.enumerated() {
-                let feed = try Self.makeFeed(for: spec, in: session, deviceRate: rate, timeline: timeline, bufferFrames: options.bufferFrames)
+                let feed = try feeds[i].get()
                 let channels = UInt32(spec.audio.format.channelsPerFrame)
                 let format = AudioStreamBasicDescription.linearPCM(sampleRate: rate, channels: channels, bits: 32, isFloat: true)
                 let queue: AudioQueue
@@ -338,15 +363,21 @@ package final class SessionPlayer: @unchecked Sendable {
         tracks = made
         box.player = self
         _ = cond
-        for t in tracks {
-            if t.source == nil {
-                // Ended before the position: nothing to play.
-                t.fed = true
-                t.done = true
-                t.completed = true
-                continue
-            }
-            for b in t.buffers { feed(t, b) }
+        for t in tracks where t.source == nil {
+            // Ended before the position: nothing to play.
+            t.fed = true
+            t.done = true
+            t.completed = true
+        }
+        // The first buffers of every track read and enqueued, tracks spread over the machine's
+        // cores (``feed(_:_:)`` touches one track's state and the player's under `cond`; the
+        // engine takes enqueues from any thread).
+        // Each iteration touches its own track (and the player's state under `cond`).
+        nonisolated(unsafe) let toPrime = tracks.filter { $0.source != nil }
+        DispatchQueue.concurrentPerform(iterations: toPrime.count) { k in
+            for b in toPrime[k].buffers { feed(toPrime[k], b) }
+        }
+        for t in toPrime {
             if let e = t.error {
                 for t in tracks { try? t.queue.dispose(immediately: true) }
                 for r in takes { r.close() }
