@@ -9,22 +9,28 @@ extension AudioQueueEngine {
     /// the clocks measured now when nil) and the device sample time the latest cycle's
     /// timebase gives it (fractional). Nil before the device's first cycle. The nearer the
     /// instant, the less the device's rate estimate is extrapolated: call it shortly before.
-    /// Any thread but the render thread; does not block.
-    public func deviceTime(at instant: SystemInstant, offset: SystemClockOffset? = nil) -> AudioTimeStamp? {
-        guard let tb = timebase else { return nil }
+    /// `rateSince`: an earlier ``timebase`` (taken a second or more before, in the same
+    /// discontinuity epoch): the rate is measured between its anchor and the latest
+    /// (``DeviceTimebase/refined(since:minimumSeconds:tolerance:)``) instead of the one
+    /// cycle's estimate, when that refinement is sure. Any thread but the render thread; does
+    /// not block.
+    public func deviceTime(at instant: SystemInstant, offset: SystemClockOffset? = nil, rateSince earlier: DeviceTimebase? = nil) -> AudioTimeStamp? {
+        guard let latest = timebase else { return nil }
+        let tb = earlier.flatMap { latest.refined(since: $0, minimumSeconds: 0.1) } ?? latest
         let host = instant.hostTime(offset: offset ?? SystemClockOffset.measure(instant.clock))
         var ts = tb.timeStamp(forSampleTime: tb.sampleTime(forHostTime: host))
         ts.hostTime = host
         return ts
     }
 
-    /// The device frame of `instant` (its device time rounded to the nearest frame), checked
-    /// against ``nearestStartTime(_:)``: a frame the device can still start on.
+    /// The device frame of `instant` (its device time rounded to the nearest frame, `rateSince`
+    /// as in ``deviceTime(at:offset:rateSince:)``), checked against ``nearestStartTime(_:)``:
+    /// a frame the device can still start on.
     /// Any thread but the render thread; does not block.
     /// - Throws: `.cannotStart` before the first cycle, or when the frame is earlier than the
     ///   nearest start time (the message says by how much).
-    public func startFrame(at instant: SystemInstant, offset: SystemClockOffset? = nil) throws(AudioQueueError) -> Int64 {
-        guard let ts = deviceTime(at: instant, offset: offset) else {
+    public func startFrame(at instant: SystemInstant, offset: SystemClockOffset? = nil, rateSince earlier: DeviceTimebase? = nil) throws(AudioQueueError) -> Int64 {
+        guard let ts = deviceTime(at: instant, offset: offset, rateSince: earlier) else {
             throw AudioQueueError(.cannotStart, "the device has run no cycle yet: there is no timeline to place \(instant) on")
         }
         let frame = Int64(ts.sampleTime.rounded())
@@ -37,15 +43,15 @@ extension AudioQueueEngine {
     }
 
     /// Starts every queue of `queues` on the device frame of `instant`, or none of them
-    /// (``start(_:at:)`` at ``startFrame(at:offset:)``); one queue: `start([queue], atInstant:)`.
+    /// (``start(_:at:)`` at ``startFrame(at:offset:rateSince:)``); one queue: `start([queue], atInstant:)`.
     /// Queues that start at different frames relative to the instant (a session's tracks)
-    /// take ``startFrame(at:offset:)`` and add their offsets. Any thread but the render
+    /// take ``startFrame(at:offset:rateSince:)`` and add their offsets. Any thread but the render
     /// thread; does not block.
     /// - Returns: the device frame at which every queue's frame 0 plays.
-    /// - Throws: what ``startFrame(at:offset:)`` and ``start(_:at:)`` throw.
+    /// - Throws: what ``startFrame(at:offset:rateSince:)`` and ``start(_:at:)`` throw.
     @discardableResult
-    public func start(_ queues: [AudioQueue], atInstant instant: SystemInstant, offset: SystemClockOffset? = nil) throws(AudioQueueError) -> Int64 {
-        let frame = try startFrame(at: instant, offset: offset)
+    public func start(_ queues: [AudioQueue], atInstant instant: SystemInstant, offset: SystemClockOffset? = nil, rateSince earlier: DeviceTimebase? = nil) throws(AudioQueueError) -> Int64 {
+        let frame = try startFrame(at: instant, offset: offset, rateSince: earlier)
         return try start(queues, at: AudioTimeStamp(sampleTime: Double(frame)))
     }
 }

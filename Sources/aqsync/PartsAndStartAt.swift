@@ -12,7 +12,7 @@ extension PlayCommand {
     /// How long before the instant the instant is taken to a device frame: close enough that
     /// the device's rate estimate is extrapolated over little time, far enough that the
     /// tracks' queues are started well ahead of their first frame.
-    static let startAtConversionLead = 0.5
+    static let startAtConversionLead = 0.3
 
     /// Checks `--start-at` (its form, and the options it excludes) and `--part`. Part of
     /// ``validate()``: a ValidationError (status 64).
@@ -65,27 +65,49 @@ func selectPart(of session: Session, part: String?) throws -> Session {
 
 extension Player {
     /// Starts the session: `--lead` from now, or at the `--start-at` instant. With an instant,
-    /// waits (on this thread) until ``PlayCommand/startAtConversionLead`` before it, then takes
-    /// it to a device frame through a freshly measured CLOCK_REALTIME − CLOCK_MONOTONIC offset
-    /// and the device's latest cycle, and starts every track there; an instant the device can
-    /// no longer honour throws. Returns the session start frame, or nil when a stop signal
+    /// waits (on this thread) until ``PlayCommand/startAtConversionLead`` before it (half that
+    /// after a discontinuity in the last half second), then takes it to a device frame through
+    /// a freshly measured CLOCK_REALTIME − CLOCK_MONOTONIC offset, the device's latest cycle
+    /// and a rate measured over the last half second, and starts every track there; an instant
+    /// the device can no longer honour throws. Returns the session start frame, or nil when a stop signal
     /// came while waiting.
     func startSession(_ player: SessionPlayer, engine: AudioQueueEngine, rate: Double) throws(SessionError) -> Int64? {
         guard let instant = startAt else {
             let want = engine.deviceCurrentTime().sampleTime + command.lead * rate
             return try player.start(at: AudioTimeStamp(sampleTime: want.rounded(.up)))
         }
-        let convertAt = instant.adding(seconds: -PlayCommand.startAtConversionLead).nanoseconds
-        while true {
-            if caughtSignal.load(ordering: .relaxed) != 0 { return nil }
-            let left = convertAt - SystemClock.realtime.now()
-            if left <= 0 { break }
-            usleep(useconds_t(min(left / 1000, 20_000)))
+        // The rate: measured between the device's cycle 0.8 s before the instant and the one at
+        // the conversion, 0.3 s before (one cycle's estimate is JACK's microseconds over one
+        // period: 190 ppm at 256 frames, 57 µs over 0.3 s). A discontinuity in between (an
+        // xrun: frames kept or lost) spoils that baseline: then a fresh one of 0.15 s,
+        // converting 0.15 s before.
+        func sleep(untilSecondsBefore seconds: Double) -> Bool {
+            let until = instant.adding(seconds: -seconds).nanoseconds
+            while true {
+                if caughtSignal.load(ordering: .relaxed) != 0 { return false }
+                let left = until - SystemClock.realtime.now()
+                if left <= 0 { return true }
+                usleep(useconds_t(min(left / 1000, 20_000)))
+            }
         }
+        guard sleep(untilSecondsBefore: PlayCommand.startAtConversionLead + 0.5) else { return nil }
+        var epoch = engine.discontinuity.epoch
+        var references = player.timebases()
+        guard sleep(untilSecondsBefore: PlayCommand.startAtConversionLead) else { return nil }
+        if engine.discontinuity.epoch != epoch {
+            epoch = engine.discontinuity.epoch
+            references = player.timebases()
+            guard sleep(untilSecondsBefore: PlayCommand.startAtConversionLead / 2) else { return nil }
+        }
+        let sameEpoch = engine.discontinuity.epoch == epoch
+        let reference = references.first
+        let refined = sameEpoch ? reference.flatMap { r in engine.timebase?.refined(since: r, minimumSeconds: 0.1) } : nil
         let offset = SystemClockOffset.measure(.realtime)
-        let frame = try player.start(atInstant: instant, offset: offset)
+        let (frame, spread) = try player.start(atInstant: instant, offset: offset, rateSince: refined == nil ? [] : references)
         let left = Double(instant.nanoseconds - SystemClock.realtime.now()) / 1e9
-        log("start at \(StartInstant.format(instant.nanoseconds)) (CLOCK_REALTIME): device frame \(frame); CLOCK_REALTIME − CLOCK_MONOTONIC = \(offset.nanoseconds) ns (bracket \(offset.bracketNanoseconds) ns); scheduled " + String(format: "%.3f", left) + " s before the instant")
+        let rateLine = refined.map { r in String(format: "rate %.3f ppm off nominal over %.2f s", (1 / r.rateScalar - 1) * 1e6, Double(r.anchorHostTime - reference!.anchorHostTime) / 1e9) }
+            ?? (sameEpoch ? "rate of the latest cycle (no longer baseline)" : "rate of the latest cycle (a discontinuity since the reference)")
+        log("start at \(StartInstant.format(instant.nanoseconds)) (CLOCK_REALTIME): device frame \(frame); CLOCK_REALTIME − CLOCK_MONOTONIC = \(offset.nanoseconds) ns (bracket \(offset.bracketNanoseconds) ns); \(rateLine); the median of 9 cycles' anchors and 9 references (spread " + String(format: "%.3f", spread) + " frames); scheduled " + String(format: "%.3f", left) + " s before the instant")
         return frame
     }
 }

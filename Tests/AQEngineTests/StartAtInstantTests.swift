@@ -99,4 +99,22 @@ import Testing
         #expect(try engine.start([q], atInstant: nearest, offset: offset) == 9600)
         #expect(nonZero(device.render(frames: 256, cycle: 256)[0]) == [0])
     }
+
+    /// The rate measured between two anchors: used when sure, refused when the anchors are
+    /// too close or disagree with the cycle's own estimate (frames lost or kept between them).
+    @Test func rateOverALongBaseline() {
+        let earlier = DeviceTimebase(anchorFrame: 48_000, anchorHostTime: 1_000_000_000, nominalRate: 48000, rateScalar: 1)
+        // 48 000 frames in 1.000 010 s: the device runs 10 ppm slow; the cycle said 1.0002.
+        let latest = DeviceTimebase(anchorFrame: 96_000, anchorHostTime: 2_000_010_000, nominalRate: 48000, rateScalar: 1.0002)
+        let r = latest.refined(since: earlier)
+        #expect(r != nil && abs(r!.rateScalar - 1.00001) < 1e-12 && r!.anchorFrame == 96_000)
+        // 0.5 s on, the refined line is 0.25 frame from the cycle's (190 ppm × 0.5 s = 95 µs ≈ 4.6 frames apart).
+        let host = UInt64(2_500_010_000)
+        #expect(abs(r!.sampleTime(forHostTime: host) - (96_000 + 0.5 * 48000 / 1.00001)) < 1e-6)
+        #expect(latest.refined(since: DeviceTimebase(anchorFrame: 90_000, anchorHostTime: 1_875_000_000, nominalRate: 48000, rateScalar: 1)) == nil)  // 0.125 s
+        // 256 frames lost between: 5333 ppm off the cycle's estimate.
+        let lost = DeviceTimebase(anchorFrame: 95_744, anchorHostTime: 2_000_010_000, nominalRate: 48000, rateScalar: 1)
+        #expect(lost.refined(since: earlier) == nil)
+        #expect(latest.refined(since: latest) == nil)
+    }
 }
