@@ -69,8 +69,8 @@ extension Player {
     /// after a discontinuity in the last half second), then takes it to a device frame through
     /// a freshly measured CLOCK_REALTIME − CLOCK_MONOTONIC offset, the device's latest cycle
     /// and a rate measured over the last half second, and starts every track there; an instant
-    /// the device can no longer honour throws. Returns the session start frame, or nil when a stop signal
-    /// came while waiting.
+    /// the device can no longer honour throws. Returns the session start frame, or nil when a
+    /// stop signal came while waiting.
     func startSession(_ player: SessionPlayer, engine: AudioQueueEngine, rate: Double) throws(SessionError) -> Int64? {
         guard let instant = startAt else {
             let want = engine.deviceCurrentTime().sampleTime + command.lead * rate
