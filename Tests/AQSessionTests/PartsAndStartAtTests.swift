@@ -107,4 +107,29 @@ struct PartsAndStartAtTests {
         #expect(StartInstant.format(1_795_780_803_250_000_000) == "2026-11-27T12:00:03.250000000Z")
         #expect(StartInstant.format(1_709_164_800_000_000_001) == "2024-02-29T00:00:00.000000001Z")
     }
+
+    /// The command line refuses, before any server is touched: an unknown part (status 1,
+    /// listing the parts), an instant less than --lead ahead or past (status 1), a malformed
+    /// instant, --start-at with --transport or a set list (status 64).
+    @Test func commandLineRefusals() throws {
+        let dir = try MarkerAndLoopInputTests.folder()
+        let url = try dir.write("parts.toml", Self.session)
+        let env = ["JACK_DEFAULT_SERVER": "aqsync-none-\(getpid())"]
+        func run(_ args: [String]) throws -> (status: Int32, output: String) {
+            try runTool(aqsyncURL().path, ["play", url.path, "--no-start-server"] + args, environment: env)
+        }
+        let unknown = try run(["--part", "C"])
+        #expect(unknown.status == 1 && unknown.output.contains("no track or take of the session is in part 'C'; its parts: A, B"), "\(unknown)")
+        let soon = try run(["--start-at", "+0.1"])
+        #expect(soon.status == 1 && soon.output.contains("s from now; it must be at least --lead (0.25 s) ahead"), "\(soon)")
+        let past = try run(["--start-at", "2020-01-01T00:00:00Z", "--lead", "0"])
+        #expect(past.status == 1 && past.output.contains("--start-at 2020-01-01T00:00:00.000000000Z is ") && past.output.contains(" s ago"), "\(past)")
+        let bad = try run(["--start-at", "tomorrow"])
+        #expect(bad.status == 64 && bad.output.contains("'tomorrow' is not an instant"), "\(bad)")
+        let transport = try run(["--start-at", "+3", "--transport", "follow"])
+        #expect(transport.status == 64 && transport.output.contains("--start-at and --transport follow exclude each other"), "\(transport)")
+        let setList = try runTool(aqsyncURL().path, ["play", url.path, url.path, "--start-at", "+3"], environment: env)
+        #expect(setList.status == 64 && setList.output.contains("--start-at starts one session, not a set list"), "\(setList)")
+    }
 }
+
