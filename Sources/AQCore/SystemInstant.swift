@@ -29,6 +29,7 @@ public enum SystemClock: Sendable, Hashable, CaseIterable, CustomStringConvertib
         }
     }
 
+    /// The clock's name in `clock_gettime`'s terms (`CLOCK_REALTIME`, …).
     public var description: String {
         switch self {
         case .realtime: "CLOCK_REALTIME"
@@ -91,6 +92,7 @@ public struct SystemInstant: Sendable, Hashable, CustomStringConvertible {
         return host <= 0 ? 0 : UInt64(host)
     }
 
+    /// `N ns on CLOCK_…`, for messages.
     public var description: String { "\(nanoseconds) ns on \(clock)" }
 }
 
