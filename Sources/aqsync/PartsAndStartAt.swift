@@ -1,6 +1,7 @@
 import AQEngine
 import AQSession
 import ArgumentParser
+import Dispatch
 import Foundation
 
 #if canImport(Glibc)
@@ -91,23 +92,38 @@ extension Player {
             }
         }
         guard sleep(untilSecondsBefore: PlayCommand.startAtConversionLead + 0.5) else { return nil }
+        func secondsBefore() -> Double { Double(instant.nanoseconds - SystemClock.realtime.now()) / 1e9 }
         var epoch = engine.discontinuity.epoch
+        var referencesFrom = secondsBefore()
         var references = player.timebases()
+        var referencesTo = secondsBefore()
         guard sleep(untilSecondsBefore: PlayCommand.startAtConversionLead) else { return nil }
         if engine.discontinuity.epoch != epoch {
             epoch = engine.discontinuity.epoch
+            referencesFrom = secondsBefore()
             references = player.timebases()
+            referencesTo = secondsBefore()
             guard sleep(untilSecondsBefore: PlayCommand.startAtConversionLead / 2) else { return nil }
         }
         let sameEpoch = engine.discontinuity.epoch == epoch
         let reference = references.first
         let refined = sameEpoch ? reference.flatMap { r in engine.timebase?.refined(since: r, minimumSeconds: 0.1) } : nil
         let offset = SystemClockOffset.measure(.realtime)
+        let anchorsFrom = secondsBefore()
         let (frame, spread) = try player.start(atInstant: instant, offset: offset, rateSince: refined == nil ? [] : references)
-        let left = Double(instant.nanoseconds - SystemClock.realtime.now()) / 1e9
+        let left = secondsBefore()
         let rateLine = refined.map { r in String(format: "rate %.3f ppm off nominal over %.2f s", (1 / r.rateScalar - 1) * 1e6, Double(r.anchorHostTime - reference!.anchorHostTime) / 1e9) }
             ?? (sameEpoch ? "rate of the latest cycle (no longer baseline)" : "rate of the latest cycle (a discontinuity since the reference)")
-        log("start at \(StartInstant.format(instant.nanoseconds)) (CLOCK_REALTIME): device frame \(frame); CLOCK_REALTIME − CLOCK_MONOTONIC = \(offset.nanoseconds) ns (bracket \(offset.bracketNanoseconds) ns); \(rateLine); the median of 9 cycles' anchors and 9 references (spread " + String(format: "%.3f", spread) + " frames); scheduled " + String(format: "%.3f", left) + " s before the instant")
+        // Once the instant has come: where the device's clock of that moment puts it (the cycle
+        // that contains it), against the frame the tracks started on. A difference is the
+        // server's clock moving after the conversion (a late wake-up bending its estimate).
+        let after = DispatchTime.now() + .nanoseconds(Int(max(0, instant.nanoseconds - SystemClock.realtime.now()))) + .milliseconds(30)
+        DispatchQueue.global().asyncAfter(deadline: after) { [self] in
+            guard let ts = engine.deviceTime(at: instant) else { return }
+            let line = String(format: "at the instant the device's clock put it at device frame %.2f: the start is %+.2f frames from it", ts.sampleTime, Double(frame) - ts.sampleTime)
+            notices.withLock { $0.append(line) }
+        }
+        log("start at \(StartInstant.format(instant.nanoseconds)) (CLOCK_REALTIME): device frame \(frame); CLOCK_REALTIME − CLOCK_MONOTONIC = \(offset.nanoseconds) ns (bracket \(offset.bracketNanoseconds) ns); \(rateLine); the median of 9 cycles' anchors and 9 references (spread " + String(format: "%.3f", spread) + " frames; references " + String(format: "%.3f–%.3f", referencesFrom, referencesTo) + " s, anchors " + String(format: "%.3f–%.3f", anchorsFrom, left) + " s before the instant); scheduled " + String(format: "%.3f", left) + " s before the instant")
         return frame
     }
 }

@@ -202,13 +202,22 @@ struct StartAtOnJACKTests {
         return b.frame + (p.instantUs - b.usecs) / usPerFrame
     }
 
-    /// `rate … over X s` and `scheduled Y s before the instant` of aqsync's start line.
+    /// When aqsync took its reference cycles and its anchors (the middles of the windows its
+    /// start line gives, `references A–B s, anchors C–D s before the instant`): the lead of the
+    /// anchors and the baseline back to the references, in seconds.
     static func conversion(_ out: String) -> (baseline: Double, lead: Double)? {
-        guard let line = out.split(separator: "\n").first(where: { $0.contains("start at ") }) else { return nil }
-        let w = line.split(separator: " ")
-        guard let o = w.firstIndex(of: "over"), o + 1 < w.count, let baseline = Double(w[o + 1]),
-              let sIdx = w.firstIndex(of: "scheduled"), sIdx + 1 < w.count, let lead = Double(w[sIdx + 1]) else { return nil }
-        return (baseline, lead)
+        guard let line = out.split(separator: "\n").first(where: { $0.contains("start at ") }),
+              line.contains(" over ") else { return nil }
+        func window(after key: String) -> (Double, Double)? {
+            guard let r = line.range(of: key) else { return nil }
+            let text = line[r.upperBound...].prefix { $0 != " " }
+            let parts = text.split(separator: "–")
+            guard parts.count == 2, let a = Double(parts[0]), let b = Double(parts[1]) else { return nil }
+            return (a, b)
+        }
+        guard let refs = window(after: "; references "), let anchors = window(after: ", anchors ") else { return nil }
+        let lead = (anchors.0 + anchors.1) / 2
+        return ((refs.0 + refs.1) / 2 - lead, lead)
     }
 
     /// One server's rig: jackd, jack-record (aqsync's output, the witness's count and the
@@ -348,7 +357,7 @@ struct StartAtOnJACKTests {
             print("twoServersStartTheirPartsOnTheFrameOfTheInstant: part \(part) (period \(r.server.period)): first click at server frame \(Int(got)), "
                   + (straight ? "the instant's frame \(String(format: "%.3f", mod24(probe.frame))) (the server's clock straight: \(String(format: "%+.1f", bendUs)) µs off its line)"
                               : "the server's line as of aqsync's conversion \(String(format: "%.3f", mod24(line))) (the clock bent by \(String(format: "%+.1f", bendUs)) µs after it; \(String(format: "%+.3f", againstInstant)) frames from the instant's frame)")
-                  + ": \(String(format: "%+.3f", error)) frames; \(probe.line); aqsync: \(out.split(separator: "\n").first { $0.contains("start at") } ?? "")")
+                  + ": \(String(format: "%+.3f", error)) frames; \(probe.line); aqsync: \(out.split(separator: "\n").filter { $0.contains("start at") || $0.contains("at the instant") }.joined(separator: " / "))")
             #expect(abs(error) <= 1, "part \(part): first click at server frame \(got), \(straight ? "the instant's frame" : "the server's line as of the conversion") \(mod24(reference))\n\(probe.line)\n\(out)")
             // Only the part's clicks, every one of them, each `spacing` after the previous.
             let amplitude: Float = i == 0 ? 0.5 : 0.8
@@ -362,6 +371,14 @@ struct StartAtOnJACKTests {
                 let recorded = b - a == Self.spacing
                 let own = witnessFrames[k].flatMap { fa in witnessFrames[k + 1].map { ($0 - fa) & 0xFFFFFF == Self.spacing } } ?? false
                 let server = witness.serverFrames[a].flatMap { fa in witness.serverFrames[b].map { $0 - fa == Self.spacing } } ?? false
+                // Off in every measure: aqsync's doing, unless the witness marked the window (the
+                // recorder broke, the witness slipped, or the server reported an xrun).
+                let window = a...(b + 4096)
+                let marked = witness.breaks.contains { window.contains($0) } || witness.slips.contains { window.contains($0) } || witness.xruns.contains { window.contains($0) }
+                if !(recorded || own || server) && marked {
+                    print("twoServersStartTheirPartsOnTheFrameOfTheInstant: part \(part): spacing \(b - a) at recorded frame \(a) not judged (the witness marked the window)")
+                    continue
+                }
                 #expect(recorded || own || server, "part \(part): clicks at recorded frames \(a), \(b) are \(b - a) apart, witness \(String(describing: witnessFrames[k])) → \(String(describing: witnessFrames[k + 1])), server \(String(describing: witness.serverFrames[a])) → \(String(describing: witness.serverFrames[b]))")
             }
             #expect(out.contains("start at \(text)"), "\(out)")
