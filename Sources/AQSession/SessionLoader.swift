@@ -11,8 +11,8 @@ package enum SessionLoader {
     static let topKeys: Set<String> = ["session", "output", "track", "record", "marker"]
     static let sessionKeys: Set<String> = ["name", "sample_rate", "loop", "bpm", "meter", "gap"]
     static let outputKeys: Set<String> = ["client_name", "channels", "connect"]
-    static let trackKeys: Set<String> = ["name", "file", "start", "gain_db", "trim_start", "trim_end", "outputs", "fade_in", "fade_out", "fade_curve", "gain", "crossfade"]
-    static let recordKeys: Set<String> = ["file", "format", "channels", "connect", "start", "length", "compensate"]
+    static let trackKeys: Set<String> = ["name", "file", "start", "gain_db", "trim_start", "trim_end", "outputs", "fade_in", "fade_out", "fade_curve", "gain", "crossfade", "part"]
+    static let recordKeys: Set<String> = ["file", "format", "channels", "connect", "start", "length", "compensate", "part"]
     /// Capture ports one session may record from, over all its takes.
     package static let maximumTakeChannels = 32
 
@@ -238,6 +238,7 @@ package enum SessionLoader {
             var track = SessionTrack(
                 name: trackName, file: fileURL, start: start, gainDB: gain, trimStart: trimStart, trimEnd: trimEnd,
                 outputs: outputs, audio: info, fadeIn: fadeIn, fadeOut: fadeOut)
+            track.part = try parsePart(t, loc: loc, sec: sec, what: tl)
             track.gainPoints = try parseGainPoints(t, loc: loc, sec: sec, what: tl, trackFrames: trackFrames, rate: rateForLength)
             if let c = t["crossfade"] {
                 guard let on = c.bool else {
@@ -359,7 +360,9 @@ package enum SessionLoader {
             if access(dir, W_OK | X_OK) != 0 {
                 throw loc.error(.unwritableFile, key: "file", section: sec, "\(tl): cannot write in \(dir): \(String(cString: strerror(errno)))")
             }
-            takes.append(SessionTake(file: fileURL, format: format, channels: channels, connect: connect, start: start, length: length, compensate: compensate))
+            var take = SessionTake(file: fileURL, format: format, channels: channels, connect: connect, start: start, length: length, compensate: compensate)
+            take.part = try parsePart(t, loc: loc, sec: sec, what: tl)
+            takes.append(take)
         }
         return takes
     }

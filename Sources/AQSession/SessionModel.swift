@@ -304,6 +304,9 @@ package struct SessionTrack: Sendable {
     /// The crossfade the track listed after this one asked for: this track fades out over the
     /// overlap; nil: none.
     package var crossfadeOut: SessionCrossfade?
+    /// `part`: the part this track belongs to (`aqsync play --part NAME` plays only the
+    /// tracks of that part); nil: none (it plays only when no part is chosen).
+    package var part: String? = nil
 
     /// Makes a track (normally the loader does).
     package init(
@@ -350,6 +353,9 @@ package struct SessionTake: Sendable, Equatable {
     /// `compensate`: place the take by the latency a performer hears and plays with
     /// (default true); false: raw, where the frames reached the engine.
     package var compensate: Bool
+    /// `part`: the part this take belongs to (`--part NAME` records only that part's takes);
+    /// nil: none (recorded only when no part is chosen).
+    package var part: String? = nil
 
     /// Makes a take (normally the loader does).
     package init(

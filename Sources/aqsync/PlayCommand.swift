@@ -81,6 +81,12 @@ struct PlayCommand: ParsableCommand {
     @Flag(help: "With --transport follow: exit (status 0) once the transport rolls past the session's end.")
     var exitAtEnd = false
 
+    @Option(help: ArgumentHelp("Play only the tracks (and record only the takes) of this part: those with part = \"NAME\" (tracks without a part play only when no part is chosen; docs/multi-machine.md).", valueName: "NAME"))
+    var part: String?
+
+    @Option(help: ArgumentHelp("Start the session (frame 0, or --from's position) on the device frame of this wall-clock (CLOCK_REALTIME) instant: ISO 8601 with a zone (2026-11-27T12:00:03.250Z) or seconds from now (+3, +2.5s); at least --lead ahead, else refused (docs/multi-machine.md).", valueName: "INSTANT"))
+    var startAt: String?
+
     @Option(help: ArgumentHelp("Take OSC commands on this UDP port (docs/control.md).", valueName: "PORT"))
     var osc: Int?
 
@@ -95,6 +101,7 @@ struct PlayCommand: ParsableCommand {
             if let transport { throw ValidationError("--transport \(transport) plays one session (the transport's position is one session's): not a set list") }
         }
         if let from { try checkFromOption(from) }
+        try validateStartAtAndPart()
         if let osc, !(1...65535).contains(osc) { throw ValidationError("--osc must be a UDP port from 1 to 65535") }
         if let transport {
             guard transport == "follow" || transport == "lead" else {
@@ -115,7 +122,8 @@ struct PlayCommand: ParsableCommand {
     }
 
     func run() throws {
-        let list = try sessions.map { try loadSession($0) }
+        let list = try sessions.map { try selectPart(of: loadSession($0), part: part) }
+        let startAt = try startInstant()
         if list.count > 1 {
             do throws(SessionError) {
                 try SetList.checkLive(list, connectOverridden: connect != nil || noConnect, clientNameOverridden: clientName != nil)
@@ -125,7 +133,7 @@ struct PlayCommand: ParsableCommand {
             }
         }
         let from = try parseFromOption(self.from ?? "0", session: list[0])
-        let code = Player(command: self, sessions: list, from: from).run()
+        let code = Player(command: self, sessions: list, from: from, startAt: startAt).run()
         if code != 0 { throw ExitCode(code) }
     }
 }
@@ -149,6 +157,8 @@ final class Player: @unchecked Sendable {
 
     /// The session position playback starts at (`--from`).
     let from: SessionTime
+    /// `--start-at`: the instant the session starts at (nil: `--lead` from now).
+    let startAt: SystemInstant?
     /// Where OSC messages go (set by the mode that plays; nil: dropped).
     let oscTarget = Mutex<(@Sendable (OSCMessage) -> Void)?>(nil)
     /// The position OSC replies and subscriptions send (set by the mode that plays; nil:
@@ -158,8 +168,9 @@ final class Player: @unchecked Sendable {
     /// plays; nil: none).
     let oscMeterStatus = Mutex<(@Sendable () -> OSCMessage?)?>(nil)
 
-    init(command: PlayCommand, sessions: [Session], from: SessionTime) {
+    init(command: PlayCommand, sessions: [Session], from: SessionTime, startAt: SystemInstant? = nil) {
         self.command = command
+        self.startAt = startAt
         self.session = sessions[0]
         self.sessions = sessions
         self.from = from
@@ -353,8 +364,8 @@ final class Player: @unchecked Sendable {
         let epoch0 = engine.discontinuity.epoch
         let sessionStart: Int64
         do {
-            let want = engine.deviceCurrentTime().sampleTime + command.lead * rate
-            sessionStart = try player.start(at: AudioTimeStamp(sampleTime: want.rounded(.up)))
+            guard let s = try startSession(player, engine: engine, rate: rate) else { return 128 + caughtSignal.load(ordering: .relaxed) }
+            sessionStart = s
         } catch {
             printError(error.description)
             return 1

@@ -56,6 +56,9 @@ struct RenderCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Start at this session position: seconds (90), m:ss.sss (1:30), frames:N (at the session rate) or a marker's name.", valueName: "POSITION"))
     var from: String?
 
+    @Option(help: ArgumentHelp("Render only the tracks of this part (those with part = \"NAME\"), as 'aqsync play --part' plays them.", valueName: "NAME"))
+    var part: String?
+
     func validate() throws {
         if sessions.isEmpty { throw ValidationError("give a session file") }
         if let from { try checkFromOption(from) }
@@ -70,7 +73,7 @@ struct RenderCommand: ParsableCommand {
     func run() throws {
         let fmt = WAVSampleFormat(rawValue: format)!
         if sessions.count > 1 {
-            let list = try sessions.map { try loadSession($0) }
+            let list = try sessions.map { try selectPart(of: loadSession($0), part: part) }
             do {
                 let began = Date()
                 let results = try OfflineRenderer.renderSetList(list, to: URL(fileURLWithPath: output), format: fmt, sampleRate: rate, cycleFrames: cycle)
@@ -88,7 +91,7 @@ struct RenderCommand: ParsableCommand {
             }
             return
         }
-        let s = try loadSession(sessions[0])
+        let s = try selectPart(of: loadSession(sessions[0]), part: part)
         let tty = isatty(STDERR_FILENO) != 0
         let position = try parseFromOption(from ?? "0", session: s)
         do {
