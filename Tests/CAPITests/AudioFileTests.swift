@@ -303,6 +303,23 @@ import Testing
         #expect(far.output.trimmingCharacters(in: .whitespacesAndNewlines) == "\(((5 << 30) + 4) / 4)", "\(far.output)")
     }
 
+    /// An M4A whose data passes 4 GiB (`audiofile_m4a_large.c`: 4200 ALAC packets of 1 MiB through
+    /// AudioFileInitializeWithCallbacks, whose write callback leaves the packets' bytes out, so the
+    /// file is sparse): a 64-bit `mdat` header and `co64` chunk offsets, and ffprobe reads the track.
+    @Test func m4aPast4GiB() throws {
+        let prefix = try CAPI.prefix()
+        let dir = prefix.appendingPathComponent("audiofile-m4a")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let file = dir.appendingPathComponent("large.m4a").path
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let exe = try CAPI.build("Tests/CAPIPrograms/audiofile_m4a_large.c")
+        let r = try CAPI.run(exe, [file])
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains(" 0 failed"), "\(r.output)")
+        let probe = try CAPI.shell("ffprobe -v error -show_entries stream=codec_name,sample_rate,channels,nb_frames,duration_ts -of csv=p=0 '\(file)'")
+        #expect(probe.output.trimmingCharacters(in: .whitespacesAndNewlines) == "alac,44100,2,\(4200 * 4096),4200", "\(probe.output)")
+    }
+
     /// The samples audiofile_write.c writes, in ffmpeg's raw format `sample` (s16le, s16be,
     /// s24le, s32be, f32le, …).
     static func samples(_ sample: String, channels: Int, frames: Int) -> Data {
