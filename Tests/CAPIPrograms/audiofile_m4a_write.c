@@ -6,7 +6,7 @@
  * opens DST and checks its file type, format, cookie (the source's, or the MP4 form holding it),
  * packet count, packet table and every packet's bytes; and that formats an M4A cannot hold are
  * refused; and that the cookie in its other forms (AAC's ES descriptor alone, ALAC's bare config)
- * gives the same file. Prints "priming=N", then "N passed, M failed".
+ * gives the same file cookie (in an MPEG-4 file, kAudioFileMPEG4Type). Prints "priming=N", then "N passed, M failed".
  * Usage: audiofile_m4a_write SRC DST */
 #include <AudioToolbox/AudioToolbox.h>
 #include <stdio.h>
@@ -140,7 +140,8 @@ int main(int argc, char **argv) {
     AudioFileClose(back);
 
     /* The cookie in Apple's other forms (AAC: the ES descriptor alone, as Apple's encoder gives
-     * it; ALAC: the bare 24-byte ALACSpecificConfig) gives the same file cookie. */
+     * it; ALAC: the bare 24-byte ALACSpecificConfig) gives the same file cookie; this one is
+     * made as kAudioFileMPEG4Type (brand 'mp42') and reads back as that. */
     UInt8 *alt = NULL;
     UInt32 altSize = 0;
     if (format.mFormatID == kAudioFormatMPEG4AAC && backCookieSize > 5 && backCookie[4] == 0x03) {
@@ -152,9 +153,9 @@ int main(int argc, char **argv) {
     }
     if (alt) {
         char path[600];
-        snprintf(path, sizeof path, "%s.alt.m4a", argv[2]);
+        snprintf(path, sizeof path, "%s.alt.mp4", argv[2]);
         url = urlOf(path);
-        s = AudioFileCreateWithURL(url, kAudioFileM4AType, &format, kAudioFileFlags_EraseFile, &dst);
+        s = AudioFileCreateWithURL(url, kAudioFileMPEG4Type, &format, kAudioFileFlags_EraseFile, &dst);
         CFRelease(url);
         EXPECT(s == noErr && AudioFileSetProperty(dst, kAudioFilePropertyMagicCookieData, altSize, alt) == noErr, "the cookie's other form");
         UInt32 n = 10, nb = upper * 64;
@@ -163,6 +164,9 @@ int main(int argc, char **argv) {
         AudioFileID alternate = openFile(path);
         UInt32 altBackSize = 0;
         UInt8 *altBack = alternate ? cookieOf(alternate, &altBackSize) : NULL;
+        type = 0;
+        size = sizeof type;
+        EXPECT(alternate && AudioFileGetProperty(alternate, kAudioFilePropertyFileFormat, &size, &type) == noErr && type == kAudioFileMPEG4Type, "MPEG-4 type %x", type);
         EXPECT(altBack && altBackSize == backCookieSize && memcmp(altBack, backCookie, altBackSize) == 0, "the same cookie from its other form (%u bytes)", altBackSize);
         free(altBack);
         if (alternate) AudioFileClose(alternate);
