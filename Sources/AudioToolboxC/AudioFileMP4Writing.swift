@@ -7,7 +7,8 @@
 // `alac`+`alac`, `stts` (the last packet's duration shortened by the remainder frames), `stsc`,
 // `stsz`, `stco` (`co64` past 4 GiB), and an edit list (`edts`/`elst`) whose media time is the
 // priming and whose duration is the valid frames — what ffmpeg and this library's reader
-// (AQFileStream/MP4.swift) take as the packet table. Plain functions: any thread.
+// (AQFileStream/MP4.swift) take as the packet table — and, for AAC, the same numbers in iTunes'
+// `iTunSMPB` (which this library's reader prefers). Plain functions: any thread.
 import AQTypes
 import CAudioToolbox
 import Foundation
@@ -86,7 +87,25 @@ enum MP4Writing {
         let valid = edited ? max(0, total - Int64(state.priming)) : total
         let track = box("trak", tkhd(duration: valid) + (edited ? edts(priming: state.priming, valid: valid) : [])
             + box("mdia", mdhd(rate: rate, duration: total) + hdlr() + box("minf", smhd() + dinf() + stbl(f, state, durations, dataOffset: dataOffset))))
-        return box("moov", mvhd(rate: rate, duration: valid) + track)
+        let aac = f.formatID.rawValue == UInt32(kAudioFormatMPEG4AAC)
+        let gapless = aac && edited ? iTunSMPB(priming: state.priming, remainder: state.remainder, valid: valid) : []
+        return box("moov", mvhd(rate: rate, duration: valid) + track + gapless)
+    }
+
+    /// iTunes' gapless information for AAC (`udta`/`meta`/`ilst`/`----` named `iTunSMPB`): the
+    /// same priming, remainder and valid frames as the edit list, for players that read only it.
+    static func iTunSMPB(priming: Int32, remainder: Int32, valid: Int64) -> [UInt8] {
+        func hex(_ v: Int64, _ digits: Int) -> String {
+            let h = String(UInt64(max(0, v)), radix: 16, uppercase: true)
+            return String(repeating: "0", count: max(0, digits - h.count)) + h
+        }
+        let words = [hex(0, 8), hex(Int64(priming), 8), hex(Int64(remainder), 8), hex(valid, 16)] + [String](repeating: hex(0, 8), count: 8)
+        let text = Array((" " + words.joined(separator: " ")).utf8)
+        var hdlr = PCMHeader.Bytes()
+        hdlr.be32(0); hdlr.tag("mdir"); hdlr.tag("appl"); hdlr.be32(0); hdlr.be32(0); hdlr.raw([0])
+        let item = box("----", full("mean", Array("com.apple.iTunes".utf8)) + full("name", Array("iTunSMPB".utf8))
+            + box("data", [0, 0, 0, 1, 0, 0, 0, 0] + text))  // type 1: UTF-8 text
+        return box("udta", full("meta", full("hdlr", hdlr.out) + box("ilst", item)))
     }
 
     /// Each packet's frames, the last ones shortened so that they add up to priming + valid.

@@ -242,7 +242,7 @@ import Testing
     /// with kAudioFileM4AType, the cookie and packet table set with AudioFileSetProperty,
     /// AudioFileWritePackets with descriptions; read back through AudioFileOpenURL with the same
     /// packets, cookie and packet table). ffprobe sees the codec, rate, channels and packets; the
-    /// copy of an MP4 has its duration; ffmpeg decodes the copy to exactly the source's samples
+    /// copy of an MP4 has its duration (and an AAC one iTunes' `iTunSMPB`); ffmpeg decodes the copy to exactly the source's samples
     /// (the edit list carries the priming and remainder as the source's did).
     @Test(arguments: [
         ("aac.m4a", "-c:a aac -b:a 128k", "aac"), ("alac.m4a", "-c:a alac", "alac"), ("alac.caf", "-c:a alac -f caf", "alac"),
@@ -268,6 +268,10 @@ import Testing
         #expect(try probe(copy, "stream=nb_read_packets") == (try probe(source, "stream=nb_read_packets")))
         if name.hasSuffix(".m4a") {
             #expect(try probe(copy, "stream=duration_ts,duration") == (try probe(source, "stream=duration_ts,duration")))
+        }
+        if name == "aac.m4a" {
+            // iTunes' gapless tag: 1024 priming frames, 888 remainder, 88,200 valid.
+            #expect(try probe(copy, "format_tags=iTunSMPB").hasPrefix("00000000 00000400 00000378 0000000000015888"))
         }
         let decodedSource = source + ".raw", decodedCopy = copy + ".raw"
         let d1 = try CAPI.shell("ffmpeg -loglevel error -y -i '\(source)' -f s16le '\(decodedSource)'")
