@@ -1,9 +1,10 @@
-// Audio File Services, writing (issue 23): linear PCM into WAVE, AIFF, AIFC and CAF files made by
-// AudioFileCreateWithURL. The caller's bytes go into the file as they are, at the byte or packet
-// offset asked for (so the format given must be one the container stores as it is: WAVE
-// little-endian, AIFF big-endian, AIFC and CAF either); the header is written at creation with
-// sizes of 0 (CAF: -1, "still being written", as CAF allows) and its sizes when the file is
-// optimized or closed. (AQSession's WAV and CAF writers take planar float frames or encoded
+// Audio File Services, writing (issue 23): linear PCM into WAVE, RF64, AIFF, AIFC and CAF files
+// made by AudioFileCreateWithURL. The caller's bytes go into the file as they are, at the byte or
+// packet offset asked for (so the format given must be one the container stores as it is: WAVE
+// and RF64 little-endian, AIFF big-endian, AIFC and CAF either); the header is written at
+// creation with sizes of 0 (CAF and RF64: -1, "still being written") and its sizes when the file
+// is optimized or closed (RF64's in its `ds64` chunk). Compressed packets go to the CAF and M4A
+// writers (AudioFilePacketWriting.swift, AudioFileMP4Writing.swift). (AQSession's WAV and CAF writers take planar float frames or encoded
 // packets at the end of the file; these files take raw bytes anywhere, so the header layouts are
 // written here.) docs/c-api.md, "Audio File Services".
 import AQTypes
@@ -132,7 +133,7 @@ final class AudioFileWriteState {
         guard start >= 0 else { throw AudioFileFailure(status: kAudioFileInvalidPacketOffsetError, "negative offset \(start)") }
         guard count > 0 else { return }
         if layout != .caf && !rf64 && dataOffset + start + Int64(count) > Int64(UInt32.max) {
-            throw AudioFileFailure(status: kAudioFileDoesNotAllow64BitDataSizeError, "WAVE and AIFF data stop at 4 GiB")
+            throw AudioFileFailure(status: kAudioFileDoesNotAllow64BitDataSizeError, "WAVE and AIFF data stop at 4 GiB (kAudioFileRF64Type does not)")
         }
         guard write(UnsafeRawBufferPointer(start: from, count: count), at: dataOffset + start) else {
             throw AudioFileFailure(status: kAudioFilePermissionsError, "write failed")
