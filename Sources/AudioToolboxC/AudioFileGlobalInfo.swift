@@ -36,10 +36,12 @@ enum GlobalInfo {
     ]
 
     /// The types AudioFileCreateWithURL makes.
-    static let writable: [UInt32] = [UInt32(kAudioFileWAVEType), UInt32(kAudioFileAIFFType), UInt32(kAudioFileAIFCType), UInt32(kAudioFileCAFType)]
+    static let writable: [UInt32] = [UInt32(kAudioFileWAVEType), UInt32(kAudioFileRF64Type), UInt32(kAudioFileAIFFType), UInt32(kAudioFileAIFCType),
+                                     UInt32(kAudioFileCAFType), UInt32(kAudioFileM4AType), UInt32(kAudioFileMPEG4Type)]
 
     /// The formats a writable type takes.
     static func formats(_ type: UInt32) -> [UInt32] {
+        if MP4Writing.isMP4(type) { return [UInt32(kAudioFormatMPEG4AAC), UInt32(kAudioFormatAppleLossless)] }
         guard type == UInt32(kAudioFileCAFType) else { return [UInt32(kAudioFormatLinearPCM)] }
         return [UInt32(kAudioFormatLinearPCM), UInt32(kAudioFormatMPEG4AAC), UInt32(kAudioFormatMPEG4AAC_HE),
                 UInt32(kAudioFormatAppleLossless), UInt32(kAudioFormatMPEGLayer3)]

@@ -1,9 +1,10 @@
-// Audio File Services, writing (issue 23): linear PCM into WAVE, AIFF, AIFC and CAF files made by
-// AudioFileCreateWithURL. The caller's bytes go into the file as they are, at the byte or packet
-// offset asked for (so the format given must be one the container stores as it is: WAVE
-// little-endian, AIFF big-endian, AIFC and CAF either); the header is written at creation with
-// sizes of 0 (CAF: -1, "still being written", as CAF allows) and its sizes when the file is
-// optimized or closed. (AQSession's WAV and CAF writers take planar float frames or encoded
+// Audio File Services, writing (issue 23): linear PCM into WAVE, RF64, AIFF, AIFC and CAF files
+// made by AudioFileCreateWithURL. The caller's bytes go into the file as they are, at the byte or
+// packet offset asked for (so the format given must be one the container stores as it is: WAVE
+// and RF64 little-endian, AIFF big-endian, AIFC and CAF either); the header is written at
+// creation with sizes of 0 (CAF and RF64: -1, "still being written") and its sizes when the file
+// is optimized or closed (RF64's in its `ds64` chunk). Compressed packets go to the CAF and M4A
+// writers (AudioFilePacketWriting.swift, AudioFileMP4Writing.swift). (AQSession's WAV and CAF writers take planar float frames or encoded
 // packets at the end of the file; these files take raw bytes anywhere, so the header layouts are
 // written here.) docs/c-api.md, "Audio File Services".
 import AQTypes
@@ -24,8 +25,11 @@ final class AudioFileWriteState {
     private(set) var dataBytes: Int64 = 0
     private var closed = false
 
-    /// Compressed packets in a CAF (AudioFilePacketWriting.swift); nil for linear PCM.
+    /// Compressed packets in a CAF (AudioFilePacketWriting.swift) or an M4A
+    /// (AudioFileMP4Writing.swift); nil for linear PCM.
     let packets: CAFPacketState?
+    /// An M4A (or MPEG-4) file: its `moov` is written after the data at close.
+    let mp4: Bool
 
     /// Writes the header into `storage` (a file made for writing, or the caller's callbacks),
     /// which it then owns. Blocks on the storage.
@@ -36,7 +40,10 @@ final class AudioFileWriteState {
         self.format = format
         self.layout = layout
         packets = compressed ? CAFPacketState() : nil
-        let header = compressed ? CAFPacketState.header(format, cookie: [], dataBytes: nil) : PCMHeader.bytes(layout, format: format, dataBytes: nil)
+        mp4 = MP4Writing.isMP4(fileType)
+        let header = mp4 ? MP4Writing.header(fileType)
+            : compressed ? CAFPacketState.header(format, cookie: [], dataBytes: nil)
+            : PCMHeader.bytes(layout, format: format, dataBytes: nil, rf64: fileType == UInt32(kAudioFileRF64Type))
         dataOffset = Int64(header.count)
         guard write(header, at: 0) else {
             closed = true
@@ -45,10 +52,16 @@ final class AudioFileWriteState {
         }
     }
     private let layout: PCMHeader.Layout
+    /// An RF64 file: WAVE with the `ds64` chunk's 64-bit sizes from the start.
+    private var rf64: Bool { fileType == UInt32(kAudioFileRF64Type) }
 
-    /// The header layout for `format` in `fileType` (compressed: packets in a CAF), or the
-    /// result code refusing it; checked before a file is made.
+    /// The header layout for `format` in `fileType` (compressed: packets in a CAF or an M4A), or
+    /// the result code refusing it; checked before a file is made.
     static func check(fileType: UInt32, format: SFormat) throws(AudioFileFailure) -> (PCMHeader.Layout, compressed: Bool) {
+        if MP4Writing.isMP4(fileType) {
+            try MP4Writing.check(format)
+            return (.caf, true)
+        }
         if fileType == UInt32(kAudioFileCAFType) && CAFPacketState.accepts(format) { return (.caf, true) }
         return (try PCMHeader.check(fileType: fileType, format: format), false)
     }
@@ -73,7 +86,10 @@ final class AudioFileWriteState {
                 throw AudioFileFailure(status: kAudioFilePermissionsError, "write failed")
             }
             dataBytes += Int64(size)
-            packets.add(size: d.mDataByteSize, frames: d.mVariableFramesInPacket > 0 ? d.mVariableFramesInPacket : format.framesPerPacket)
+            // A format of constant frames per packet counts them all (a reader's description of a
+            // last, shorter packet says so in mVariableFramesInPacket; the remainder frames are what
+            // trims it); variable ones take the description's.
+            packets.add(size: d.mDataByteSize, frames: format.framesPerPacket > 0 ? format.framesPerPacket : d.mVariableFramesInPacket)
         }
         return count
     }
@@ -81,6 +97,11 @@ final class AudioFileWriteState {
     /// Sets the magic cookie (compressed packets only); it must fit the room kept for it.
     func setCookie(_ cookie: [UInt8]) throws(AudioFileFailure) {
         guard let packets else { throw AudioFileFailure(status: kAudioFileUnsupportedPropertyError, "linear PCM has no magic cookie") }
+        if mp4 {
+            // Kept for the `moov` written at close: any size.
+            packets.cookie = try MP4Writing.fileCookie(cookie, format: format)
+            return
+        }
         let cookie = CAFPacketState.fileCookie(cookie, format: format)
         guard CAFPacketState.fits(cookie) else {
             throw AudioFileFailure(status: kAudioFileBadPropertySizeError, "a cookie of \(cookie.count) bytes: at most \(CAFPacketState.cookieRoom - 12)")
@@ -98,6 +119,7 @@ final class AudioFileWriteState {
             throw AudioFileFailure(status: kAudioFileOperationNotSupportedError, "the rate is set before the first packet of a compressed file")
         }
         format.sampleRate = rate
+        if mp4 { return }  // the rate is in the `moov`, written at close
         guard write(CAFPacketState.header(format, cookie: packets.cookie, dataBytes: nil), at: 0) else {
             throw AudioFileFailure(status: kAudioFilePermissionsError, "header write failed")
         }
@@ -110,8 +132,8 @@ final class AudioFileWriteState {
         }
         guard start >= 0 else { throw AudioFileFailure(status: kAudioFileInvalidPacketOffsetError, "negative offset \(start)") }
         guard count > 0 else { return }
-        if layout != .caf && dataOffset + start + Int64(count) > Int64(UInt32.max) {
-            throw AudioFileFailure(status: kAudioFileDoesNotAllow64BitDataSizeError, "WAVE and AIFF data stop at 4 GiB")
+        if layout != .caf && !rf64 && dataOffset + start + Int64(count) > Int64(UInt32.max) {
+            throw AudioFileFailure(status: kAudioFileDoesNotAllow64BitDataSizeError, "WAVE and AIFF data stop at 4 GiB (kAudioFileRF64Type does not)")
         }
         guard write(UnsafeRawBufferPointer(start: from, count: count), at: dataOffset + start) else {
             throw AudioFileFailure(status: kAudioFilePermissionsError, "write failed")
@@ -121,6 +143,15 @@ final class AudioFileWriteState {
 
     /// Writes the header's sizes (AudioFileOptimize, AudioFileClose).
     func updateHeader() throws(AudioFileFailure) {
+        if let packets, mp4 {
+            // The `mdat` box's size, then the `moov` after the data.
+            let moov = MP4Writing.moov(format, packets, dataOffset: dataOffset)
+            guard write(MP4Writing.mdatHeader(dataBytes: dataBytes), at: dataOffset - 16),
+                  write(moov, at: dataOffset + dataBytes), storage.truncate(dataOffset + dataBytes + Int64(moov.count)) else {
+                throw AudioFileFailure(status: kAudioFilePermissionsError, "moov write failed")
+            }
+            return
+        }
         if let packets {
             // The data's size, then the packet table after the data.
             let table = packets.packetTable(format)
@@ -130,7 +161,7 @@ final class AudioFileWriteState {
             }
             return
         }
-        let header = PCMHeader.bytes(layout, format: format, dataBytes: dataBytes)
+        let header = PCMHeader.bytes(layout, format: format, dataBytes: dataBytes, rf64: rf64)
         guard write(header, at: 0) else { throw AudioFileFailure(status: kAudioFilePermissionsError, "header write failed") }
         // WAVE and AIFF chunks are padded to an even size.
         if layout != .caf && dataBytes % 2 == 1 { _ = write([0], at: dataOffset + dataBytes) }
@@ -167,9 +198,11 @@ enum PCMHeader {
 
     /// The header layout for `format` in `fileType`, or the reason it cannot be written.
     static func check(fileType: UInt32, format f: SFormat) throws(AudioFileFailure) -> Layout {
+        // RF64 is WAVE with 64-bit sizes: the same formats.
+        let fileType = fileType == UInt32(kAudioFileRF64Type) ? UInt32(kAudioFileWAVEType) : fileType
         let wave = UInt32(kAudioFileWAVEType), aiff = UInt32(kAudioFileAIFFType), aifc = UInt32(kAudioFileAIFCType), caf = UInt32(kAudioFileCAFType)
         guard [wave, aiff, aifc, caf].contains(fileType) else {
-            throw AudioFileFailure(status: kAudioFileUnsupportedFileTypeError, "writes WAVE, AIFF, AIFC and CAF only")
+            throw AudioFileFailure(status: kAudioFileUnsupportedFileTypeError, "writes WAVE, RF64, AIFF, AIFC, CAF and M4A only")
         }
         let flags = f.formatFlags.rawValue
         let isFloat = flags & UInt32(kAudioFormatFlagIsFloat) != 0
@@ -207,8 +240,9 @@ enum PCMHeader {
         }
     }
 
-    /// The header for `dataBytes` of audio data (nil: not known yet).
-    static func bytes(_ layout: Layout, format f: SFormat, dataBytes: Int64?) -> [UInt8] {
+    /// The header for `dataBytes` of audio data (nil: not known yet); `rf64`: a WAVE layout as
+    /// RF64 (`RF64` and the data chunk's sizes -1, the real ones in a `ds64` chunk after it).
+    static func bytes(_ layout: Layout, format f: SFormat, dataBytes: Int64?, rf64: Bool = false) -> [UInt8] {
         var b = Bytes()
         let data = dataBytes ?? 0
         let bits = Int(f.bitsPerChannel), channels = Int(f.channelsPerFrame)
@@ -216,8 +250,16 @@ enum PCMHeader {
         case .wave, .waveFloat, .waveExtensible:
             let extensible = layout == .waveExtensible
             let fmtSize = extensible ? 40 : 16
-            let riffSize: Int64 = Int64(4 + 8 + fmtSize + 8) + data + data % 2
-            b.tag("RIFF"); b.le32(UInt32(clamping: riffSize)); b.tag("WAVE")
+            let ds64Size = 28
+            let riffSize: Int64 = Int64(4 + (rf64 ? 8 + ds64Size : 0) + 8 + fmtSize + 8) + data + data % 2
+            if rf64 {
+                b.tag("RF64"); b.le32(UInt32.max); b.tag("WAVE")
+                b.tag("ds64"); b.le32(UInt32(ds64Size))
+                b.le64(UInt64(riffSize)); b.le64(UInt64(data)); b.le64(UInt64(data / Int64(max(1, f.bytesPerFrame))))
+                b.le32(0)  // no table of other chunks' sizes
+            } else {
+                b.tag("RIFF"); b.le32(UInt32(clamping: riffSize)); b.tag("WAVE")
+            }
             b.tag("fmt "); b.le32(UInt32(fmtSize))
             let isFloat = f.formatFlags.rawValue & UInt32(kAudioFormatFlagIsFloat) != 0
             b.le16(extensible ? 0xFFFE : (isFloat ? 3 : 1)); b.le16(UInt16(channels))
@@ -228,7 +270,7 @@ enum PCMHeader {
                 // KSDATAFORMAT_SUBTYPE_PCM / _IEEE_FLOAT: {0000000X-0000-0010-8000-00aa00389b71}
                 b.le32(isFloat ? 3 : 1); b.raw([0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71])
             }
-            b.tag("data"); b.le32(UInt32(clamping: data))
+            b.tag("data"); b.le32(rf64 ? UInt32.max : UInt32(clamping: data))
         case .aiff, .aifc:
             var compression: String?
             if case .aifc(let c) = layout { compression = c }
@@ -274,6 +316,7 @@ enum PCMHeader {
         mutating func raw(_ b: [UInt8]) { out += b }
         mutating func le16(_ v: UInt16) { withUnsafeBytes(of: v.littleEndian) { out += $0 } }
         mutating func le32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { out += $0 } }
+        mutating func le64(_ v: UInt64) { withUnsafeBytes(of: v.littleEndian) { out += $0 } }
         mutating func be16(_ v: UInt16) { withUnsafeBytes(of: v.bigEndian) { out += $0 } }
         mutating func be32(_ v: UInt32) { withUnsafeBytes(of: v.bigEndian) { out += $0 } }
         mutating func be64(_ v: UInt64) { withUnsafeBytes(of: v.bigEndian) { out += $0 } }

@@ -1,8 +1,8 @@
 // Extended Audio File Services, writing (issue 23): frames in the client's linear PCM, converted
 // to planar floats (PCMDeinterleaver), then written in the file's format: linear PCM by
 // PCMInterleaver's rule (or as floats), or AAC and ALAC packets from AQConvert's PacketEncoder
-// into a CAF with the encoder's cookie and, at the end, its priming and remainder in the packet
-// table. The file's channel count; a client at another rate is converted to the file's by libsoxr
+// into a CAF or an M4A with the encoder's cookie and, at the end, its priming and remainder in
+// the packet table (an M4A's edit list). The file's channel count; a client at another rate is converted to the file's by libsoxr
 // (AQConvert's RateConverter, as AudioConverter converts): N client frames become exactly
 // round(N × file / client) file frames, the resampler's tail written at ExtAudioFileDispose.
 import AQConvert

@@ -26,7 +26,8 @@ int main(int argc, char **argv) {
     EXPECT(AudioFileGetGlobalInfo(kAudioFileGlobalInfo_ReadableTypes, 0, NULL, &two, types) == noErr && two == 8, "as many as fit: %u", two);
     UInt32 writable[16];
     UInt32 writableSize = sizeof writable;
-    EXPECT(AudioFileGetGlobalInfo(kAudioFileGlobalInfo_WritableTypes, 0, NULL, &writableSize, writable) == noErr && writableSize == 16
+    EXPECT(AudioFileGetGlobalInfo(kAudioFileGlobalInfo_WritableTypes, 0, NULL, &writableSize, writable) == noErr && writableSize == 28
+           && contains(writable, writableSize, kAudioFileM4AType) && contains(writable, writableSize, kAudioFileRF64Type)
            && contains(writable, writableSize, kAudioFileCAFType), "writable: %u bytes", writableSize);
 
     AudioFileTypeID caf = kAudioFileCAFType, mp3 = kAudioFileMP3Type;

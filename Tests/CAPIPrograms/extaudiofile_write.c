@@ -1,7 +1,8 @@
 /* extaudiofile_write.c — issue 23: ExtAudioFile writing. Writes a second of a 1 kHz tone (44.1
  * kHz stereo) through ExtAudioFileCreateWithURL and ExtAudioFileWrite in 1000-frame writes, from
  * a 32-bit float interleaved client, into DIR/tone.wav (16-bit), DIR/tone-alac.caf and
- * DIR/tone-aac.caf (the file formats given as ID, rate and channels), and from a 16-bit
+ * DIR/tone-aac.caf (the file formats given as ID, rate and channels), the same two into
+ * DIR/tone-alac.m4a and DIR/tone-aac.m4a, and from a 16-bit
  * non-interleaved client into DIR/tone.aiff (24-bit); reads each back with ExtAudioFile and
  * checks the samples (PCM and ALAC to the 16-bit step, AAC close to the tone) and the length
  * (the encoders' priming and remainder left out); the result codes. Prints "wrote PATH" for each
@@ -93,6 +94,9 @@ int main(int argc, char **argv) {
     AudioStreamBasicDescription aac = alac;
     aac.mFormatID = kAudioFormatMPEG4AAC;
     writeFloats(argv[1], "tone-aac.caf", kAudioFileCAFType, aac, 0.1);  /* lossy: close to the tone */
+    /* The same into M4A (the priming and remainder in its edit list). */
+    writeFloats(argv[1], "tone-alac.m4a", kAudioFileM4AType, alac, 1.0 / 32768 + 1e-7);
+    writeFloats(argv[1], "tone-aac.m4a", kAudioFileM4AType, aac, 0.1);
 
     /* From a 16-bit non-interleaved client into a 24-bit AIFF: exact. */
     char path[512];

@@ -238,6 +238,92 @@ import Testing
         #expect(b.subdata(in: skip..<(skip + a.count)) == a, "the copy decodes to the source's samples (priming \(priming) frames)")
     }
 
+    /// AAC and ALAC packets copied into an M4A (`audiofile_m4a_write.c`: AudioFileCreateWithURL
+    /// with kAudioFileM4AType, the cookie and packet table set with AudioFileSetProperty,
+    /// AudioFileWritePackets with descriptions; read back through AudioFileOpenURL with the same
+    /// packets, cookie and packet table). ffprobe sees the codec, rate, channels and packets; the
+    /// copy of an MP4 has its duration (and an AAC one iTunes' `iTunSMPB`); ffmpeg decodes the copy to exactly the source's samples
+    /// (the edit list carries the priming and remainder as the source's did).
+    @Test(arguments: [
+        ("aac.m4a", "-c:a aac -b:a 128k", "aac"), ("alac.m4a", "-c:a alac", "alac"), ("alac.caf", "-c:a alac -f caf", "alac"),
+        ("adts.aac", "-c:a aac -b:a 128k -f adts", "aac"),
+    ])
+    func packetsWrittenIntoM4A(name: String, encoder: String, codec: String) throws {
+        let prefix = try CAPI.prefix()
+        let dir = prefix.appendingPathComponent("audiofile-m4a")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let source = dir.appendingPathComponent(name).path, copy = source + ".m4a"
+        let ff = try CAPI.shell("ffmpeg -loglevel error -y -f lavfi -i sine=frequency=1000:sample_rate=44100:duration=2 -ac 2 \(encoder) '\(source)'")
+        try #require(ff.status == 0, "\(ff.output)")
+        let exe = try CAPI.build("Tests/CAPIPrograms/audiofile_m4a_write.c", name: "audiofile_m4a_write-\(name)")
+        let r = try CAPI.run(exe, [source, copy])
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains(" 0 failed"), "\(r.output)")
+        func probe(_ file: String, _ entries: String) throws -> String {
+            try CAPI.shell("ffprobe -v error -count_packets -show_entries \(entries) -of csv=p=0 '\(file)'").output
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        #expect(try probe(copy, "format=format_name").contains("m4a"))
+        #expect(try probe(copy, "stream=codec_name,sample_rate,channels") == "\(codec),44100,2")
+        #expect(try probe(copy, "stream=nb_read_packets") == (try probe(source, "stream=nb_read_packets")))
+        if name.hasSuffix(".m4a") {
+            #expect(try probe(copy, "stream=duration_ts,duration") == (try probe(source, "stream=duration_ts,duration")))
+        }
+        if name == "aac.m4a" {
+            // iTunes' gapless tag: 1024 priming frames, 888 remainder, 88,200 valid.
+            #expect(try probe(copy, "format_tags=iTunSMPB").hasPrefix("00000000 00000400 00000378 0000000000015888"))
+        }
+        let decodedSource = source + ".raw", decodedCopy = copy + ".raw"
+        let d1 = try CAPI.shell("ffmpeg -loglevel error -y -i '\(source)' -f s16le '\(decodedSource)'")
+        let d2 = try CAPI.shell("ffmpeg -loglevel error -y -i '\(copy)' -f s16le '\(decodedCopy)'")
+        try #require(d1.status == 0 && d2.status == 0, "\(d1.output)\(d2.output)")
+        let a = try Data(contentsOf: URL(fileURLWithPath: decodedSource)), b = try Data(contentsOf: URL(fileURLWithPath: decodedCopy))
+        #expect(a.count > 300_000 && a == b, "decoded \(a.count) and \(b.count) bytes")
+    }
+
+    /// RF64 (`audiofile_rf64.c`): 16-bit stereo written with kAudioFileRF64Type has the `ds64`
+    /// chunk's sizes, reads back through AudioFileOpenURL, and ffmpeg reads it (its `wav` demuxer
+    /// takes RF64) as pcm_s16le, decoding exactly the samples written; a file whose data passes
+    /// 4 GiB (4 bytes written 5 GiB in: a sparse file) has 64-bit sizes ffprobe reads, and WAVE
+    /// refuses it.
+    @Test func rf64Written() throws {
+        let prefix = try CAPI.prefix()
+        let dir = prefix.appendingPathComponent("audiofile-rf64")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let exe = try CAPI.build("Tests/CAPIPrograms/audiofile_rf64.c")
+        let r = try CAPI.run(exe, [dir.path])
+        let big = dir.appendingPathComponent("big.rf64").path
+        defer { try? FileManager.default.removeItem(atPath: big) }
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains(" 0 failed"), "\(r.output)")
+        let small = dir.appendingPathComponent("small.rf64").path
+        let probe = try CAPI.shell("ffprobe -v error -show_entries stream=codec_name,sample_rate,channels,duration_ts -of csv=p=0 '\(small)'")
+        #expect(probe.output.trimmingCharacters(in: .whitespacesAndNewlines) == "pcm_s16le,44100,2,44100", "\(probe.output)")
+        let decoded = small + ".raw"
+        let d = try CAPI.shell("ffmpeg -loglevel error -y -i '\(small)' -f s16le '\(decoded)'")
+        try #require(d.status == 0, "\(d.output)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: decoded)) == Self.samples("s16le", channels: 2, frames: 44100))
+        let far = try CAPI.shell("ffprobe -v error -show_entries stream=duration_ts -of csv=p=0 '\(big)'")
+        #expect(far.output.trimmingCharacters(in: .whitespacesAndNewlines) == "\(((5 << 30) + 4) / 4)", "\(far.output)")
+    }
+
+    /// An M4A whose data passes 4 GiB (`audiofile_m4a_large.c`: 4200 ALAC packets of 1 MiB through
+    /// AudioFileInitializeWithCallbacks, whose write callback leaves the packets' bytes out, so the
+    /// file is sparse): a 64-bit `mdat` header and `co64` chunk offsets, and ffprobe reads the track.
+    @Test func m4aPast4GiB() throws {
+        let prefix = try CAPI.prefix()
+        let dir = prefix.appendingPathComponent("audiofile-m4a")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let file = dir.appendingPathComponent("large.m4a").path
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let exe = try CAPI.build("Tests/CAPIPrograms/audiofile_m4a_large.c")
+        let r = try CAPI.run(exe, [file])
+        #expect(r.status == 0, "\(r.output)")
+        #expect(r.output.contains(" 0 failed"), "\(r.output)")
+        let probe = try CAPI.shell("ffprobe -v error -show_entries stream=codec_name,sample_rate,channels,nb_frames,duration_ts -of csv=p=0 '\(file)'")
+        #expect(probe.output.trimmingCharacters(in: .whitespacesAndNewlines) == "alac,44100,2,\(4200 * 4096),4200", "\(probe.output)")
+    }
+
     /// The samples audiofile_write.c writes, in ffmpeg's raw format `sample` (s16le, s16be,
     /// s24le, s32be, f32le, …).
     static func samples(_ sample: String, channels: Int, frames: Int) -> Data {

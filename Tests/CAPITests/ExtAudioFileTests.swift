@@ -39,7 +39,7 @@ import Testing
     }
 
     /// Writing (`extaudiofile_write.c`): a second of a tone from a float client into a 16-bit
-    /// WAVE, ALAC and AAC in CAF, and a 16-bit non-interleaved client's ramps into a 24-bit AIFF,
+    /// WAVE, ALAC and AAC in CAF and in M4A, and a 16-bit non-interleaved client's ramps into a 24-bit AIFF,
     /// each read back by the program. Here ffmpeg decodes them: the WAVE and the ALAC to the
     /// same 44,100 frames (both the tone at 16 bits by one rule), the AIFF to the ramps exactly,
     /// the AAC to 44,100 frames and the encoder's priming and remainder (ffmpeg does not apply
@@ -61,6 +61,13 @@ import Testing
         let wav = try decoded("tone.wav"), alac = try decoded("tone-alac.caf"), aac = try decoded("tone-aac.caf"), aiff = try decoded("tone.aiff")
         #expect(wav.count == 44100 * 8 && alac == wav, "WAVE \(wav.count / 8) frames, ALAC \(alac.count / 8), equal: \(alac == wav)")
         #expect(aac.count >= 44100 * 8 && aac.count <= (44100 + 3072) * 8, "AAC: \(aac.count / 8) frames")
+        // M4A: ALAC as the WAVE; AAC with its priming left out by ffmpeg (the edit list), the
+        // same samples as the CAF's after them.
+        let alacM4A = try decoded("tone-alac.m4a"), aacM4A = try decoded("tone-aac.m4a")
+        #expect(alacM4A == wav, "ALAC in M4A: \(alacM4A.count / 8) frames")
+        let priming = aac.count - aacM4A.count
+        #expect(aacM4A.count >= 44100 * 8 && priming > 0 && aac.subdata(in: priming..<aac.count) == aacM4A,
+                "AAC in M4A: \(aacM4A.count / 8) frames, the CAF's \(aac.count / 8)")
         var ramps = Data()
         for i in 0..<44100 {
             for v in [Int16(truncatingIfNeeded: i * 7), Int16(truncatingIfNeeded: -i * 5)] {
