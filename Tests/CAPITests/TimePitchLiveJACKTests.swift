@@ -197,17 +197,18 @@ import Testing
         if !m.couldNotTell(s, zero) { #expect(worst < 1e-5, "the ramp is \(worst) off the ideal line") }
         #expect(m.cycleStart(s) == true, "the ramp starts on the first frame of a cycle (witness frame \(String(describing: s < m.timeline.frames.count ? m.timeline.frames[s] : nil)))")
         // When: the first cycle after the change, i.e. within a period of the queue times read
-        // around it (the time is the device's, extrapolated from the last cycle's anchor). A cycle
-        // the server did not give the library in between (the witness marked a slip or an xrun
-        // report there, or the recording broke) moves the ramp on by a cycle: the witness cannot
-        // tell then.
+        // around it (the time is the device's, extrapolated from the last cycle's anchor; queue
+        // frame 0 is the constant's first recorded frame). A cycle the server did not give the
+        // library between the queue's start and the ramp (the witness marked a slip or an xrun
+        // report there, or the recording broke) moves the recording against the queue's time,
+        // which counts every frame the library rendered: the witness cannot tell then.
         let times = r.output.split(separator: "\n").first { $0.hasPrefix("ramp set between queue frames ") }?
             .split(separator: " ").compactMap { Double($0) } ?? []
         let startQueueFrame = m.spans(dcOn, s).compactMap { $0.frames }
         if times.count == 2 {
             report.append("ramp set between queue frames \(Int(times[0])) and \(Int(times[1])), applied at \(startQueueFrame)")
             let inTime = startQueueFrame.contains { Double($0) >= times[0] - Double(period) && Double($0) <= times[1] + Double(period) }
-            let lo = max(0, dcOn + Int(times[0]) - 4 * period), hi = s + WitnessMarks.reportDelay
+            let lo = dcOn, hi = s + WitnessMarks.reportDelay
             let marked = m.couldNotTell(lo, hi) || m.timeline.xruns.contains { (lo...hi).contains($0) }
             if !inTime && marked { unsure.append("ramp applied at queue frame \(startQueueFrame), set between \(times)") } else {
                 #expect(inTime, "the ramp started at queue frame \(startQueueFrame), the change was made between \(times[0]) and \(times[1])")
