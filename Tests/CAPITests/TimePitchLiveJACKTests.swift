@@ -161,14 +161,13 @@ import Testing
         let R = Int((0.3 * Double(rate)).rounded())
         let rampSeg = segs[2]
         let dcOn = rampSeg.lowerBound
-        guard let firstLower = (dcOn...rampSeg.upperBound).first(where: { left[$0] != 0.5 }) else {
-            Issue.record("the ramp never left 0.5")
+        guard let firstLower = (dcOn...rampSeg.upperBound).first(where: { left[$0] != 0.5 }), firstLower > dcOn else {
+            Issue.record("the ramp's queue did not play 0.5 and then leave it: \(Array(left[rampSeg].prefix(8)))")
             return .judged
         }
         let s = firstLower - 1  // the ramp's frame 0 still plays the old gain
-        // The first frame of the silence that follows (a cycle of silence inside the ramp, which
-        // jackd2 gives the recorder when it calls the library twice for a cycle, breaks the law
-        // instead of ending the ramp).
+        // The first frame of the silence that follows (a cycle of silence inside the ramp, as in
+        // one run where the witness marked breaks there, breaks the law instead of ending it).
         let zero = rampSeg.upperBound + 1
         #expect(left[dcOn..<s].allSatisfy { $0 == 0.5 } && right[dcOn..<s].allSatisfy { $0 == 0.5 }, "the constant before the ramp")
         // Sample for sample in some measure: the law at each frame's ramp frame, and 0 exactly
