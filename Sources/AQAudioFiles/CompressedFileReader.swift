@@ -6,8 +6,8 @@ import Foundation
 import Glibc
 #endif
 
-/// Reads a compressed audio file (MP3, ADTS AAC, CAF with ALAC or AAC, FLAC, MP4/M4A with AAC,
-/// ALAC, FLAC or Opus, Ogg with FLAC, Opus or Vorbis) through the file-stream parser, 64 KiB at
+/// Reads a compressed audio file (MP3, ADTS AAC, CAF with ALAC, AAC or Apple IMA4, AIFC with
+/// Apple IMA4, FLAC, MP4/M4A with AAC, ALAC, FLAC or Opus, Ogg with FLAC, Opus or Vorbis) through the file-stream parser, 64 KiB at
 /// a time, and fills queue buffers with whole packets and their packet
 /// descriptions. Memory holds at most one chunk plus one buffer's worth of packets.
 ///
@@ -58,6 +58,7 @@ package final class CompressedFileReader {
         f.formatID == AudioFormatID.mpegLayer3 || f.formatID == AudioFormatID.mpeg4AAC || f.formatID == AudioFormatID.appleLossless
             || f.formatID == AudioFormatID.mpegLayer2 || f.formatID == AudioFormatID.mpegLayer1
             || f.formatID == AudioFormatID.flac || f.formatID == AudioFormatID.opus || f.formatID == AudioFormatID.vorbis
+            || f.formatID == AudioFormatID.appleIMA4
     }
 
     /// Opens `url` and parses its header.
@@ -78,7 +79,7 @@ package final class CompressedFileReader {
         do {
             stream = try AudioFileStream(
                 propertyListener: { _, p, flags in if p == .magicCookieData { flags.insert(.cacheProperty) } },
-                packets: { [unowned self] data, _, descs in self.accept(data, descs) })
+                packets: { [unowned self] data, count, descs in self.accept(data, count, descs) })
         } catch {
             throw SessionError(.unsupportedAudio, file: path, "\(error)")
         }
@@ -146,9 +147,18 @@ package final class CompressedFileReader {
         }
     }
 
-    private func accept(_ data: UnsafeRawBufferPointer, _ descs: UnsafeBufferPointer<AudioStreamPacketDescription>?) {
-        guard let descs else { return }
-        for d in descs {
+    private func accept(_ data: UnsafeRawBufferPointer, _ count: Int, _ descs: UnsafeBufferPointer<AudioStreamPacketDescription>?) {
+        var made: [AudioStreamPacketDescription] = []
+        if descs == nil {
+            // Constant-size compressed packets (Apple IMA4) come without descriptions.
+            guard let f = stream?.dataFormat, f.bytesPerPacket > 0, f.framesPerPacket > 0, !f.isLinearPCM else { return }
+            let size = Int(f.bytesPerPacket)
+            made = (0..<min(count, data.count / size)).map {
+                AudioStreamPacketDescription(startOffset: Int64($0 * size), variableFramesInPacket: 0, dataByteSize: UInt32(size))
+            }
+        }
+        for i in 0..<(descs?.count ?? made.count) {
+            let d = descs?[i] ?? made[i]
             let start = Int(d.startOffset)
             let bytes = UnsafeRawBufferPointer(rebasing: data[start..<(start + Int(d.dataByteSize))])
             pendingDescs.append(AudioStreamPacketDescription(

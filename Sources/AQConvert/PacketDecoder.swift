@@ -7,8 +7,8 @@ import CAVCodec
 public struct PacketDecoderError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What the caller got wrong or what is missing, in words.
     public enum Kind: Hashable, Sendable {
-        /// The format ID is not one ``PacketDecoder`` decodes (`.mp3`, `aac `, `alac`, `flac`), or the
-        /// format's rate or channel count is out of range.
+        /// The format ID is not one ``PacketDecoder`` decodes (`.mp3`, `aac `, `alac`, `flac`, `ima4`…),
+        /// or the format's rate, channel count or (IMA4) packet shape is out of range.
         case unsupportedFormat
         /// The format needs a magic cookie (AAC, Apple Lossless) and none was given.
         case missingMagicCookie
@@ -28,7 +28,7 @@ public struct PacketDecoderError: Error, Hashable, Sendable, CustomStringConvert
 }
 
 /// Decodes compressed audio packets (MPEG Layer I, II and III, AAC-LC, HE-AAC and HE-AAC v2,
-/// Apple Lossless, FLAC, Opus, Vorbis) to planar Float32 at the format's rate with libavcodec.
+/// Apple Lossless, FLAC, Opus, Vorbis, Apple IMA4) to planar Float32 at the format's rate with libavcodec.
 /// An AAC format's ID names the layers decoded (``aacDecoderConfig(formatID:asc:)``).
 ///
 /// Feed packets in stream order with ``decode(_:framesIfCorrupt:into:offset:capacity:)``; at the
@@ -48,7 +48,7 @@ public struct PacketDecoderError: Error, Hashable, Sendable, CustomStringConvert
 /// between threads between calls). Never the render thread: libavcodec allocates and its time
 /// per packet is unbounded. The static members are pure and may be called from any thread.
 public final class PacketDecoder {
-    /// The stream format (`.mp3`, `aac `, `alac`, `flac`, `opus` or `vorb`). Any thread may read it.
+    /// The stream format (`.mp3`, `aac `, `alac`, `flac`, `opus`, `vorb`, `ima4`…). Any thread may read it.
     public let format: AudioStreamBasicDescription
     /// Channels of the decoded output.
     public let channelCount: Int
@@ -75,7 +75,7 @@ public final class PacketDecoder {
     private var packetsSinceReset = 0
 
     /// True for the formats this decoder handles: `.mp1`, `.mp2`, `.mp3`, `aac `, `aach`, `aacp`,
-    /// `alac`, `flac`, `opus`, `vorb`. Any thread.
+    /// `alac`, `flac`, `opus`, `vorb`, `ima4`. Any thread.
     public static func canDecode(_ format: AudioStreamBasicDescription) -> Bool {
         codecID(format.formatID) != nil
     }
@@ -93,7 +93,7 @@ public final class PacketDecoder {
     /// else 1152 (MP3), 1024 (AAC), 4096 (ALAC), 16384 (FLAC with variable block sizes; a
     /// decoder given the STREAMINFO cookie knows the stream's own maximum), 5760 (Opus: 120 ms;
     /// Opus formats name 960 frames per packet, a decoder instance allows 5760), 4096 (Vorbis:
-    /// half its largest block). Any thread.
+    /// half its largest block), 64 (Apple IMA4). Any thread.
     public static func maximumFramesPerPacket(_ format: AudioStreamBasicDescription) -> Int {
         if format.framesPerPacket > 0 { return Int(format.framesPerPacket) }
         switch format.formatID {
@@ -104,6 +104,7 @@ public final class PacketDecoder {
         case flacFormatID: return 16384
         case opusFormatID: return 5760
         case vorbisFormatID: return 4096
+        case AudioFormatID.appleIMA4: return 64
         default: return 4096
         }
     }
@@ -118,6 +119,9 @@ public final class PacketDecoder {
         case flacFormatID: return AV_CODEC_ID_FLAC
         case opusFormatID: return AV_CODEC_ID_OPUS
         case vorbisFormatID: return AV_CODEC_ID_VORBIS
+        // Apple IMA4: libavcodec's QuickTime IMA ADPCM decoder takes a whole packet (one
+        // 34-byte block per channel, channel after channel) and gives 64 frames.
+        case AudioFormatID.appleIMA4: return AV_CODEC_ID_ADPCM_IMA_QT
         default: return nil
         }
     }
@@ -141,26 +145,35 @@ public final class PacketDecoder {
     }
 
     /// The format IDs this decoder opens with the libavcodec loaded (MPEG Layers I–III, AAC, HE-AAC,
-    /// HE-AAC v2, Apple Lossless, FLAC, Opus, Vorbis: those whose decoder libavcodec has), in that
-    /// order. Any thread.
+    /// HE-AAC v2, Apple Lossless, FLAC, Opus, Vorbis, Apple IMA4: those whose decoder libavcodec
+    /// has), in that order. Any thread.
     public static func decodableFormatIDs() -> [FourCharCode] {
         [AudioFormatID.mpegLayer1, AudioFormatID.mpegLayer2, AudioFormatID.mpegLayer3, AudioFormatID.mpeg4AAC,
-         AudioFormatID.mpeg4AAC_HE, AudioFormatID.mpeg4AAC_HE_V2, AudioFormatID.appleLossless, flacFormatID, opusFormatID, vorbisFormatID]
+         AudioFormatID.mpeg4AAC_HE, AudioFormatID.mpeg4AAC_HE_V2, AudioFormatID.appleLossless, flacFormatID, opusFormatID, vorbisFormatID,
+         AudioFormatID.appleIMA4]
             .filter { id in codecID(id).map { avcodec_find_decoder($0) != nil } ?? false }
     }
 
     /// Checks that `format` is one this decoder can open (format ID, rate, channel count, a
-    /// libavcodec decoder present) without needing its magic cookie yet. Any thread (pure).
+    /// libavcodec decoder present; for Apple IMA4 a packet of 34 × channels bytes and 64 frames,
+    /// either left 0 for the format's own) without needing its magic cookie yet. Any thread (pure).
     /// - Throws: ``PacketDecoderError`` of kind `.unsupportedFormat` or `.decoderUnavailable`.
     public static func validate(_ format: AudioStreamBasicDescription) throws(PacketDecoderError) {
         guard let id = codecID(format.formatID) else {
-            throw PacketDecoderError(kind: .unsupportedFormat, message: "format \(format.formatID) is not MPEG Layer I, II or III, AAC (LC, HE, HE v2), Apple Lossless, FLAC, Opus or Vorbis")
+            throw PacketDecoderError(kind: .unsupportedFormat, message: "format \(format.formatID) is not MPEG Layer I, II or III, AAC (LC, HE, HE v2), Apple Lossless, FLAC, Opus, Vorbis or Apple IMA4")
         }
         guard format.sampleRate.isFinite, format.sampleRate >= 8000, format.sampleRate <= 192_000 else {
             throw PacketDecoderError(kind: .unsupportedFormat, message: "sample rate \(format.sampleRate) Hz is outside 8000…192000 Hz")
         }
         guard (1...8).contains(format.channelsPerFrame) else {
             throw PacketDecoderError(kind: .unsupportedFormat, message: "\(format.channelsPerFrame) channels (1 to 8 are supported)")
+        }
+        if format.formatID == AudioFormatID.appleIMA4 {
+            guard format.bytesPerPacket == 0 || format.bytesPerPacket == 34 * format.channelsPerFrame,
+                format.framesPerPacket == 0 || format.framesPerPacket == 64
+            else {
+                throw PacketDecoderError(kind: .unsupportedFormat, message: "Apple IMA4 packets are 34 × \(format.channelsPerFrame) bytes of 64 frames, not \(format.bytesPerPacket) bytes of \(format.framesPerPacket) frames")
+            }
         }
         guard avcodec_find_decoder(id) != nil else {
             throw PacketDecoderError(kind: .decoderUnavailable, message: "libavcodec has no decoder for \(format.formatID)")
@@ -170,14 +183,14 @@ public final class PacketDecoder {
     /// Opens a decoder for `format`.
     ///
     /// - Parameters:
-    ///   - format: `.mp3`, `aac ` (AAC-LC), `alac`, `flac`, `opus` (48000 Hz) or `vorb`, 1–8
-    ///     channels, 8000–192000 Hz.
+    ///   - format: `.mp3`, `aac ` (AAC-LC), `alac`, `flac`, `opus` (48000 Hz), `vorb` or `ima4`
+    ///     (each packet one 34-byte block per channel), 1–8 channels, 8000–192000 Hz.
     ///   - magicCookie: the format's magic cookie as Audio File Stream Services gives it: for
     ///     AAC an AudioSpecificConfig (ADTS) or an `esds` ES descriptor (CAF, MP4); for ALAC
     ///     the 24-byte ALACSpecificConfig, bare or inside `frma`/`alac` atoms; for FLAC the
     ///     STREAMINFO block (bare, after `fLaC`, or as a `dfLa` box holds it; optional); for
     ///     Opus the OpusHead packet, for Vorbis its three headers in Xiph lacing (required).
-    ///     Ignored for MP3.
+    ///     Ignored for MP3 and IMA4.
     /// - Throws: ``PacketDecoderError`` (`'fmt?'`).
     public init(format: AudioStreamBasicDescription, magicCookie: [UInt8] = []) throws(PacketDecoderError) {
         try PacketDecoder.validate(format)
@@ -281,6 +294,7 @@ public final class PacketDecoder {
             ctx.pointee.flags2 |= Int32(bitPattern: UInt32(AV_CODEC_FLAG2_SKIP_MANUAL))
         }
         av_channel_layout_default(&ctx.pointee.ch_layout, Int32(channelCount))
+        if format.formatID == AudioFormatID.appleIMA4 { ctx.pointee.block_align = Int32(34 * channelCount) }
         if quietAbsentLayers { ctx.pointee.log_level_offset = 24 }  // error (16) → verbose (40)
         if !extradata.isEmpty {
             let n = extradata.count

@@ -52,7 +52,7 @@ public final class AudioQueue: @unchecked Sendable {
     let callback: OutputCallback
     /// PCM queues: the converter to planar float. Nil for compressed queues.
     let deinterleaver: PCMDeinterleaver?
-    /// True for MP3, AAC and ALAC queues (decoded at enqueue by ``decoder``).
+    /// True for compressed queues (MP3, AAC, ALAC, FLAC, Opus, Vorbis, IMA4…), decoded at enqueue.
     let isCompressed: Bool
     let converter: RateConverter?
     /// Device frames per queue frame.

@@ -14,12 +14,14 @@ extension AudioQueue {
     /// `packetDescriptions` packet descriptions (`AudioQueueAllocateBufferWithPacketDescriptions`).
     /// Its render-side storage is allocated here too, so enqueueing never allocates on the
     /// render side: for PCM, `capacity` bytes of frames; for compressed queues,
-    /// `packetDescriptions` × the format's most frames per packet (× the rate ratio when the
-    /// queue's rate differs from the device's).
+    /// `packetDescriptions` × the format's most frames per packet (at least the whole packets
+    /// `capacity` holds, for a format of constant-size packets such as Apple IMA4) (× the rate
+    /// ratio when the queue's rate differs from the device's).
     ///
     /// Any thread but the render thread.
     /// - Throws: `.invalidParameter` for a capacity out of range, or a compressed queue's
-    ///   buffer without packet descriptions (compressed buffers always carry them);
+    ///   buffer without packet descriptions (compressed buffers carry them, but for formats of
+    ///   constant-size packets, Apple IMA4, whose buffers need none);
     ///   `.disposalPending`.
     public func allocateBuffer(capacity: Int, packetDescriptions: Int = 0) throws(AudioQueueError) -> AudioQueueBuffer {
         guard capacity > 0, capacity <= 1 << 30 else {
@@ -28,7 +30,7 @@ extension AudioQueue {
         guard packetDescriptions >= 0, packetDescriptions <= 1 << 20 else {
             throw AudioQueueError(.invalidParameter, "\(packetDescriptions) packet descriptions is out of range (0 to 2^20)")
         }
-        if isCompressed && packetDescriptions == 0 {
+        if isCompressed && packetDescriptions == 0 && constantPacketBytes == 0 {
             throw AudioQueueError(.invalidParameter, "a \(format.formatID) queue's buffers need packet descriptions (allocateBuffer(capacity:packetDescriptions:))")
         }
         lock.lock()
@@ -36,7 +38,7 @@ extension AudioQueue {
         try checkLive()
         let frames: Int
         if isCompressed {
-            frames = packetDescriptions * maximumFramesPerPacket
+            frames = max(packetDescriptions, constantPacketBytes > 0 ? capacity / constantPacketBytes : 0) * maximumFramesPerPacket
             _ = codec.scratch(channels: channels, frames: frames)
         } else {
             frames = capacity / max(bytesPerFrame, 1)
@@ -192,6 +194,12 @@ extension AudioQueue {
         return AudioTimeStamp(sampleTime: Double(q))
     }
 
+    /// Bytes of every packet of a compressed format of constant-size packets (Apple IMA4,
+    /// whose buffers need no packet descriptions), else 0.
+    var constantPacketBytes: Int {
+        isCompressed && format.framesPerPacket > 0 ? Int(format.bytesPerPacket) : 0
+    }
+
     /// The most frames a packet of this queue's format decodes to.
     var maximumFramesPerPacket: Int {
         max(codec.decoder?.maximumFramesPerPacket ?? 0, PacketDecoder.maximumFramesPerPacket(format))
@@ -255,7 +263,9 @@ extension AudioQueue {
 
     /// The compressed half of ``enqueue(_:trimFramesAtStart:trimFramesAtEnd:parameterEvents:startTime:)``:
     /// decodes every packet of the buffer on the calling thread, trims (gapless, then the
-    /// caller's trims), converts the rate, and schedules the result. Lock held.
+    /// caller's trims), converts the rate, and schedules the result. A buffer of a format of
+    /// constant-size packets (Apple IMA4) given no descriptions holds whole packets one after
+    /// another (bytes after the last whole one are ignored). Lock held.
     func enqueueCompressed(
         _ buffer: AudioQueueBuffer, trimFramesAtStart: Int, trimFramesAtEnd: Int,
         parameterEvents: [AudioQueueParameterEvent], startTime: AudioTimeStamp?
@@ -263,15 +273,25 @@ extension AudioQueue {
         guard let decoder = codec.decoder else {
             throw AudioQueueError(.invalidProperty, "a \(format.formatID) queue needs its magic cookie (setMagicCookie) before the first buffer is enqueued")
         }
-        let count = buffer.packetDescriptionCount
-        guard let descs = buffer.packetDescriptions, count > 0 else {
-            throw AudioQueueError(.bufferEmpty, "the buffer has no packet descriptions (packetDescriptionCount is 0)")
+        let described = buffer.packetDescriptions != nil && buffer.packetDescriptionCount > 0
+        let count = described ? buffer.packetDescriptionCount
+            : constantPacketBytes > 0 ? buffer.audioDataByteSize / constantPacketBytes : 0
+        guard count > 0 else {
+            throw AudioQueueError(.bufferEmpty, constantPacketBytes > 0
+                ? "the buffer holds no whole packet (\(buffer.audioDataByteSize) bytes; packets are \(constantPacketBytes))"
+                : "the buffer has no packet descriptions (packetDescriptionCount is 0)")
         }
-        guard count <= buffer.packetDescriptionCapacity else {
+        guard !described || count <= buffer.packetDescriptionCapacity else {
             throw AudioQueueError(.invalidBuffer, "packetDescriptionCount \(count) exceeds the capacity \(buffer.packetDescriptionCapacity)")
         }
-        for i in 0..<count {
-            let d = descs[i]
+        let descs = buffer.packetDescriptions
+        /// Packet `i`: its description, or the `i`th constant-size packet.
+        func packet(_ i: Int) -> AudioStreamPacketDescription {
+            described ? descs![i]
+                : AudioStreamPacketDescription(startOffset: Int64(i * constantPacketBytes), variableFramesInPacket: 0, dataByteSize: UInt32(constantPacketBytes))
+        }
+        for i in 0..<count where described {
+            let d = packet(i)
             guard d.startOffset >= 0, d.startOffset + Int64(d.dataByteSize) <= Int64(buffer.audioDataByteSize) else {
                 throw AudioQueueError(.invalidParameter, "packet \(i) (\(d.startOffset) + \(d.dataByteSize) bytes) lies outside the buffer's \(buffer.audioDataByteSize) bytes")
             }
@@ -290,7 +310,7 @@ extension AudioQueue {
         // Decode: every packet, in order; corrupt ones become silence of their length.
         var decoded = 0
         for i in 0..<count {
-            let d = descs[i]
+            let d = packet(i)
             let expected = d.variableFramesInPacket > 0 ? Int(d.variableFramesInPacket)
                 : format.framesPerPacket > 0 ? Int(format.framesPerPacket) : maximumFramesPerPacket
             let bytes = UnsafeRawBufferPointer(start: buffer.audioData + Int(d.startOffset), count: Int(d.dataByteSize))

@@ -115,10 +115,11 @@ public final class AudioQueueEngine: @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - format: interleaved linear PCM (see docs/conversion.md for what is accepted), or
-    ///     MP3 (`.mp3`), AAC-LC (`aac `) or Apple Lossless (`alac`), decoded at enqueue
-    ///     (docs/codecs.md; AAC and ALAC need ``AudioQueue/setMagicCookie(_:)`` before the
-    ///     first enqueue); a rate other than the device's is converted before the render
-    ///     thread sees it.
+    ///     a compressed format ``PacketDecoder`` decodes (MP3 `.mp3`, AAC-LC `aac `, Apple
+    ///     Lossless `alac`, FLAC, Opus, Vorbis, Apple IMA4 `ima4`…), decoded at enqueue
+    ///     (docs/codecs.md; AAC, ALAC, Opus and Vorbis need ``AudioQueue/setMagicCookie(_:)``
+    ///     before the first enqueue; IMA4's buffers need no packet descriptions); a rate other
+    ///     than the device's is converted before the render thread sees it.
     ///   - callback: called each time a buffer has played or was removed (stop, reset), so that
     ///     it may be refilled and enqueued again: on the engine's events thread (or the thread
     ///     in ``deliverPendingEvents()``), and for buffers an immediate stop or a reset hands

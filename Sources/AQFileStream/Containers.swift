@@ -409,6 +409,10 @@ extension AudioFileStream {
             format = companded(AudioFormatID.uLaw, rate, ch)
         case "alaw", "ALAW":
             format = companded(AudioFormatID.aLaw, rate, ch)
+        case "ima4":
+            // Apple IMA4: numSampleFrames counts packets (64 frames each), as QuickTime writes it.
+            guard ch <= 1024 else { throw invalid("AIFC ima4 with \(ch) channels") }
+            format = .appleIMA4(sampleRate: rate, channels: ch)
         default:
             throw unsupported("AIFC compression '\(compression)'")
         }
@@ -514,6 +518,11 @@ extension AudioFileStream {
         case AudioFormatID.uLaw, AudioFormatID.aLaw:
             guard bpp == channels, fpp == 1 else { throw invalid("CAF G.711 packet of \(bpp) bytes") }
             format = companded(id, rate, channels)
+        case AudioFormatID.appleIMA4:
+            // Core Audio's description whatever the writer put in the flags and bits (ffmpeg
+            // writes 4 bits a channel); the packet shape is the format's own.
+            guard bpp == 34 * channels, fpp == 64 else { throw invalid("CAF ima4 packet of \(bpp) bytes and \(fpp) frames (34 × \(channels) and 64 expected)") }
+            format = .appleIMA4(sampleRate: rate, channels: channels)
         default:
             guard !(bpp > 0 && fpp == 0) else { throw invalid("CAF constant packets with variable frames") }
             format = AudioStreamBasicDescription(

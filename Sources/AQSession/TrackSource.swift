@@ -17,8 +17,9 @@ import Foundation
 /// `skip` > 0): PCM seeks the reader to the file frame. Compressed files are parsed from the
 /// start (packets are counted, not decoded) up to a pre-roll before the frame: lossless
 /// formats (FLAC, ALAC) decode from the packet holding it; MP3, AAC and Opus from
-/// ``lossyPrerollPackets`` packets earlier (bit reservoir, overlap), Vorbis from its first
-/// packet; the decoded frames before the exact frame are dropped, so the first frame out is
+/// ``lossyPrerollPackets`` packets earlier (bit reservoir, overlap), Vorbis and Apple IMA4 from
+/// their first packet (libavcodec's IMA4 decoder keeps its running predictor when a packet's
+/// 9-bit header is near it: a restart differs, by about −58 dB, for ever); the decoded frames before the exact frame are dropped, so the first frame out is
 /// the one the whole stream has there. With rate conversion the converter starts on an input
 /// frame whose output frame is whole (a multiple of inputRate / gcd) at least
 /// ``converterPrerollFrames`` before the frame, and its output up to the frame is dropped.
@@ -205,7 +206,7 @@ final class TrackSource {
         let preroll: Int64
         switch format.formatID {
         case AudioFormatID.flac, AudioFormatID.appleLossless: preroll = 0
-        case AudioFormatID.vorbis: preroll = Int64.max / 4
+        case AudioFormatID.vorbis, AudioFormatID.appleIMA4: preroll = Int64.max / 4
         default: preroll = Self.lossyPrerollPackets * Int64(decoder.maximumFramesPerPacket)
         }
         let target = windowStart - preroll

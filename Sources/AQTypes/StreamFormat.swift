@@ -21,6 +21,10 @@ public enum AudioFormatID {
     public static let mpeg4AAC_HE_V2: FourCharCode = "aacp"
     /// Apple Lossless, `'alac'`.
     public static let appleLossless: FourCharCode = "alac"
+    /// Apple IMA4 (IMA ADPCM as QuickTime packs it), `'ima4'`: packets of 64 frames, one
+    /// 34-byte block per channel (2-byte header, 32 bytes of 4-bit samples), so
+    /// `bytesPerPacket` is 34 × channels; `bytesPerFrame` and `bitsPerChannel` are 0.
+    public static let appleIMA4: FourCharCode = "ima4"
 }
 
 /// Format flags (`mFormatFlags`), with Core Audio's bit values.
@@ -96,6 +100,15 @@ public struct AudioStreamBasicDescription: Hashable, Sendable, BitwiseCopyable {
             sampleRate: sampleRate, formatID: AudioFormatID.linearPCM, formatFlags: flags,
             bytesPerPacket: bytesPerFrame, framesPerPacket: 1, bytesPerFrame: bytesPerFrame,
             channelsPerFrame: channels, bitsPerChannel: bits)
+    }
+
+    /// Apple IMA4 as Core Audio describes it: `'ima4'`, no flags, 34 × `channels` bytes and 64
+    /// frames a packet, `bytesPerFrame` and `bitsPerChannel` 0. Pure; any thread.
+    public static func appleIMA4(sampleRate: Double, channels: UInt32) -> AudioStreamBasicDescription {
+        AudioStreamBasicDescription(
+            sampleRate: sampleRate, formatID: AudioFormatID.appleIMA4, formatFlags: [],
+            bytesPerPacket: 34 * channels, framesPerPacket: 64, bytesPerFrame: 0,
+            channelsPerFrame: channels, bitsPerChannel: 0)
     }
 
     /// True for `lpcm`.

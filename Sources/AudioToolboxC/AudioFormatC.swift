@@ -30,6 +30,17 @@ func formatInfo(_ f: CFormat) -> Result<CFormat, AudioFileFailure> {
     case UInt32(kAudioFormatMPEGLayer3): out.mFramesPerPacket = 1152
     case UInt32(kAudioFormatOpus): out.mFramesPerPacket = 960
     case UInt32(kAudioFormatFLAC): out.mFramesPerPacket = 0
+    case UInt32(kAudioFormatAppleIMA4):
+        // Constant-size packets: 64 frames, a 34-byte block per channel.
+        guard f.mChannelsPerFrame > 0 else {
+            return .failure(AudioFileFailure(status: kAudioFormatUnsupportedDataFormatError, "Apple IMA4 needs its channel count"))
+        }
+        out.mFormatFlags = 0
+        out.mFramesPerPacket = 64
+        out.mBytesPerPacket = 34 * f.mChannelsPerFrame
+        out.mBytesPerFrame = 0
+        out.mBitsPerChannel = 0
+        return .success(out)
     default:
         return .failure(AudioFileFailure(status: kAudioFormatUnsupportedDataFormatError, "format '\(FourCharCode(rawValue: f.mFormatID))' unknown here"))
     }

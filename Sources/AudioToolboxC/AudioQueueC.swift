@@ -372,7 +372,8 @@ func engineBuffer(_ q: CQueue, _ p: AudioQueueBufferRef?) throws(AudioQueueError
 
 /// Copies the C buffer's size and the packet descriptions into the engine buffer of an output
 /// queue, as Apple's AudioQueueEnqueueBuffer takes them:
-/// - linear PCM: descriptions are ignored (constant-size packets need none);
+/// - linear PCM: descriptions are ignored (constant-size packets need none); a compressed
+///   format of constant-size packets (Apple IMA4) passed none plays the buffer as whole packets;
 /// - descriptions passed to the call are used;
 /// - none passed (0 or NULL): the buffer's own, `mPacketDescriptions` / `mPacketDescriptionCount`
 ///   (how a buffer from AudioQueueAllocateBufferWithPacketDescriptions is described).

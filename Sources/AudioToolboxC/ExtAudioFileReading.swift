@@ -80,15 +80,23 @@ final class ExtAudioFileReader {
             decoder = try Self.makeDecoder(file)
             deinterleaver = nil
             var starts: [Int64] = []
-            starts.reserveCapacity(file.packets.count + 1)
-            var at: Int64 = 0
-            for p in file.packets {
+            if file.constantPacketBytes > 0 {
+                // Constant-size compressed packets (Apple IMA4) are read from the file: the
+                // format's frames each.
+                let fpp = Int64(max(1, f.framesPerPacket))
+                starts = (0...file.packetCount).map { $0 * fpp }
+                unitCount = Int(file.packetCount)
+            } else {
+                starts.reserveCapacity(file.packets.count + 1)
+                var at: Int64 = 0
+                for p in file.packets {
+                    starts.append(at)
+                    at += Int64(p.variableFramesInPacket > 0 ? p.variableFramesInPacket : f.framesPerPacket)
+                }
                 starts.append(at)
-                at += Int64(p.variableFramesInPacket > 0 ? p.variableFramesInPacket : f.framesPerPacket)
+                unitCount = file.packets.count
             }
-            starts.append(at)
             unitStarts = starts
-            unitCount = file.packets.count
             // MP3's bit reservoir and synthesis filter settle in a few packets; lossless codecs
             // need none. AAC's decoder carries state a restart cannot rebuild (its noise
             // substitution's random generator runs through the whole stream), and Opus's
@@ -97,7 +105,9 @@ final class ExtAudioFileReader {
             // decoder for them is the fixed-point one (16-bit output), whose rounding carries
             // an error-feedback state through the whole stream — a restart differs by one
             // 16-bit step whatever the preroll (measured with 1 to 8 packets). A seek backwards decodes from the start again, a seek forwards decodes on through
-            // the frames skipped.
+            // the frames skipped. Apple IMA4 too: libavcodec's decoder keeps its own running
+            // predictor when a packet's header (9 bits of it) is near it, so a restart's state
+            // differs from a run's.
             switch f.formatID {
             case AudioFormatID.appleLossless, AudioFormatID.flac: preroll = 0
             case AudioFormatID.mpegLayer3: preroll = 4

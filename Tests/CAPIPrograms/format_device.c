@@ -38,6 +38,14 @@ int main(void) {
            && f.mBytesPerPacket == 0 && f.mSampleRate == 44100, "AAC filled: %u frames a packet", f.mFramesPerPacket);
     f.mFormatID = kAudioFormatAppleLossless;
     EXPECT(AudioFormatGetProperty(kAudioFormatProperty_FormatInfo, 0, NULL, &size, &f) == noErr && f.mFramesPerPacket == 4096, "ALAC");
+    memset(&f, 0, sizeof f);
+    f.mFormatID = kAudioFormatAppleIMA4;
+    f.mChannelsPerFrame = 2;
+    f.mSampleRate = 44100;
+    f.mBitsPerChannel = 16;
+    EXPECT(AudioFormatGetProperty(kAudioFormatProperty_FormatInfo, 0, NULL, &size, &f) == noErr && f.mFramesPerPacket == 64
+           && f.mBytesPerPacket == 68 && f.mBytesPerFrame == 0 && f.mBitsPerChannel == 0 && f.mFormatFlags == 0,
+           "IMA4 filled: %u bytes and %u frames a packet", f.mBytesPerPacket, f.mFramesPerPacket);
     f.mFormatID = 0x7a7a7a7a;
     EXPECT(AudioFormatGetProperty(kAudioFormatProperty_FormatInfo, 0, NULL, &size, &f) == kAudioFormatUnsupportedDataFormatError, "unknown format");
     size = 8;

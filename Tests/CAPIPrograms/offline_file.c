@@ -8,6 +8,9 @@
  * and 4096 more are out (no trimming: the encoder's priming is in the output, as in Apple's
  * sample), then puts the queue back with NULL. With argv[3] "live", a second queue plays
  * silence live the whole time and its time must have advanced by the end (it was not held up).
+ * With argv[3] "nodesc" (a file of constant-size packets, Apple IMA4: issue 23), the buffers come
+ * from AudioQueueAllocateBuffer, packets are read without descriptions and enqueued with none, as
+ * Apple's programs play such files.
  * Prints "frames=N" (the file's frames as the packet count says) and "N passed, N failed". */
 #include <AudioToolbox/AudioToolbox.h>
 #include <stdio.h>
@@ -15,6 +18,7 @@
 #include <string.h>
 
 static int passed, failed;
+static int nodesc;
 #define EXPECT(cond, ...) do { if (cond) passed++; else { failed++; printf("FAIL line %d: ", __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
 #define EXPECT_STATUS(call, want) do { OSStatus s_ = (call); EXPECT(s_ == (want), "%s = %d, want %d", #call, (int)s_, (int)(want)); } while (0)
 
@@ -31,11 +35,11 @@ static void callback(void *user, AudioQueueRef aq, AudioQueueBufferRef b) {
     Source *s = user;
     if (s->done) return;
     UInt32 bytes = b->mAudioDataBytesCapacity, n = kPacketsPerBuffer;
-    OSStatus r = AudioFileReadPacketData(s->file, false, &bytes, b->mPacketDescriptions, s->next, &n, b->mAudioData);
+    OSStatus r = AudioFileReadPacketData(s->file, false, &bytes, nodesc ? NULL : b->mPacketDescriptions, s->next, &n, b->mAudioData);
     if ((r != noErr && r != kAudioFileEndOfFileError) || n == 0) { s->done = 1; return; }
     s->next += n;
     b->mAudioDataByteSize = bytes;
-    b->mPacketDescriptionCount = n;
+    b->mPacketDescriptionCount = nodesc ? 0 : n;
     EXPECT_STATUS(AudioQueueEnqueueBuffer(aq, b, 0, NULL), noErr);
 }
 
@@ -55,6 +59,7 @@ static double queueTime(AudioQueueRef q) {
 int main(int argc, char **argv) {
     if (argc < 3) return 2;
     int live = argc > 3 && strcmp(argv[3], "live") == 0, stopOther = 0;
+    nodesc = argc > 3 && strcmp(argv[3], "nodesc") == 0;
     Source s;
     memset(&s, 0, sizeof s);
     CFURLRef url = CFURLCreateFromFileSystemRepresentation(NULL, (const UInt8 *)argv[1], (CFIndex)strlen(argv[1]), false);
@@ -92,8 +97,10 @@ int main(int argc, char **argv) {
         free(cookie);
     }
     AudioQueueBufferRef buffers[3];
-    for (int i = 0; i < 3; i++)
-        EXPECT_STATUS(AudioQueueAllocateBufferWithPacketDescriptions(q, s.maxPacket * kPacketsPerBuffer, kPacketsPerBuffer, &buffers[i]), noErr);
+    for (int i = 0; i < 3; i++) {
+        if (nodesc) EXPECT_STATUS(AudioQueueAllocateBuffer(q, s.maxPacket * kPacketsPerBuffer, &buffers[i]), noErr);
+        else EXPECT_STATUS(AudioQueueAllocateBufferWithPacketDescriptions(q, s.maxPacket * kPacketsPerBuffer, kPacketsPerBuffer, &buffers[i]), noErr);
+    }
 
     /* As Apple's sample: the offline format, then the capture buffer, then prime and start. */
     AudioStreamBasicDescription out;

@@ -12,6 +12,7 @@ import Testing
         ("adts.aac", "-c:a aac -b:a 128k -f adts"), ("t.mp3", "-c:a libmp3lame -b:a 128k"), ("alac.caf", "-c:a alac -f caf"),
         ("t.flac", "-c:a flac"), ("s24.wav", "-c:a pcm_s24le"), ("t.mp2", "-c:a mp2 -b:a 192k"),
         ("twolame.mp2", "-c:a libtwolame -b:a 160k -ar 48000"), ("lsf.mp2", "-c:a mp2 -b:a 64k -ar 24000"),
+        ("ima4.caf", "-c:a adpcm_ima_qt -f caf"),
     ])
     func decodesWhatFFmpegDecodes(name: String, encoder: String) throws {
         let prefix = try CAPI.prefix()

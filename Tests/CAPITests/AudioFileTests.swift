@@ -38,6 +38,9 @@ import Testing
         // ffprobe's Ogg duration is the last granule position, pre-skip included; the parser
         // gives no end trimming for Ogg (docs/c-api.md): not compared.
         Fixture(name: "t.opus", ffmpeg: "-c:a libopus -ar 48000", duration: .notCompared, exactBitRate: false),
+        // Apple IMA4 (issue 23): constant-size packets of 64 frames, in AIFC and CAF.
+        Fixture(name: "ima4.aiff", ffmpeg: "-c:a adpcm_ima_qt", duration: .estimated, exactBitRate: true),
+        Fixture(name: "ima4.caf", ffmpeg: "-c:a adpcm_ima_qt -f caf", duration: .estimated, exactBitRate: true),
     ]
 
     @Test(arguments: fixtures)

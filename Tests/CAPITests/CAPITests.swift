@@ -118,7 +118,7 @@ import Testing
     }
 
     /// What a recorder asks before recording (issue 23; `format_device.c`, offline at 44.1 kHz):
-    /// FormatInfo completing linear PCM, AAC and ALAC formats; the default input and output
+    /// FormatInfo completing linear PCM, AAC, ALAC and Apple IMA4 formats; the default input and output
     /// device, its nominal rate, buffer size and name; a queue's converter properties; the
     /// result codes of each.
     @Test func formatInfoDevicesAndConverterProperties() throws {

@@ -14,7 +14,7 @@ import Testing
         ("s16.wav", "-c:a pcm_s16le"), ("s24.aiff", "-c:a pcm_s24be"), ("adts.aac", "-c:a aac -b:a 128k -f adts"),
         ("aac.m4a", "-c:a aac -b:a 128k"), ("t.mp3", "-c:a libmp3lame -b:a 128k"), ("alac.caf", "-c:a alac -f caf"),
         ("alac.m4a", "-c:a alac"), ("t.flac", "-c:a flac"), ("t.opus", "-c:a libopus -ar 48000"),
-        ("t.mp2", "-c:a mp2 -b:a 192k"),
+        ("t.mp2", "-c:a mp2 -b:a 192k"), ("ima4.aiff", "-c:a adpcm_ima_qt"),
     ]
 
     @Test(arguments: fixtures)
