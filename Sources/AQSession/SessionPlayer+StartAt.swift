@@ -38,7 +38,12 @@ extension SessionPlayer {
                 predictions.sort()
                 if !predictions.isEmpty { samples.append(predictions[predictions.count / 2]) }
             }
-            if Date() >= deadline && !samples.isEmpty { break }
+            if Date() >= deadline {
+                if !samples.isEmpty { break }
+                // No cycle in the whole window (the server stopped calling, or went away):
+                // refused rather than waited for without end.
+                throw SessionError(.playback, file: session.url.path, "cannot start at the instant: the device ran no cycle in the \(String(format: "%.3f", window)) s before it (no timeline to place \(instant) on)")
+            }
             usleep(1000)
         }
         samples.sort()

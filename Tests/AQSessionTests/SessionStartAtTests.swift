@@ -68,4 +68,19 @@ import Testing
         let out = try Self.render(player, device, frames: 8192)
         #expect(!out.contains { $0 != 0 })
     }
+
+    /// A device that has run no cycle (a server that stopped calling) gives no timeline: the
+    /// start is refused once the sampling window has passed, never waited for without end.
+    @Test func noCycleIsRefusedNotWaitedFor() throws {
+        let dir = try TempDir()
+        let (player, device, engine) = try Self.player(dir)
+        defer { player.close(); engine.close() }
+        let instant = SystemInstant(clock: .monotonic, nanoseconds: Int64(device.hostTime(ofFrame: 48_000)))
+        do {
+            _ = try player.start(atInstant: instant, cycles: 9, window: 0.05)
+            Issue.record("a start with no device cycle was accepted")
+        } catch {
+            #expect(error.message.contains("the device ran no cycle"), "\(error)")
+        }
+    }
 }
