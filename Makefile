@@ -76,10 +76,10 @@ BATTERY_RUNS ?= 20
 soak: deps
 	$(SWIFT) build --build-tests
 	AQSYNC_SOAK_MINUTES=$(SOAK_MINUTES) $(SWIFT) test --skip-build --filter SoakOnJACKTests
-## The transport-follow tests alone, live and replayed (`make test` runs them too; docs/transport.md).
+## The transport-follow tests alone, live and replayed, the opt-in PipeWire one included (docs/transport.md).
 transport-check: deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --no-parallel --filter 'TransportFollow|JackTimebaseReplay'
+	AQSYNC_TRANSPORT_TESTS=1 $(SWIFT) test --skip-build --no-parallel --filter 'TransportFollow|JackTimebaseReplay'
 
 battery: deps
 	$(SWIFT) build --build-tests
