@@ -70,28 +70,9 @@ import Testing
     /// only; the fresh CI of ffacb4b had 29 744 for 30 000 in both channels, a period short).
     @Test func timingConformanceInARecording() throws {
         let exe = try CAPI.build("Tests/CAPIPrograms/conformance_jack.c")
-        let server = try PrivateJackServer(sampleRate: 48000, period: 256, realtime: true)
-        defer { server.stop() }
-        let rec = try JackRecorder(server: server.name, channels: 4)
-        defer { rec.removeFiles() }
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("capi-witness-\(getpid())-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        var env = ProcessInfo.processInfo.environment
-        env["JACK_DEFAULT_SERVER"] = server.name
-        let witness = try FrameCountWitness(environment: env, directory: dir)
-        defer { witness.stop() }
-        try witness.waitForPort(server: server.name)
-        try JackTools.connect(witness.port, rec.inputPortNames[2], server: server.name)
-        try JackTools.connect(witness.serverPort, rec.inputPortNames[3], server: server.name)
-        let r = try CAPI.run(exe, environment: [
-            "JACK_DEFAULT_SERVER": server.name, "AQSYNC_CONNECT": rec.inputPortNames.prefix(2).joined(separator: ","),
-            "AQSYNC_CLIENT_NAME": "capi-timing",
-        ], timeout: 60)
-        rec.stop()
+        let (r, wav) = try CAPI.runRecorded(exe, clientName: "capi-timing")
         #expect(r.status == 0, "\(r.output)")
         #expect(r.output.contains(" 0 failed"), "\(r.output)")
-        let wav = try rec.read()
         try #require(wav.channels.count == 4)
         let timeline = WitnessTimeline(channel: wav.channels[2], serverChannel: wav.channels[3])
         let want = [0, 7777, 10009, 20011, 30000]

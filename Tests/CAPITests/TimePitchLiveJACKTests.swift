@@ -92,28 +92,9 @@ import Testing
     }
 
     static func run(_ exe: URL, isLast: Bool) throws -> LiveRunVerdict {
-        let server = try PrivateJackServer(sampleRate: 48000, period: 256, realtime: true)
-        defer { server.stop() }
-        let rec = try JackRecorder(server: server.name, channels: 4)
-        defer { rec.removeFiles() }
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("capi-tp-witness-\(getpid())-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        var env = ProcessInfo.processInfo.environment
-        env["JACK_DEFAULT_SERVER"] = server.name
-        let witness = try FrameCountWitness(environment: env, directory: dir)
-        defer { witness.stop() }
-        try witness.waitForPort(server: server.name)
-        try JackTools.connect(witness.port, rec.inputPortNames[2], server: server.name)
-        try JackTools.connect(witness.serverPort, rec.inputPortNames[3], server: server.name)
-        let r = try CAPI.run(exe, environment: [
-            "JACK_DEFAULT_SERVER": server.name, "AQSYNC_CONNECT": rec.inputPortNames.prefix(2).joined(separator: ","),
-            "AQSYNC_CLIENT_NAME": "capi-timepitch",
-        ], timeout: 60)
-        rec.stop()
+        let (r, wav) = try CAPI.runRecorded(exe, clientName: "capi-timepitch")
         #expect(r.status == 0, "\(r.output)")
         #expect(r.output.contains(" 0 failed"), "\(r.output)")
-        let wav = try rec.read()
         try #require(wav.channels.count == 4 && wav.sampleRate == rate)
         let left = wav.channels[0], right = wav.channels[1]
         let m = Measures(timeline: WitnessTimeline(channel: wav.channels[2], serverChannel: wav.channels[3]))
