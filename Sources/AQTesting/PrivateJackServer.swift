@@ -44,6 +44,7 @@ package final class PrivateJackServer: @unchecked Sendable {
         sampleRate: Int = 48000, period: Int = 256, realtime: Bool = false, namePrefix: String = "aqtest",
         timeout: Duration = .seconds(10)
     ) throws(TestingError) {
+        OrphanServers.stopAllOnce()
         let n = Self.counter.wrappingAdd(1, ordering: .relaxed).newValue
         let name = "\(namePrefix)-\(getpid())-\(n)-\(UInt32.random(in: 0...UInt32.max))"
         var started: JackServer?

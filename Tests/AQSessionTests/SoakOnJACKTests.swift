@@ -73,6 +73,7 @@ struct SoakOnJACKTests {
         let dir = try TempDir()
         let seconds = Self.minutes * 60
         let session = try Self.writeSession(dir, seconds: seconds)
+        OrphanServers.stopAllOnce()
         var server = try JackServer(name: "aqsoak-\(getpid())-\(UInt32.random(in: 0...UInt32.max))", sampleRate: 48000, period: 256, realtime: true)
         defer { server.stop() }
         let name = server.name
