@@ -107,6 +107,15 @@ extension RenderCore {
         return (Float(bitPattern: UInt32(truncatingIfNeeded: p.pointee.volumeBits.load(ordering: .relaxed))), sets)
     }
 
+    /// The device frame at which everything scheduled on a running queue's timeline ends, or
+    /// nil when the queue does not run (stopped, paused) or holds no buffer. Reads the render
+    /// thread's own state: only for the caller of a hand-driven device between its renders
+    /// (offline rendering), whose thread then plays the render thread's part.
+    package func scheduledEndFrame(slot s: Int) -> Int64? {
+        guard slots[s].state == .running, slots[s].count > 0 else { return nil }
+        return slots[s].origin &+ slots[s].scheduledEnd
+    }
+
     /// The level meter of `slot`, channel `channel`, for the latest cycle: (peak, RMS), linear.
     /// Any thread.
     package func meter(slot: Int, channel: Int) -> (peak: Float, rms: Float) {

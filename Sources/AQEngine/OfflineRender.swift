@@ -63,6 +63,15 @@ extension AudioQueue {
     ///   a time already rendered, `.invalidPropertySize` when the buffer is too small, and what
     ///   the engine's offline render throws.
     public func offlineRender(at time: AudioTimeStamp, into buffer: AudioQueueBuffer, frames: Int) throws(AudioQueueError) {
+        try offlineRender(at: time, into: buffer, frames: frames, betweenCycles: nil)
+    }
+
+    /// ``offlineRender(at:into:frames:)``, running `betweenCycles` on the calling thread after
+    /// each render cycle's callbacks (the C API runs there the callbacks a queue on this
+    /// thread's run loop was posted, so that a refill made in them is heard in the same call).
+    package func offlineRender(
+        at time: AudioTimeStamp, into buffer: AudioQueueBuffer, frames: Int, betweenCycles: (() -> Void)?
+    ) throws(AudioQueueError) {
         lock.lock()
         let format = offlineFormat
         let started = startRequested
@@ -75,7 +84,7 @@ extension AudioQueue {
         let origin = hub.core.pointee.position(slot: Int(slot)).origin
         let written = try hub.offlineRender(
             fromDeviceFrame: origin + Int64(time.sampleTime.rounded()), frames: frames, solo: slot, format: format,
-            into: buffer.audioData, capacity: buffer.audioDataBytesCapacity)
+            into: buffer.audioData, capacity: buffer.audioDataBytesCapacity, betweenCycles: betweenCycles)
         buffer.audioDataByteSize = written
     }
 }
@@ -101,7 +110,7 @@ extension EngineShared {
     /// Renders on the calling thread (the hand-driven device's render thread for the call).
     func offlineRender(
         fromDeviceFrame start: Int64?, frames: Int, solo: Int32?, format: AudioStreamBasicDescription,
-        into data: UnsafeMutableRawPointer, capacity: Int
+        into data: UnsafeMutableRawPointer, capacity: Int, betweenCycles: (() -> Void)? = nil
     ) throws(AudioQueueError) -> Int {
         try checkOfflineFormat(format)
         guard let manual = device.handDriven else { throw AudioQueueError(.invalidDevice, "not a hand-driven device") }
@@ -137,7 +146,20 @@ extension EngineShared {
         let channels = Int(format.channelsPerFrame)
         var done = 0
         while done < frames {
-            let n = min(cycle, frames - done)
+            var n = min(cycle, frames - done)
+            if let solo {
+                // One queue rendered alone: a cycle ends where the queue's buffers end, so the
+                // callback of the last one runs there and its refill plays from the very next
+                // frame. Apple's queue hands a buffer back once it has taken its data, so a
+                // program that refills one buffer from its callback (aqrender) renders without
+                // a gap; here a buffer comes back when its last frame has played, and without
+                // the cut the rest of the cycle would be silence. A refill made in the callbacks
+                // is applied first, so its end is known.
+                try sendNow([])
+                if let end = core.pointee.scheduledEndFrame(slot: Int(solo)), end > next, end - next < Int64(n) {
+                    n = Int(end - next)
+                }
+            }
             guard manual.render(frames: n, into: planes) else { throw AudioQueueError(.invalidDevice, "the device is stopped") }
             let at = data + done * Int(format.bytesPerFrame)
             if format.formatFlags.contains(.isFloat) {
@@ -152,9 +174,11 @@ extension EngineShared {
                     planar: UnsafePointer(planes), frames: n, channels: channels, into: at)
             }
             done += n
+            next += Int64(n)
             // Callbacks of the buffers that finished, before the next cycle (so that a
             // callback's refill is heard in the same call).
             deliverPendingEvents()
+            betweenCycles?()
         }
         deliverPendingEvents()
         return bytes

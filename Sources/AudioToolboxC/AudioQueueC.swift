@@ -818,7 +818,12 @@ func outputListener(
         q.lock.withLock { q.offlineRenders += 1 }
         defer { q.lock.withLock { q.offlineRenders -= 1 } }
         let b = try engineBuffer(q, ioBuffer)
-        try q.queue.offlineRender(at: STimeStamp(c: inTimestamp.pointee), into: b, frames: Int(inNumberFrames))
+        // A queue on the calling thread's run loop: the callbacks of each render cycle run
+        // between the cycles, as with a queue without a run loop (a refill heard at once).
+        let loop = q.runLoop
+        try q.queue.offlineRender(
+            at: STimeStamp(c: inTimestamp.pointee), into: b, frames: Int(inNumberFrames),
+            betweenCycles: loop.map { l in { l.performIfOnLoopThread() } })
         ioBuffer!.pointee.mAudioDataByteSize = UInt32(b.audioDataByteSize)
         delivery = q.runLoop
     }
