@@ -44,6 +44,11 @@
  *   data): parsing all of it must answer kAudioFileStreamError_NotOptimized, ReadyToProducePackets
  *   must not come, and AudioFileStreamSeek must fail rather than answer an offset.
  *
+ * Environment: STREAM_SEEK_AT, the fraction to seek to (0.5); STREAM_SEEK_FEED, bytes a read
+ * (4096); STREAM_SEEK_LINEAR set: when the answer is estimated, read instead from DataOffset +
+ * the fraction of the audio bytes (AudioStreamer, StreamingKit); STREAM_SEEK_DUMP, a file to
+ * write the render to (float32).
+ *
  * Prints "name value" result lines and "N passed, N failed". */
 #include <AudioToolbox/AudioToolbox.h>
 #include <math.h>
@@ -289,6 +294,13 @@ int main(int argc, char **argv) {
     EXPECT_STATUS(AudioFileStreamSeek(stream, seekPacket, &byteOffset, &seekFlags), noErr);
     int estimated = (seekFlags & kAudioFileStreamSeekFlag_OffsetIsEstimated) != 0;
     SInt64 seekByteOffset = byteOffset + dataOffset;
+    if (estimated && getenv("STREAM_SEEK_LINEAR")) {
+        /* What AudioStreamer and StreamingKit do with an estimated answer: ignore it and read from
+         * the same fraction of the audio bytes (AudioStreamer: of the file after DataOffset). */
+        double audioBytes = haveByteCount ? (double)byteCount : (double)(fileLength - dataOffset);
+        seekByteOffset = dataOffset + (SInt64)(fraction * audioBytes);
+        printf("the players' linear estimate instead: file offset %lld\n", (long long)seekByteOffset);
+    }
     printf("seek packet %lld -> data byte %lld%s, file offset %lld\n", (long long)seekPacket, (long long)byteOffset,
            estimated ? " (estimated)" : " (exact)", (long long)seekByteOffset);
     AudioBytePacketTranslation bp;

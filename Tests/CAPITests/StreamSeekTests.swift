@@ -89,11 +89,12 @@ import Testing
         try out.write(to: URL(fileURLWithPath: path))
     }
 
-    static func run(_ c: Case, at fraction: Double = 0.5, wrong: Bool = false) throws -> CAPI.Run {
+    static func run(_ c: Case, at fraction: Double = 0.5, wrong: Bool = false, linear: Bool = false) throws -> CAPI.Run {
         let f = try fixture(c)
         let exe = try CAPI.build("Tests/CAPIPrograms/stream_seek.c")
-        return try CAPI.run(exe, [f.file, f.reference, f.positions, c.preroll] + (wrong ? ["wrong"] : []),
-                            environment: ["AQSYNC_DEVICE": "offline", "AQSYNC_SAMPLE_RATE": "44100", "STREAM_SEEK_AT": "\(fraction)"])
+        var environment = ["AQSYNC_DEVICE": "offline", "AQSYNC_SAMPLE_RATE": "44100", "STREAM_SEEK_AT": "\(fraction)"]
+        if linear { environment["STREAM_SEEK_LINEAR"] = "1" }
+        return try CAPI.run(exe, [f.file, f.reference, f.positions, c.preroll] + (wrong ? ["wrong"] : []), environment: environment)
     }
 
     /// At 50 % (the case) and at 30 % (the Xing TOC and the averages land elsewhere).
@@ -103,6 +104,19 @@ import Testing
         #expect(r.output.contains("result: seek "), "\(r.output)")
         for line in r.output.split(separator: "\n") where line.hasPrefix("result:") || line.hasPrefix("MP3 pre-roll") {
             print("\(c.name) at \(fraction): \(line)")
+        }
+    }
+
+    /// What AudioStreamer and StreamingKit really do with an estimated answer: ignore it and read
+    /// from DataOffset + the same fraction of the audio bytes. The parser, told of the
+    /// discontinuity, resumes at the first frame at or after that offset, wherever the seek said.
+    @Test(arguments: cases.filter { $0.preroll == "mp3" || $0.file.hasSuffix(".aac") })
+    func playersOwnEstimateAlsoPlaysFromAPacket(_ c: Case) throws {
+        let r = try Self.run(c, linear: true)
+        #expect(r.status == 0 && r.output.contains(" 0 failed"), "\(c.name):\n\(r.output)")
+        #expect(r.output.contains("the players' linear estimate instead"), "\(r.output)")
+        for line in r.output.split(separator: "\n") where line.hasPrefix("first packet at or after") {
+            print("\(c.name), the players' estimate: \(line)")
         }
     }
 
