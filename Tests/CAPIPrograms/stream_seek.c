@@ -268,8 +268,9 @@ int main(int argc, char **argv) {
     AudioFileStreamGetProperty(stream, kAudioFileStreamProperty_BitRate, &size, &bitRate);
     framesPerPacket = asbd.mFramesPerPacket;
     char c[5];
-    printf("format %s %.0f Hz %u ch, %u frames/packet, %u bytes/packet; data offset %lld\n", fourcc(asbd.mFormatID, c),
-           asbd.mSampleRate, asbd.mChannelsPerFrame, asbd.mFramesPerPacket, asbd.mBytesPerPacket, (long long)dataOffset);
+    printf("format %s %.0f Hz %u ch, flags %#x, %u bits, %u frames/packet, %u bytes/packet; data offset %lld\n",
+           fourcc(asbd.mFormatID, c), asbd.mSampleRate, asbd.mChannelsPerFrame, asbd.mFormatFlags, asbd.mBitsPerChannel,
+           asbd.mFramesPerPacket, asbd.mBytesPerPacket, (long long)dataOffset);
     EXPECT(framesPerPacket > 0 && asbd.mSampleRate > 0, "frames per packet %u", framesPerPacket);
     if (framesPerPacket == 0 || asbd.mSampleRate <= 0) return 1;
 
@@ -358,6 +359,8 @@ int main(int argc, char **argv) {
     size = sizeof upper;
     AudioFileStreamGetProperty(stream, kAudioFileStreamProperty_PacketSizeUpperBound, &size, &upper);
     bufferSize = upper > 32768 ? 2 * upper : 65536;
+    /* Whole packets in a buffer: 24-bit stereo PCM has 6-byte packets. */
+    if (asbd.mBytesPerPacket > 0) bufferSize -= bufferSize % asbd.mBytesPerPacket;
 
     unsigned long compareFrames = (unsigned long)(COMPARE_SECONDS * asbd.mSampleRate);
     /* MP3's pre-roll is counted in bytes: a frame's main data may begin up to 511 bytes

@@ -27,6 +27,8 @@ import Testing
         var pcm = false
         /// Move CAF's `pakt` before `data` (ffmpeg writes it after; a stream needs it first).
         var paktFirst = false
+        /// ffmpeg writes to a pipe: a CAF's data size is then −1 (to the end), no packet count.
+        var pipe = false
         var description: String { name }
     }
 
@@ -38,6 +40,8 @@ import Testing
         Case(name: "ADTS AAC", file: "adts.aac", encode: "-c:a aac -b:a 128k -aac_pns 0 -f adts", preroll: "1"),
         Case(name: "M4A, moov first", file: "faststart.m4a", encode: "-c:a aac -b:a 128k -aac_pns 0 -movflags +faststart", preroll: "1"),
         Case(name: "CAF PCM", file: "pcm.caf", encode: "-c:a pcm_s16le", preroll: "0", pcm: true),
+        Case(name: "CAF 24-bit big-endian PCM from a pipe (data size -1)", file: "pcm24-pipe.caf",
+             encode: "-c:a pcm_s24be -f caf", preroll: "0", pcm: true, pipe: true),
         Case(name: "CAF Apple Lossless, pakt first", file: "alac.caf", encode: "-c:a alac", preroll: "0", paktFirst: true),
     ]
 
@@ -53,7 +57,8 @@ import Testing
         let dir = try CAPI.prefix().appendingPathComponent("stream-seek")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let file = dir.appendingPathComponent(c.file).path
-        let enc = try CAPI.shell("ffmpeg -loglevel error -y -f lavfi -i \"\(chirp)\" \(c.encode) '\(file)'")
+        let output = c.pipe ? "pipe:1 > '\(file)'" : "'\(file)'"
+        let enc = try CAPI.shell("ffmpeg -loglevel error -y -f lavfi -i \"\(chirp)\" \(c.encode) \(output)")
         try #require(enc.status == 0, "\(enc.output)")
         if c.paktFirst { try moveCAFPacketTableFirst(file) }
         let reference = file + ".f32"
