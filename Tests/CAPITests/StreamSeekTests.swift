@@ -50,9 +50,22 @@ import Testing
         try #require(r.output.contains("libmp3lame"), "ffmpeg without libmp3lame: install an ffmpeg built with it (Debian's is)")
     }
 
+    typealias Fixture = (file: String, reference: String, positions: String)
+    private static let madeLock = NSLock()
+    nonisolated(unsafe) private static var made: [String: Fixture] = [:]
+
     /// Makes `c`'s file, ffmpeg's whole decode of it (nothing trimmed) and ffprobe's packet
-    /// positions in a directory of their own; returns the paths.
-    static func fixture(_ c: Case) throws -> (file: String, reference: String, positions: String) {
+    /// positions in a directory of their own, once per test process; returns the paths.
+    static func fixture(_ c: Case) throws -> Fixture {
+        madeLock.lock()
+        defer { madeLock.unlock() }
+        if let f = made[c.file] { return f }
+        let f = try makeFixture(c)
+        made[c.file] = f
+        return f
+    }
+
+    private static func makeFixture(_ c: Case) throws -> Fixture {
         if c.encode.contains("libmp3lame") { try requireLAME() }
         let dir = try CAPI.prefix().appendingPathComponent("stream-seek")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
