@@ -114,3 +114,38 @@ public struct BaselineRate: Sendable, Equatable {
         return "\(r)"
     }
 }
+
+extension BaselineRate {
+    /// The device time of host time `host`, judged through `anchors` (the timebases of
+    /// successive device cycles) and `references` (earlier cycles of the same discontinuity
+    /// epoch): at each anchor the rate is judged (``judge(latest:references:minimumSeconds:)``)
+    /// and the prediction is the median through the timebases it gives; an anchor whose rate is
+    /// implausible is left out, as a noisy anchor is (one cycle whose own estimate bends with
+    /// one late wake-up). Pure; any thread.
+    /// - Returns: the median of the predictions, their spread (largest − smallest, frames) and
+    ///   the rate of the last anchor used; or, when half of the anchors or more were left out
+    ///   (or none was given), nil and the reason of their median one.
+    public static func deviceTime(
+        ofHostTime host: UInt64, anchors: [DeviceTimebase], references: [DeviceTimebase], minimumSeconds: Double
+    ) -> (time: (sampleTime: Double, spread: Double, rate: BaselineRate)?, refusal: String) {
+        var samples: [Double] = []
+        var used: BaselineRate?
+        var refused: [BaselineRate] = []
+        for anchor in anchors {
+            let rate = judge(latest: anchor, references: references, minimumSeconds: minimumSeconds)
+            guard rate.verdict != .implausible else {
+                refused.append(rate)
+                continue
+            }
+            let predictions = rate.timebases.map { $0.sampleTime(forHostTime: host) }.sorted()
+            samples.append(predictions[predictions.count / 2])
+            used = rate
+        }
+        guard let used, refused.count < samples.count else {
+            let reason = refused.isEmpty ? "no device cycle" : refused[refused.count / 2].reason
+            return (nil, "\(reason) (at \(refused.count) of \(anchors.count) anchors)")
+        }
+        samples.sort()
+        return ((samples[samples.count / 2], samples.last! - samples.first!, used), "")
+    }
+}

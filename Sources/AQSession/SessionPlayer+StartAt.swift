@@ -13,8 +13,9 @@ extension SessionPlayer {
     /// (``BaselineRate/judge(latest:references:minimumSeconds:)``): measured from `rateSince`
     /// when sure, the cycle's own without a baseline, and never one further than
     /// ``DeviceTimebase/plausibleRateDeviation`` off nominal or one whose references disagree
-    /// with the latest cycle: then the start is refused (the server's clock is being corrected;
-    /// nothing can place the instant within a frame). An instant the device can no longer
+    /// with the latest cycle: an anchor whose rate is such is left out, and when that is half
+    /// of them or more the start is refused (the server's clock is being corrected; nothing
+    /// can place the instant within a frame). An instant the device can no longer
     /// honour is refused too: nothing starts. Call it shortly before the instant. Any control
     /// thread; blocks for the sampling (`window` at most).
     ///
@@ -23,7 +24,7 @@ extension SessionPlayer {
     ///   `minimumBaseline` seconds): each sample is the median of the predictions through each
     ///   of them that gives a sure rate.
     /// - Returns: the session start frame (device frames), the spread (largest − smallest) of
-    ///   the samples, in frames, and the rate of the last sample.
+    ///   the samples, in frames, and the rate of the last sample used.
     /// - Throws: ``SessionError`` `.playback`: no cycle yet, an implausible rate (the message
     ///   says which and over how long), the instant is too close or past (the message says by
     ///   how much), or a queue cannot start.
@@ -34,32 +35,22 @@ extension SessionPlayer {
     ) throws(SessionError) -> (frame: Int64, spread: Double, rate: BaselineRate) {
         let offset = offset ?? SystemClockOffset.measure(instant.clock)
         let host = instant.hostTime(offset: offset)
-        var samples: [Double] = []
-        var rate: BaselineRate?
-        var lastAnchor: Int64?
+        var anchors: [DeviceTimebase] = []
         let deadline = Date().addingTimeInterval(window)
-        while samples.count < max(1, cycles) {
-            if let tb = engine.timebase, tb.anchorFrame != lastAnchor {
-                lastAnchor = tb.anchorFrame
-                let judged = BaselineRate.judge(latest: tb, references: earlier, minimumSeconds: minimumBaseline)
-                if judged.verdict == .implausible {
-                    throw SessionError(.playback, file: session.url.path, "cannot start at the instant: \(judged.reason); the instant's frame cannot be known to within a frame by that rate or the nominal one, so nothing started")
-                }
-                rate = judged
-                var predictions = judged.timebases.map { $0.sampleTime(forHostTime: host) }
-                predictions.sort()
-                samples.append(predictions[predictions.count / 2])
-            }
+        while anchors.count < max(1, cycles) {
+            if let tb = engine.timebase, tb.anchorFrame != anchors.last?.anchorFrame { anchors.append(tb) }
             if Date() >= deadline {
-                if !samples.isEmpty { break }
+                if !anchors.isEmpty { break }
                 // No cycle in the whole window (the server stopped calling, or went away):
                 // refused rather than waited for without end.
                 throw SessionError(.playback, file: session.url.path, "cannot start at the instant: the device ran no cycle in the \(String(format: "%.3f", window)) s before it (no timeline to place \(instant) on)")
             }
             usleep(1000)
         }
-        samples.sort()
-        let median = samples[samples.count / 2]
+        let judged = BaselineRate.deviceTime(ofHostTime: host, anchors: anchors, references: earlier, minimumSeconds: minimumBaseline)
+        guard let (median, spread, rate) = judged.time else {
+            throw SessionError(.playback, file: session.url.path, "cannot start at the instant: \(judged.refusal); the instant's frame cannot be known to within a frame by that rate or the nominal one, so nothing started")
+        }
         let frame = Int64(median.rounded())
         let earliest = Int64(engine.nearestStartTime().sampleTime)
         if frame < earliest {
@@ -67,7 +58,7 @@ extension SessionPlayer {
             throw SessionError(.playback, file: session.url.path, "cannot start at the instant: \(instant) is device frame \(frame), \(earliest - frame) frames (\(String(format: "%.3f", ms)) ms) before the earliest frame a start can still honour (\(earliest))")
         }
         let s = try start(at: AudioTimeStamp(sampleTime: Double(frame)))
-        return (s, samples.last! - samples.first!, rate!)
+        return (s, spread, rate)
     }
 
     /// The engine's timebase at each of `cycles` successive device cycles (at most `window`

@@ -181,4 +181,23 @@ import Testing
         #expect(Self.anchor(7_200, ppm: -16_132).refined(since: Self.anchor(0, ppm: -16_132), minimumSeconds: 0.1) == nil)
         #expect(Self.anchor(7_200, ppm: -500).refined(since: Self.anchor(0, ppm: -500), minimumSeconds: 0.1) != nil)
     }
+
+    /// Over 9 successive anchors: one whose cycle's own estimate bends (−3 000 ppm off a line
+    /// that reads 0) is left out like a noisy anchor and the others place the instant; when 5
+    /// of the 9 bend, the start is refused with the reason and the count.
+    @Test func anchorsWhoseRateIsRefusedAreLeftOut() throws {
+        let references = Self.references(from: 0, ppm: 0)
+        func anchors(bent: Set<Int>) -> [DeviceTimebase] {
+            (0..<9).map { k in Self.anchor(24_000 + Int64(k) * 128, ppm: 0, ownPpm: bent.contains(k) ? -3_000 : 0) }
+        }
+        // The instant: 0.3 s after the last anchor, frame 24 000 + 8 × 128 + 14 400.
+        let host = Self.anchor(24_000 + 8 * 128 + 14_400, ppm: 0).anchorHostTime
+        let one = BaselineRate.deviceTime(ofHostTime: host, anchors: anchors(bent: [3]), references: references, minimumSeconds: 0.1)
+        let t = try #require(one.time)
+        #expect(abs(t.sampleTime - 39_424) < 0.01 && t.spread < 0.01 && t.rate.verdict == .measured, "\(t)")
+        let most = BaselineRate.deviceTime(ofHostTime: host, anchors: anchors(bent: [0, 2, 4, 6, 8]), references: references, minimumSeconds: 0.1)
+        #expect(most.time == nil && most.refusal.contains("disagrees") && most.refusal.hasSuffix("(at 5 of 9 anchors)"), "\(most.refusal)")
+        let none = BaselineRate.deviceTime(ofHostTime: host, anchors: [], references: references, minimumSeconds: 0.1)
+        #expect(none.time == nil)
+    }
 }
