@@ -12,8 +12,10 @@ extension AudioQueueEngine {
     /// `rateSince`: an earlier ``timebase`` (taken a second or more before, in the same
     /// discontinuity epoch): the rate is measured between its anchor and the latest
     /// (``DeviceTimebase/refined(since:minimumSeconds:tolerance:)``) instead of the one
-    /// cycle's estimate, when that refinement is sure. Any thread but the render thread; does
-    /// not block.
+    /// cycle's estimate, when that refinement is sure (it never is for a rate more than
+    /// ``DeviceTimebase/plausibleRateDeviation`` off nominal); else the one cycle's estimate,
+    /// whatever it is: a caller that must not use an implausible rate judges it first with
+    /// ``BaselineRate``. Any thread but the render thread; does not block.
     public func deviceTime(at instant: SystemInstant, offset: SystemClockOffset? = nil, rateSince earlier: DeviceTimebase? = nil) -> AudioTimeStamp? {
         guard let latest = timebase else { return nil }
         let tb = earlier.flatMap { latest.refined(since: $0, minimumSeconds: 0.1) } ?? latest

@@ -69,19 +69,23 @@ extension Player {
     /// waits (on this thread) until ``PlayCommand/startAtConversionLead`` before it (half that
     /// after a discontinuity in the last half second), then takes it to a device frame through
     /// a freshly measured CLOCK_REALTIME − CLOCK_MONOTONIC offset, the device's latest cycle
-    /// and a rate measured over the last half second, and starts every track there; an instant
-    /// the device can no longer honour throws. Returns the session start frame, or nil when a
+    /// and a rate measured over the last half second (``BaselineRate``), and starts every
+    /// track there; an instant the device can no longer honour throws, and so does a server
+    /// clock whose rate reads more than 1000 ppm off nominal (it cannot place the instant
+    /// within a frame). Returns the session start frame, or nil when a
     /// stop signal came while waiting.
     func startSession(_ player: SessionPlayer, engine: AudioQueueEngine, rate: Double) throws(SessionError) -> Int64? {
         guard let instant = startAt else {
             let want = engine.deviceCurrentTime().sampleTime + command.lead * rate
             return try player.start(at: AudioTimeStamp(sampleTime: want.rounded(.up)))
         }
-        // The rate: measured between the device's cycle 0.8 s before the instant and the one at
-        // the conversion, 0.3 s before (one cycle's estimate is JACK's microseconds over one
+        // The rate: measured between the device's cycles 0.8 s before the instant and the ones
+        // at the conversion, 0.3 s before (one cycle's estimate is JACK's microseconds over one
         // period: 190 ppm at 256 frames, 57 µs over 0.3 s). A discontinuity in between (an
-        // xrun: frames kept or lost) spoils that baseline: then a fresh one of 0.15 s,
-        // converting 0.15 s before.
+        // xrun: frames kept or lost) spoils that baseline: the references are taken again right
+        // after it, and when that leaves less than 0.25 s the conversion waits until 0.15 s
+        // before the instant. A rate more than 1000 ppm off nominal is refused
+        // (``BaselineRate``): the start throws.
         func sleep(untilSecondsBefore seconds: Double) -> Bool {
             let until = instant.adding(seconds: -seconds).nanoseconds
             while true {
@@ -97,23 +101,47 @@ extension Player {
         var referencesFrom = secondsBefore()
         var references = player.timebases()
         var referencesTo = secondsBefore()
-        guard sleep(untilSecondsBefore: PlayCommand.startAtConversionLead) else { return nil }
-        if engine.discontinuity.epoch != epoch {
-            epoch = engine.discontinuity.epoch
-            referencesFrom = secondsBefore()
-            references = player.timebases()
-            referencesTo = secondsBefore()
-            guard sleep(untilSecondsBefore: PlayCommand.startAtConversionLead / 2) else { return nil }
+        // Until `lead` before the instant: a discontinuity takes the references again at once
+        // (not at the conversion), so the baseline after it is as long as the time allows.
+        func watch(untilSecondsBefore lead: Double) -> Bool {
+            while true {
+                if caughtSignal.load(ordering: .relaxed) != 0 { return false }
+                if engine.discontinuity.epoch != epoch {
+                    epoch = engine.discontinuity.epoch
+                    referencesFrom = secondsBefore()
+                    references = player.timebases()
+                    referencesTo = secondsBefore()
+                    continue
+                }
+                let left = secondsBefore() - lead
+                if left <= 0 { return true }
+                usleep(useconds_t(min(left * 1e6, 5_000)))
+            }
+        }
+        guard watch(untilSecondsBefore: PlayCommand.startAtConversionLead) else { return nil }
+        if referencesTo - PlayCommand.startAtConversionLead < 0.25 {
+            // A discontinuity in the last half second left less than 0.25 s of baseline:
+            // converting later, 0.15 s before the instant, lengthens it.
+            guard watch(untilSecondsBefore: PlayCommand.startAtConversionLead / 2) else { return nil }
         }
         let sameEpoch = engine.discontinuity.epoch == epoch
-        let reference = references.first
-        let refined = sameEpoch ? reference.flatMap { r in engine.timebase?.refined(since: r, minimumSeconds: 0.1) } : nil
         let offset = SystemClockOffset.measure(.realtime)
         let anchorsFrom = secondsBefore()
-        let (frame, spread) = try player.start(atInstant: instant, offset: offset, rateSince: refined == nil ? [] : references)
+        let windows = String(format: "references %.3f–%.3f s, anchors %.3f–", referencesFrom, referencesTo, anchorsFrom)
+        let started: (frame: Int64, spread: Double, rate: BaselineRate)
+        do {
+            started = try player.start(atInstant: instant, offset: offset, rateSince: sameEpoch ? references : [])
+        } catch {
+            // The windows the refusal judged, for a witness to check it against the server's cycles.
+            log("start at \(StartInstant.format(instant.nanoseconds)) (CLOCK_REALTIME) refused; " + windows + String(format: "%.3f", secondsBefore()) + " s before the instant")
+            throw error
+        }
+        let (frame, spread, rate) = started
         let left = secondsBefore()
-        let rateLine = refined.map { r in String(format: "rate %.3f ppm off nominal over %.2f s", (1 / r.rateScalar - 1) * 1e6, Double(r.anchorHostTime - reference!.anchorHostTime) / 1e9) }
-            ?? (sameEpoch ? "rate of the latest cycle (no longer baseline)" : "rate of the latest cycle (a discontinuity since the reference)")
+        let rateLine = switch rate.verdict {
+        case .measured: String(format: "rate %.3f ppm off nominal over %.2f s", rate.ppm, rate.seconds)
+        case .noBaseline, .implausible: sameEpoch ? "rate of the latest cycle (no longer baseline)" : "rate of the latest cycle (a discontinuity since the reference)"
+        }
         // Once the instant has come: where the device's clock of that moment puts it (the cycle
         // that contains it), against the frame the tracks started on. A difference is the
         // server's clock moving after the conversion (a late wake-up bending its estimate).
@@ -123,7 +151,7 @@ extension Player {
             let line = String(format: "at the instant the device's clock put it at device frame %.2f: the start is %+.2f frames from it", ts.sampleTime, Double(frame) - ts.sampleTime)
             notices.withLock { $0.append(line) }
         }
-        log("start at \(StartInstant.format(instant.nanoseconds)) (CLOCK_REALTIME): device frame \(frame); CLOCK_REALTIME − CLOCK_MONOTONIC = \(offset.nanoseconds) ns (bracket \(offset.bracketNanoseconds) ns); \(rateLine); the median of 9 cycles' anchors and 9 references (spread " + String(format: "%.3f", spread) + " frames; references " + String(format: "%.3f–%.3f", referencesFrom, referencesTo) + " s, anchors " + String(format: "%.3f–%.3f", anchorsFrom, left) + " s before the instant); scheduled " + String(format: "%.3f", left) + " s before the instant")
+        log("start at \(StartInstant.format(instant.nanoseconds)) (CLOCK_REALTIME): device frame \(frame); CLOCK_REALTIME − CLOCK_MONOTONIC = \(offset.nanoseconds) ns (bracket \(offset.bracketNanoseconds) ns); \(rateLine); the median of 9 cycles' anchors and \(rate.timebases.count) references (spread " + String(format: "%.3f", spread) + " frames; " + windows + String(format: "%.3f", left) + " s before the instant); scheduled " + String(format: "%.3f", left) + " s before the instant")
         return frame
     }
 }

@@ -84,7 +84,7 @@ struct PlayCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Play only the tracks (and record only the takes) of this part: those with part = \"NAME\" (tracks without a part play only when no part is chosen; docs/multi-machine.md).", valueName: "NAME"))
     var part: String?
 
-    @Option(help: ArgumentHelp("Start the session (frame 0, or --from's position) on the device frame of this wall-clock (CLOCK_REALTIME) instant: ISO 8601 with a zone (2026-11-27T12:00:03.250Z) or seconds from now (+3, +2.5s); at least --lead ahead, else refused (docs/multi-machine.md).", valueName: "INSTANT"))
+    @Option(help: ArgumentHelp("Start the session (frame 0, or --from's position) on the device frame of this wall-clock (CLOCK_REALTIME) instant: ISO 8601 with a zone (2026-11-27T12:00:03.250Z) or seconds from now (+3, +2.5s); at least --lead ahead, else refused; refused too when the server's clock runs more than 1000 ppm off nominal (docs/multi-machine.md).", valueName: "INSTANT"))
     var startAt: String?
 
     @Option(help: ArgumentHelp("Take OSC commands on this UDP port (docs/control.md).", valueName: "PORT"))

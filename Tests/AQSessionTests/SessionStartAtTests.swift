@@ -46,8 +46,9 @@ import Testing
         let offset = SystemClockOffset(clock: .realtime, nanoseconds: 1_700_000_000_000_000_000)
         let host = Int64(device.hostTime(ofFrame: 20_000)) + Int64(0.4 * 1e9 / 48000)
         let instant = SystemInstant(clock: .realtime, nanoseconds: host + offset.nanoseconds)
-        let (frame, spread) = try player.start(atInstant: instant, offset: offset, rateSince: references, cycles: 1, window: 0)
+        let (frame, spread, rate) = try player.start(atInstant: instant, offset: offset, rateSince: references, cycles: 1, window: 0)
         #expect(frame == 20_000 && spread == 0)
+        #expect(rate.verdict == .measured && abs(rate.ppm) < 1 && abs(rate.seconds - 0.2) < 0.01, "\(rate)")
         let out = try Self.render(player, device, frames: 12_288)
         let clicks = out.indices.filter { abs(out[$0]) > 0.25 }.map { $0 + 9984 }
         #expect(clicks == [20_000, 21_000], "\(clicks)")
@@ -82,5 +83,31 @@ import Testing
         } catch {
             #expect(error.message.contains("the device ran no cycle"), "\(error)")
         }
+    }
+
+    /// References whose line to the latest cycle reads −16 000 ppm (the fallback baseline of
+    /// the CI of 18d5d55): the start is refused with the rate and its baseline in the message,
+    /// and nothing plays.
+    @Test func anImplausibleRateIsRefusedAndNothingPlays() throws {
+        let dir = try TempDir()
+        let (player, device, engine) = try Self.player(dir)
+        defer { player.close(); engine.close() }
+        _ = try Self.render(player, device, frames: 2048)
+        let real = try #require(player.timebases(cycles: 1, window: 0).first)
+        _ = try Self.render(player, device, frames: 7168)  // to frame 9216: 0.15 s on
+        let latest = try #require(engine.timebase)
+        // The reference moved back so that the line reads 16 000 ppm fewer frames per second.
+        let ns = Double(latest.anchorFrame - real.anchorFrame) * 1e9 / (48000 * 0.984)
+        var off = real
+        off.anchorHostTime = latest.anchorHostTime - UInt64(ns.rounded())
+        let instant = SystemInstant(clock: .monotonic, nanoseconds: Int64(device.hostTime(ofFrame: 20_000)))
+        do {
+            _ = try player.start(atInstant: instant, rateSince: [off], cycles: 1, window: 0)
+            Issue.record("a start through a rate 16 000 ppm off nominal was accepted")
+        } catch {
+            #expect(error.message.contains("cannot start at the instant: the server's clock ran -1") && error.message.contains("ppm off nominal over the 0.15") && error.message.contains("nothing started"), "\(error)")
+        }
+        let out = try Self.render(player, device, frames: 16_384)
+        #expect(!out.contains { $0 != 0 })
     }
 }

@@ -21,6 +21,10 @@ import Testing
 ///   conversion (its DLL correcting a run of late wake-ups: up to hundreds of µs on this
 ///   loaded VM), which no prediction made before can follow. Both figures are printed.
 ///
+/// A start aqsync refuses because the server's clock ran more than 1000 ppm off nominal
+/// (`BaselineRate`) is judged against the probe's cycles over the window aqsync's log gives:
+/// the refusal must be justified by them. A run whose every start was refused so is repeated.
+///
 /// A part is not judged when the server re-anchored its clock (an xrun resets its DLL to a
 /// late wake-up: a cycle whose times do not continue the previous one's) between where aqsync
 /// measured the rate and the instant, when aqsync converted without a baseline, or when the
@@ -202,12 +206,27 @@ struct StartAtOnJACKTests {
         return b.frame + (p.instantUs - b.usecs) / usPerFrame
     }
 
+    /// The server's clock over aqsync's baseline (from `baseline + lead` to `lead` seconds
+    /// before the instant), from the probe's cycles: the rate of the line through the two
+    /// cycles there (ppm off nominal), the rate of the cycle at the conversion (its frames over
+    /// the time to the next cycle), and whether a cycle in between re-anchored. Nil when the
+    /// probe logged no such cycles.
+    static func serverRate(_ p: ProbeReading, lead: Double, baseline: Double) -> (line: Double, cycle: Double, reanchored: Bool)? {
+        guard let bi = p.cycles.lastIndex(where: { $0.usecs <= p.instantUs - lead * 1e6 }), bi + 1 < p.cycles.count,
+              let a = p.cycles.last(where: { $0.usecs <= p.instantUs - (lead + baseline) * 1e6 }) else { return nil }
+        let b = p.cycles[bi], next = p.cycles[bi + 1]
+        guard b.frame > a.frame, next.frame > b.frame else { return nil }
+        func ppm(_ frames: Double, _ us: Double) -> Double { (frames / (us * 1e-6) / 48000 - 1) * 1e6 }
+        let reanchored = p.cycles.contains { $0.usecs > a.usecs && $0.usecs <= b.usecs && !$0.continuous }
+        return (ppm(b.frame - a.frame, b.usecs - a.usecs), ppm(next.frame - b.frame, next.usecs - b.usecs), reanchored)
+    }
+
     /// When aqsync took its reference cycles and its anchors (the middles of the windows its
     /// start line gives, `references A–B s, anchors C–D s before the instant`): the lead of the
     /// anchors and the baseline back to the references, in seconds.
-    static func conversion(_ out: String) -> (baseline: Double, lead: Double)? {
-        guard let line = out.split(separator: "\n").first(where: { $0.contains("start at ") }),
-              line.contains(" over ") else { return nil }
+    static func conversion(_ out: String, refused: Bool = false) -> (baseline: Double, lead: Double)? {
+        guard let line = out.split(separator: "\n").first(where: { $0.contains(refused ? ") refused; " : "start at ") }),
+              refused || line.contains(" over ") else { return nil }
         func window(after key: String) -> (Double, Double)? {
             guard let r = line.range(of: key) else { return nil }
             let text = line[r.upperBound...].prefix { $0 != " " }
@@ -279,20 +298,21 @@ struct StartAtOnJACKTests {
             """)
     }
 
-    /// Opt-in (`AQSYNC_START_AT_TESTS=1`): it failed in the fresh clone's CI of 18d5d55, a part
-    /// 1.36 frames off the server's line after aqsync measured its rate over the 0.15 s fallback
-    /// baseline (docs/multi-machine.md, "Known defect").
+    /// Opt-in (`AQSYNC_START_AT_TESTS=1`): aqsync now refuses a start whose server clock runs
+    /// more than 1000 ppm off nominal (the CI of 18d5d55 judged a part 1.36 frames off after
+    /// such a rate), and on a loaded VM jackd's dummy backend runs so often enough that a run
+    /// with no part to judge is common (docs/multi-machine.md, "The live test is opt-in").
     static var wanted: Bool { ProcessInfo.processInfo.environment["AQSYNC_START_AT_TESTS"] == "1" }
 
-    @Test(.enabled(if: wanted, "opt-in (AQSYNC_START_AT_TESTS=1): a part was 1.36 frames off in CI, docs/multi-machine.md, Known defect"), .timeLimit(.minutes(4)))
+    @Test(.enabled(if: wanted, "opt-in (AQSYNC_START_AT_TESTS=1): on a loaded machine the server's clock runs beyond ±1000 ppm too often for a part to be judged, docs/multi-machine.md"), .timeLimit(.minutes(4)))
     func twoServersStartTheirPartsOnTheFrameOfTheInstant() throws {
         // Every part a probe vouches for is judged, in whichever run; the runs are repeated for
         // the others, and the test fails when no part at all could be judged in three runs.
-        var judged = 0
-        try liveRun("twoServersStartTheirPartsOnTheFrameOfTheInstant") { _, isLast in try run(isLast: isLast, judged: &judged) }
+        var judged = 0, refused = 0
+        try liveRun("twoServersStartTheirPartsOnTheFrameOfTheInstant") { _, isLast in try run(isLast: isLast, judged: &judged, refused: &refused) }
     }
 
-    private func run(isLast: Bool, judged: inout Int) throws -> LiveRunVerdict {
+    private func run(isLast: Bool, judged: inout Int, refused: inout Int) throws -> LiveRunVerdict {
         let dir = try TempDir()
         let session = try Self.session(dir)
         let rigs = [try Rig(period: 256, folder: dir.file("s1")), try Rig(period: 128, folder: dir.file("s2"))]
@@ -316,17 +336,40 @@ struct StartAtOnJACKTests {
             while p.isRunning && Date() < end { usleep(20_000) }
             p.terminateAndReap()
         }
+        // A refused start exits at once: the probes print once the instant has come.
+        let probesDone = Date().addingTimeInterval(max(0, Double(instant.nanoseconds - SystemInstant.now(.realtime).nanoseconds) / 1e9) + 5)
+        while rigs.contains(where: { !$0.probeLog.contains("instant-frame") }) && Date() < probesDone { usleep(20_000) }
         var verdict = LiveRunVerdict.judged
+        let judgedBefore = judged, refusedBefore = refused
         for (i, r) in rigs.enumerated() {
             let out = (try? String(contentsOf: players[i].1, encoding: .utf8)) ?? ""
             r.recorder.stop()
             let wav = try r.recorder.read()
             let part = i == 0 ? "A" : "B"
-            #expect(players[i].0.terminationStatus == 0, "part \(part): \(out)\njackd: \(r.server.log)")
             guard let probe = ProbeReading(log: r.probeLog) else {
-                Issue.record("part \(part): the probe printed no frame: \(r.probeLog)")
+                Issue.record("part \(part): the probe printed no frame: \(r.probeLog)\naqsync: \(out)")
                 continue
             }
+            // aqsync refused the start because the server's clock read more than 1000 ppm off
+            // nominal over its baseline, or its latest cycle disagreed with that line
+            // (BaselineRate): the refusal is judged against the server's own cycles over the
+            // same window, never taken on trust.
+            if out.contains("cannot start at the instant") && out.contains("ppm") {
+                #expect(players[i].0.terminationStatus == 1, "part \(part): \(out)")
+                let refusal = out.split(separator: "\n").first { $0.contains("cannot start at the instant") } ?? ""
+                guard let window = Self.conversion(out, refused: true), let server = Self.serverRate(probe, lead: window.lead, baseline: window.baseline) else {
+                    Issue.record("part \(part): refused, and the probe's cycles do not cover its window to check it: \(refusal)\n\(probe.line)")
+                    continue
+                }
+                // 800: the probe's line has two cycles' microseconds (7 ppm over 0.15 s), one
+                // cycle's rate 375 ppm at 128 frames; aqsync's are medians.
+                let vouched = server.reanchored || abs(server.line) > 800 || abs(server.cycle - server.line) > 800
+                print("twoServersStartTheirPartsOnTheFrameOfTheInstant: part \(part) (period \(r.server.period)): refused; the server's clock over aqsync's window (baseline \(String(format: "%.3f", window.baseline)) s, lead \(String(format: "%.3f", window.lead)) s): line \(String(format: "%+.1f", server.line)) ppm off nominal, the cycle at the conversion \(String(format: "%+.1f", server.cycle)) ppm, re-anchored: \(server.reanchored): \(vouched ? "vouched" : "NOT vouched"); aqsync: \(refusal)")
+                #expect(vouched, "part \(part): aqsync refused a start the server's clock did not justify: line \(server.line) ppm, cycle \(server.cycle) ppm\n\(out)")
+                refused += 1
+                continue
+            }
+            #expect(players[i].0.terminationStatus == 0, "part \(part): \(out)\njackd: \(r.server.log)")
             let clicks = peaks(wav.channels[0], threshold: 0.25)
             let witness = WitnessTimeline(channel: wav.channels[1], serverChannel: wav.channels[2])
             guard let first = clicks.first else {
@@ -388,7 +431,12 @@ struct StartAtOnJACKTests {
             }
             #expect(out.contains("start at \(text)"), "\(out)")
         }
-        if isLast { #expect(judged > 0, "no part could be judged in three runs") }
+        // Every start of the run refused, each vouched for by its probe: the server's clock
+        // left nothing to judge a start by, as when it re-anchored; the run is repeated.
+        if judged == judgedBefore && refused > refusedBefore && !isLast, case .judged = verdict {
+            verdict = .witnessCouldNotTell(reason: "no start to judge: aqsync refused \(refused - refusedBefore) part(s), the probe vouching that the server's clock ran more than 1000 ppm off nominal or bent", aqsyncFigures: [:])
+        }
+        if isLast { #expect(judged > 0, "no part could be judged in three runs (\(refused) refusals vouched for)") }
         return verdict
     }
 }
