@@ -231,6 +231,23 @@ func jackProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> 
             nextUsecs = 0
         }
     }
+    // The transport follower's reading, taken with the cycle's times, before any of the
+    // cycle's work: jack_transport_query reads the server's position as it is when called
+    // (jack2 `JackTransportEngine::Query`; pipewire-jack reads the driver's live position), so
+    // read after the engine's mix it can already be the next cycle's. Measured on PipeWire: a
+    // call for the cycle at transport frame 515 that read 515 here read 771 after the mix, and
+    // played 771's frames in 515's buffer (docs/transport.md, "Known defects" 4).
+    let follower = st.pointee.transport.load(ordering: .acquiring)
+    var transportRolling: Int32 = 0
+    var transportFrame: Int64 = 0
+    if follower != nil {
+        // jack_transport_query is realtime-safe (jack/transport.h): it reads shared memory.
+        _unsafePerformance {
+            var pos = jack_position_t()
+            transportRolling = jack_transport_query(client, &pos) == JackTransportRolling ? 1 : 0
+            transportFrame = Int64(pos.frame)
+        }
+    }
     // A period longer than the fallback cannot happen with JACK (8192 frames at most); should
     // it, the cycle is not rendered rather than overrun the fallback (the next cycle counts
     // its frames as lost).
@@ -278,14 +295,11 @@ func jackProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> 
     }
     core.pointee.render(
         cycle, outputs: UnsafePointer(outs), channelCount: n, inputs: UnsafePointer(ins), inputCount: inputCount)
-    if let follower = st.pointee.transport.load(ordering: .acquiring) {
-        // jack_transport_query is realtime-safe (jack/transport.h): it reads shared memory.
-        // The follower (TransportCallbacks: realtime-safe by contract) adds to the outputs.
+    if let follower {
+        // The follower (TransportCallbacks: realtime-safe by contract) adds to the outputs,
+        // after the engine's mix, what the transport said at the cycle's start.
         _unsafePerformance {
-            var pos = jack_position_t()
-            let ts = jack_transport_query(client, &pos)
-            follower.pointee.process(
-                follower.pointee.context, ts == JackTransportRolling ? 1 : 0, Int64(pos.frame), nframes, UnsafePointer(outs), n)
+            follower.pointee.process(follower.pointee.context, transportRolling, transportFrame, nframes, UnsafePointer(outs), n)
         }
     }
     if let probe {

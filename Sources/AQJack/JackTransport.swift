@@ -16,8 +16,10 @@ func jackSync(_ state: jack_transport_state_t, _ pos: UnsafeMutablePointer<jack_
 
 extension JackDevice {
     /// Makes this client follow JACK's transport: from the next cycle on the process callback
-    /// reads the transport (`jack_transport_query`) every cycle, after the engine's mix, and
-    /// calls `callbacks.process` with its state and frame; the client becomes a slow-sync
+    /// reads the transport (`jack_transport_query`) every cycle with the cycle's times, before
+    /// the engine's mix (read later it can already be the next cycle's position: pipewire-jack
+    /// reads the driver's live position), and after the mix calls `callbacks.process` with its
+    /// state and frame; the client becomes a slow-sync
     /// client (`jack_set_sync_callback`) whose readiness `callbacks.sync` answers, so the
     /// transport does not roll after a start or a locate until the follower says it is ready.
     /// Kept across a server's absence (registered again when the client is). One follower per

@@ -10,11 +10,15 @@ import Testing
 @Suite("Transport follow on PipeWire's JACK", .serialized)
 struct TransportFollowOnPipeWireJACKTests {
     /// Opt-in (`AQSYNC_TRANSPORT_TESTS=1`, `make transport-check`): it failed in the fresh
-    /// clone's CI of ba32e32 with 512 samples wrong where the witness vouched (docs/transport.md,
-    /// "Known defects"), a defect not found yet.
+    /// clone's CI of ba32e32 with 512 samples wrong where the witness vouched; the device's
+    /// reading of the transport after the engine's mix, found and fixed since, makes exactly
+    /// that, but with every run judged it still fails in runs where the witness's own frames
+    /// break on the loaded machine (docs/transport.md, "Known defects" 4). aqsync's summary
+    /// lines are printed with the judgement (`server: …` says how many transport frames it
+    /// skipped and played again).
     static var wanted: Bool { ProcessInfo.processInfo.environment["AQSYNC_TRANSPORT_TESTS"] == "1" }
 
-    @Test(.enabled(if: wanted, "opt-in (make transport-check): a defect not found yet, docs/transport.md, Known defects"), .timeLimit(.minutes(3)))
+    @Test(.enabled(if: wanted, "opt-in (make transport-check): docs/transport.md, Known defects 4"), .timeLimit(.minutes(3)))
     func commandFollowsTheTransportOnPipeWire() throws {
         let fx = try LoopRenderTests.make(loop: "")
         let session = try SessionLoader.load(fx.url)
@@ -54,7 +58,7 @@ struct TransportFollowOnPipeWireJACKTests {
             _ = aq.wait(timeout: .seconds(10))
             #expect(aq.terminationStatus == 130, "\(text())")
             let j = TransportFollowOnJACKTests.judge(recorded: try WAVReader.read(wav).channels, full: full)
-            print("commandFollowsTheTransportOnPipeWire: rolling runs start at \(j.segments); \(j.rollingFrames) rolling frames, \(j.heard) samples heard; \(j.wrongRolling) wrong while rolling, \(j.wrongStopped) not silent while stopped (first: \(j.firstWrong ?? "-")); aqsync: \(text().split(separator: "\n").filter { $0.hasPrefix("transport:") || $0.contains("not primed") }.joined(separator: " | "))")
+            print("commandFollowsTheTransportOnPipeWire: rolling runs start at \(j.segments); \(j.rollingFrames) rolling frames, \(j.heard) samples heard; \(j.wrongRolling) wrong while rolling, \(j.wrongStopped) not silent while stopped (first: \(j.firstWrong ?? "-")); aqsync: \(text().split(separator: "\n").filter { $0.hasPrefix("transport:") || $0.hasPrefix("server:") || $0.contains("not primed") }.joined(separator: " | "))")
             // A rolling run that starts anywhere but at a locate target is a break in the
             // witness's own transport frames (the recorder, or PipeWire calling a client twice
             // for a cycle or not at all: docs/pipewire.md (d2)): there the witness cannot vouch

@@ -160,4 +160,62 @@ struct TransportFollowerReplayTests {
         r = T.roll(x.cb, x.full, from: join, cycles: 10)
         #expect(r.diff == nil && r.heard, "\(r.diff ?? "nothing heard")")
     }
+
+    /// PipeWire's JACK (pipewire-jack 0.3.65), recorded in a run of
+    /// `commandFollowsTheTransportOnPipeWire` on 2026-11-27 (each call's cycle times and the
+    /// transport read at the call's start and again after the engine's mix): the call for the
+    /// cycle at transport frame 515 (counter 108 032, cycle time 75 587 654 412 µs) came
+    /// 11.3 ms after the previous one; `jack_transport_query` read 515 at its start, with that
+    /// cycle's time, and 771, with the next cycle's time (75 587 659 745 µs), after the mix: the
+    /// driver had moved its live position on during the call. The next call, 73 µs later, was
+    /// the cycle at 771. Recorded frames shifted here to where the session sounds (the MP3
+    /// sweep, output 3), the sequence unchanged.
+    static func pipeWireCalls(from f0: Int64) -> (cycles: [Int64], atStart: [Int64], afterMix: [Int64]) {
+        let p = Int64(period)
+        let cycles = (0..<5).map { f0 + Int64($0) * p }
+        var afterMix = cycles
+        afterMix[2] = cycles[3]
+        return (cycles, cycles, afterMix)
+    }
+
+    /// The transport as the device used to read it, after the engine's mix: the late call plays
+    /// the next cycle's frames in its own cycle's buffer (what a recorder beside a witness
+    /// records as frames from elsewhere: `commandFollowsTheTransportOnPipeWire`'s 512 wrong
+    /// samples, docs/transport.md "Known defects" 4), and the next call plays them again.
+    @Test func pipeWiresPositionReadAfterTheMixPlaysTheNextCycleInALateCall() throws {
+        let x = try Self.make()
+        defer { x.follower.close() }
+        let start: Int64 = 20_007 + T.offset
+        Self.primedAndReady(x, at: start)
+        let calls = Self.pipeWireCalls(from: start)
+        var wrong: [Int] = []
+        for k in 0..<calls.cycles.count {
+            let out = T.cycle(x.cb, rolling: true, frame: calls.afterMix[k])
+            if Self.diff(out, x.full, from: calls.cycles[k]) != nil { wrong.append(k) }
+            #expect(Self.diff(out, x.full, from: calls.afterMix[k]) == nil, "call \(k): \(Self.diff(out, x.full, from: calls.afterMix[k]) ?? "")")
+        }
+        #expect(wrong == [2], "calls whose output is not their cycle's frames: \(wrong)")
+        let c = x.follower.counters
+        #expect(c.skippedFrames == UInt64(Self.period) && c.repeatedFrames == UInt64(Self.period) && c.missedCycles == 0, "\(c)")
+    }
+
+    /// The same calls with the transport read with the cycle's times, before the mix (what the
+    /// device does, `jackProcess`): every call plays its own cycle's frames; nothing skipped or
+    /// played again.
+    @Test func pipeWiresPositionReadAtTheCyclesStartPlaysEveryCycleExactly() throws {
+        let x = try Self.make()
+        defer { x.follower.close() }
+        let start: Int64 = 20_007 + T.offset
+        Self.primedAndReady(x, at: start)
+        let calls = Self.pipeWireCalls(from: start)
+        var heard = false
+        for k in 0..<calls.cycles.count {
+            let out = T.cycle(x.cb, rolling: true, frame: calls.atStart[k])
+            #expect(Self.diff(out, x.full, from: calls.cycles[k]) == nil, "call \(k): \(Self.diff(out, x.full, from: calls.cycles[k]) ?? "")")
+            if out[2].contains(where: { $0 != 0 }) { heard = true }
+        }
+        #expect(heard)
+        let c = x.follower.counters
+        #expect(c.skippedFrames == 0 && c.repeatedFrames == 0 && c.missedCycles == 0, "\(c)")
+    }
 }
