@@ -68,6 +68,8 @@ public final class AudioQueue: @unchecked Sendable {
     var timePitch = TimePitchStage()
     /// The processing tap (`AudioQueueProcessingTapNew`), if any.
     var processingTap: AudioQueueProcessingTap?
+    /// Enqueues before the start, replayed when a time/pitch setting changes before it.
+    var prestart = PrestartLog()
     /// Whether the open stream runs through time/pitch (a change ends the stream).
     var streamRouted = false
     /// Run number sent with starts; changed by a synchronous stop so that run-state events

@@ -113,6 +113,21 @@ extension AudioQueue {
     ) throws(AudioQueueError) -> AudioTimeStamp {
         lock.lock()
         defer { lock.unlock() }
+        let at = try enqueueLocked(
+            buffer, trimFramesAtStart: trimFramesAtStart, trimFramesAtEnd: trimFramesAtEnd,
+            parameterEvents: parameterEvents, startTime: startTime)
+        logPrestart(PrestartLog.Record(
+            buffer: buffer, trimFramesAtStart: trimFramesAtStart, trimFramesAtEnd: trimFramesAtEnd,
+            parameterEvents: parameterEvents, startTime: startTime))
+        return at
+    }
+
+    /// ``enqueue(_:trimFramesAtStart:trimFramesAtEnd:parameterEvents:startTime:)`` with the
+    /// lock held.
+    func enqueueLocked(
+        _ buffer: AudioQueueBuffer, trimFramesAtStart: Int, trimFramesAtEnd: Int,
+        parameterEvents: [AudioQueueParameterEvent], startTime: AudioTimeStamp?
+    ) throws(AudioQueueError) -> AudioTimeStamp {
         try checkLive()
         try hub.checkUsableLocking()
         guard buffer.queue === self, ledger.owns(buffer) else {

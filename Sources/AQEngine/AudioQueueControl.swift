@@ -25,6 +25,7 @@ extension AudioQueue {
             frame = Int64(full.sampleTime.rounded())
         }
         try hub.send(.start(slot: slot, frame: frame, run: run))
+        prestart.clear()
         startRequested = true
         pauseRequested = false
         lastError = nil
@@ -94,6 +95,7 @@ extension AudioQueue {
             flushTail()
             try hub.send(.stop(slot: slot, immediately: false, epoch: queueTime.epoch))
             drainStopPending = true
+            prestart.replayable = false
             return
         }
         callbackLock.lock()
@@ -129,6 +131,7 @@ extension AudioQueue {
         defer { lock.unlock() }
         try checkLive()
         flushTail()
+        prestart.replayable = false
     }
 
     /// Resets (`AudioQueueReset`), synchronously: when it returns every enqueued buffer has

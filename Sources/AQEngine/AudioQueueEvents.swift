@@ -12,6 +12,7 @@ extension AudioQueue {
     func resetTimeline() {
         queueTime.restart()
         endStream()
+        prestart.clear()
     }
 
     /// Forgets the converter's and decoder's stream. Lock held.

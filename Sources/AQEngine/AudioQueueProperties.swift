@@ -40,7 +40,9 @@ extension AudioQueue {
     /// - `.pan`: −1 to 1, from the first frame of the next render cycle (``PanLaw``).
     /// - `.playRate` (0.5 to 2) and `.pitch` (−2400 to 2400 cents): applied on the enqueuing
     ///   side, from the next buffer enqueued (audio already enqueued keeps the values it was
-    ///   processed with; SoundTouch's few thousand held frames come out at the new ones). They
+    ///   processed with; SoundTouch's few thousand held frames come out at the new ones), except
+    ///   before the start, when the buffers enqueued are processed again at the new value
+    ///   (``setTimePitchEnabled(_:)``; the call then blocks while that runs). They
     ///   act with time/pitch enabled and not bypassed (the pitch with the Spectral algorithm
     ///   only); otherwise the value is kept, read back, and used once time/pitch is enabled.
     /// Any thread but the render thread; does not block.
@@ -49,10 +51,17 @@ extension AudioQueue {
         case .volume: break
         case .playRate, .pitch:
             try checkTimePitchValue(id, value)
-            lock.lock()
-            defer { lock.unlock() }
-            try checkLive()
-            if id == .playRate { timePitch.playRate = value } else { timePitch.pitchCents = value }
+            var refused: [AudioQueueBuffer] = []
+            do {
+                lock.lock()
+                defer { lock.unlock() }
+                try checkLive()
+                let old = id == .playRate ? timePitch.playRate : timePitch.pitchCents
+                if id == .playRate { timePitch.playRate = value } else { timePitch.pitchCents = value }
+                // Before the start, what is enqueued is processed again at the new value.
+                if old != value && timePitch.enabled && canReplayPrestart { refused = try replayPrestart() }
+            }
+            handBackRefused(refused)
             return
         case .volumeRampTime:
             guard value.isFinite, value >= 0, value <= 3600 else {

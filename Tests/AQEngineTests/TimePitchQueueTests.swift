@@ -53,6 +53,18 @@ import Testing
         return (out, q.startDeviceFrame ?? -1, stopped)
     }
 
+    /// The longest run of frames below 0.01 between `x`'s first and last frame above 0.1 (a
+    /// 440 Hz sine at 0.5 has none longer than a few frames at its zero crossings).
+    static func longestQuiet(_ x: [Float]) -> Int {
+        guard let on = x.firstIndex(where: { abs($0) > 0.1 }), let off = x.lastIndex(where: { abs($0) > 0.1 }) else { return 0 }
+        var longest = 0, run = 0
+        for i in on...off {
+            run = abs(x[i]) < 0.01 ? run + 1 : 0
+            longest = max(longest, run)
+        }
+        return longest
+    }
+
     /// Frequency by rising zero crossings over the middle half of `x`'s non-silent stretch.
     static func frequency(_ x: [Float]) -> Double {
         guard let on = x.firstIndex(where: { abs($0) > 0.1 }), let off = x.lastIndex(where: { abs($0) > 0.1 }) else { return 0 }
@@ -78,7 +90,7 @@ import Testing
         let played = r.stopCycleEnd - Int(r.start)
         #expect(played >= expected && played <= expected + Self.period, "played \(played) device frames, want \(expected) ± \(Self.period)")
         let hz = Self.frequency(r.out)
-        print("TimePitchQueueTests: PlayRate \(playRate): 10 s played in \(played) device frames (stopped in the cycle ending there), \(hz) Hz")
+        print("TimePitchQueueTests: PlayRate \(playRate): 10 s played in \(played) device frames (stopped in the cycle ending there), \(hz) Hz, longest quiet \(Self.longestQuiet(r.out))")
         #expect(abs(hz - 440) < 0.005 * 440, "\(hz) Hz")
     }
 
@@ -186,9 +198,11 @@ import Testing
         // A valid PlayRate event on an enqueue refused for its start time changes nothing.
         #expect(code { try q.enqueue(b, parameterEvents: [AudioQueueParameterEvent(.playRate, 0.75)], startTime: AudioTimeStamp(sampleTime: .nan)) } == .invalidParameter)
         #expect(q.parameter(.playRate) == 1.5)
-        // With a buffer enqueued, and while running: kAudioQueueErr_InvalidRunState.
+        // With a buffer enqueued and flushed before the start (a replay could not make the
+        // flush again), and while running: kAudioQueueErr_InvalidRunState.
         try q.enqueue(b, parameterEvents: [AudioQueueParameterEvent(.playRate, 2)])
         #expect(q.parameter(.playRate) == 2)
+        try q.flush()
         #expect(code { try q.setTimePitchEnabled(false) } == .invalidRunState)
         #expect(code { try q.setProperty(0x7174_7061, u32(0x7673_7064)) } == .invalidRunState)
         try q.start()
@@ -203,6 +217,100 @@ import Testing
         let input = try inputEngine.newInput(format: int16Mono48k) { _, _, _, _ in }
         #expect(code { _ = try input.property(0x715F_7470) } == .invalidProperty)
         #expect(code { try input.setParameter(.playRate, 1) } == .invalidQueueType)
+    }
+
+    /// Apple's aqplay enqueues its first buffers, then enables time/pitch, chooses the
+    /// algorithm, clears the bypass and sets PlayRate, then starts: everything enqueued before
+    /// is processed again (no callback meanwhile), so all of it plays at the rate.
+    @Test func settingsBeforeTheStartApplyToWhatWasEnqueued() throws {
+        let (engine, device) = try manualEngine(
+            channels: 1, capacities: RenderCapacities(queues: 4, buffersPerQueue: 128, commands: 1024, outputChannels: 8))
+        defer { engine.close() }
+        nonisolated(unsafe) var callbacks = 0
+        let q = try engine.newOutput(format: int16Mono48k) { _, _ in callbacks += 1 }
+        try Self.enqueueTone(q, hz: 440, seconds: 2)
+        #expect(q.enqueuedDeviceFrames == 96_000)
+        try q.setTimePitchEnabled(true)
+        try q.setTimePitchAlgorithm(.timeDomain)
+        try q.setTimePitchBypassed(false)
+        try q.setParameter(.playRate, 2)
+        engine.deliverPendingEvents()
+        #expect(callbacks == 0, "no buffer came back while the enqueued audio was processed again")
+        // 2 s at rate 2: 48 000 device frames once SoundTouch's held frames are flushed.
+        try q.flush()
+        #expect(q.enqueuedDeviceFrames == 48_000, "scheduled \(q.enqueuedDeviceFrames) device frames")
+        let r = try Self.play(engine, device, q, limit: 48_000 + 10 * Self.period)
+        let played = r.stopCycleEnd - Int(r.start)
+        #expect(played >= 48_000 && played <= 48_000 + Self.period, "played \(played) device frames")
+        let hz = Self.frequency(r.out)
+        #expect(abs(hz - 440) < 0.005 * 440, "\(hz) Hz")
+        #expect(callbacks == 20, "every buffer came back once: \(callbacks)")
+        #expect(Self.longestQuiet(r.out) < 48, "a gap of \(Self.longestQuiet(r.out)) quiet frames inside the tone")
+        print("TimePitchQueueTests: time/pitch set after 2 s were enqueued, before the start: \(played) device frames, \(hz) Hz")
+    }
+
+    /// Apple's aqplay at `-r 0.5`: a 3 s 44.1 kHz tone through three 0.5 s buffers refilled
+    /// from the callback, time/pitch set after the first three were enqueued, and at the end
+    /// of the file a stop after the enqueued buffers from the callback (no flush): 6 s of tone
+    /// on the 48 kHz device, without a gap before SoundTouch's end of stream (below).
+    @Test func aqplaysLoopAtHalfRatePlaysWhole() throws {
+        let (engine, device) = try manualEngine(
+            channels: 1, capacities: RenderCapacities(queues: 4, buffersPerQueue: 128, commands: 1024, outputChannels: 8))
+        defer { engine.close() }
+        let total = 132_300, per = 22_050
+        nonisolated(unsafe) var next = 0
+        nonisolated(unsafe) var done = false
+        @Sendable func fill(_ q: AudioQueue, _ b: AudioQueueBuffer) throws {
+            let n = min(per, total - next)
+            guard n > 0 else {
+                if !done { done = true; try q.stop(immediately: false) }
+                return
+            }
+            let p = b.audioData.bindMemory(to: Int16.self, capacity: n)
+            for k in 0..<n { p[k] = Int16(16384 * sin(2 * Double.pi * 440 * Double(next + k) / 44100)) }
+            b.audioDataByteSize = n * 2
+            try q.enqueue(b)
+            next += n
+        }
+        let q = try engine.newOutput(format: .linearPCM(sampleRate: 44100, channels: 1, bits: 16)) { q, b in try? fill(q, b) }
+        for _ in 0..<3 { try fill(q, try q.allocateBuffer(capacity: per * 2)) }
+        try q.setTimePitchEnabled(true)
+        try q.setTimePitchAlgorithm(.timeDomain)
+        try q.setParameter(.playRate, 0.5)
+        try q.start()
+        var out: [Float] = []
+        while out.count < 300_000 {
+            out += device.render(frames: Self.period, cycle: Self.period)[0]
+            engine.deliverPendingEvents()
+            if out.count > Self.period && !q.isRunning { break }
+        }
+        let on = out.firstIndex(where: { abs($0) > 0.1 }) ?? 0, off = out.lastIndex(where: { abs($0) > 0.1 }) ?? 0
+        let hz = Self.frequency(out)
+        // SoundTouch's end of a stream: its flush pushes silence through, and with tempo 0.5 the
+        // last overlap-add sequences put about 30 ms of that silence before the stream's last
+        // 20 ms (1430 frames at 2406 from the end here; its own `soundstretch -tempo=-50` gives
+        // the same on this file: 1403 frames). Judged before that stretch, and the length.
+        let body = Array(out[..<(off - 4096)])
+        print("TimePitchQueueTests: aqplay's loop at rate 0.5: tone from \(on) to \(off) (\(off - on) frames), \(hz) Hz, longest quiet \(Self.longestQuiet(body)) before the last 4096 frames, \(Self.longestQuiet(out)) in all")
+        #expect(abs((off - on) - 288_000) < 1024, "\(off - on) frames of tone, want 288 000")
+        #expect(Self.longestQuiet(body) < 48, "a gap of \(Self.longestQuiet(body)) quiet frames inside the tone")
+        #expect(abs(hz - 440) < 0.005 * 440, "\(hz) Hz")
+    }
+
+    /// A queue with a processing tap keeps the rule of before: its tap saw the enqueued audio
+    /// once, so time/pitch may not change with buffers enqueued.
+    @Test func withATapBuffersEnqueuedRefuseTheChange() throws {
+        let (engine, _, q) = try Self.makeQueue()
+        defer { engine.close() }
+        _ = try q.newProcessingTap(flags: [.preEffects, .siphon]) { _, frames, _, _, _ in frames }
+        try Self.enqueueTone(q, hz: 440, seconds: 0.2)
+        do {
+            try q.setTimePitchEnabled(true)
+            Issue.record("enabled with a tap and buffers enqueued")
+        } catch let e as AudioQueueError {
+            #expect(e.code == .invalidRunState)
+        }
+        #expect(!q.isTimePitchEnabled)
     }
 
     /// PlayRate set without EnableTimePitch plays at rate 1 (Apple: "only applicable when the
