@@ -30,7 +30,7 @@ import Testing
         let prefix = try CAPI.prefix()
         var declared: Set<String> = []
         for header in ["AudioToolbox/AudioQueue.h", "AudioToolbox/AudioFileStream.h", "AudioToolbox/AudioFile.h", "AudioToolbox/ExtendedAudioFile.h", "AudioToolbox/AudioConverter.h",
-                       "AudioToolbox/AudioFormat.h", "AudioToolbox/AudioServices.h", "CoreAudio/AudioHardware.h"] {
+                       "AudioToolbox/AudioFormat.h", "AudioToolbox/AudioServices.h", "CoreAudio/AudioHardware.h", "CoreAudio/HostTime.h"] {
             let text = try String(contentsOf: prefix.appendingPathComponent("include/\(header)"), encoding: .utf8)
             let regex = try NSRegularExpression(pattern: #"^extern [A-Za-z_ ]+?\**\s*([A-Za-z_][A-Za-z0-9_]*)\("#, options: .anchorsMatchLines)
             for m in regex.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
