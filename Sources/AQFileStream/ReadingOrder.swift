@@ -39,6 +39,22 @@ public struct AudioFileReadingOrder: Sendable, Equatable {
     /// True when the pieces are not the file in its own order.
     public var isReordered: Bool { segments.count > 1 || resumeAtFirstPacket || replacementHeader != nil }
 
+    /// Where in the file the byte lies that the parser was fed at `streamOffset` (counting the
+    /// bytes of ``segments`` in their order): the parser's offsets (its data offset) are in
+    /// the order it was fed, so a CAF whose chunks after `data` were fed first has its audio
+    /// data that many bytes earlier in the file than the parser says. Offsets past the
+    /// segments, and every offset of a plan that resumes at the first packet (an MP4, whose
+    /// parser takes its samples' offsets from its own tables), are returned as they are.
+    public func fileOffset(ofStreamOffset streamOffset: Int64) -> Int64 {
+        guard !resumeAtFirstPacket else { return streamOffset }
+        var fed: Int64 = 0
+        for segment in segments {
+            if streamOffset < fed + segment.length { return segment.offset + (streamOffset - fed) }
+            fed += segment.length
+        }
+        return streamOffset
+    }
+
     /// Looks at a file's chunk headers (through `read(offset, count)`, which returns the bytes
     /// there, fewer at the end of the file) and plans the order. At most 4096 chunk headers are
     /// read; anything unexpected falls back to the whole file in order.

@@ -119,7 +119,9 @@ final class AudioFileReadState {
         self.parser = parser
         self.fileType = parser.fileType?.rawValue ?? hint
         self.format = format
-        self.dataOffset = dataOffset
+        // The parser's offset counts the bytes in the order they were fed (a CAF's chunks after
+        // `data` first): the file's is where that byte lies.
+        self.dataOffset = order.fileOffset(ofStreamOffset: dataOffset)
         if format.bytesPerPacket > 0 && !sawDescriptions {
             constantPacketBytes = Int(format.bytesPerPacket)
             let available = max(0, fileSize - dataOffset)

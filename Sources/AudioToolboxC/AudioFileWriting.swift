@@ -30,6 +30,11 @@ final class AudioFileWriteState {
     let packets: CAFPacketState?
     /// An M4A (or MPEG-4) file: its `moov` is written after the data at close.
     let mp4: Bool
+    /// User data (AudioFileUserData.swift): chunks written after the audio data (CAF: after
+    /// the packet table) at every optimize and at close, counted in the header's sizes.
+    var userData = PendingUserData()
+    /// Whether the container has chunks for user data (CAF, WAVE, AIFF; not MPEG-4).
+    var acceptsUserData: Bool { !mp4 }
 
     /// Writes the header into `storage` (a file made for writing, or the caller's callbacks),
     /// which it then owns. Blocks on the storage.
@@ -153,18 +158,29 @@ final class AudioFileWriteState {
             return
         }
         if let packets {
-            // The data's size, then the packet table after the data.
-            let table = packets.packetTable(format)
+            // The data's size, then the packet table after the data, then the user data.
+            let table = packets.packetTable(format) + userData.bytes(caf: true, littleEndian: false)
             guard write(CAFPacketState.header(format, cookie: packets.cookie, dataBytes: dataBytes), at: 0),
                   write(table, at: dataOffset + dataBytes), storage.truncate(dataOffset + dataBytes + Int64(table.count)) else {
                 throw AudioFileFailure(status: kAudioFilePermissionsError, "header write failed")
             }
             return
         }
-        let header = PCMHeader.bytes(layout, format: format, dataBytes: dataBytes, rf64: rf64)
+        let caf = layout == .caf
+        let wave = layout == .wave || layout == .waveFloat || layout == .waveExtensible
+        let trailing = userData.bytes(caf: caf, littleEndian: wave)
+        let header = PCMHeader.bytes(layout, format: format, dataBytes: dataBytes, rf64: rf64, trailing: Int64(trailing.count))
         guard write(header, at: 0) else { throw AudioFileFailure(status: kAudioFilePermissionsError, "header write failed") }
         // WAVE and AIFF chunks are padded to an even size.
-        if layout != .caf && dataBytes % 2 == 1 { _ = write([0], at: dataOffset + dataBytes) }
+        let pad: Int64 = !caf && dataBytes % 2 == 1 ? 1 : 0
+        if pad == 1 { _ = write([0], at: dataOffset + dataBytes) }
+        // The user data after the audio data; a file that had more of it before is cut.
+        if !trailing.isEmpty || storage.size > dataOffset + dataBytes + pad {
+            guard write(trailing, at: dataOffset + dataBytes + pad),
+                  storage.truncate(dataOffset + dataBytes + pad + Int64(trailing.count)) else {
+                throw AudioFileFailure(status: kAudioFilePermissionsError, "user data write failed")
+            }
+        }
     }
 
     /// Writes the sizes and closes the file.
@@ -242,7 +258,8 @@ enum PCMHeader {
 
     /// The header for `dataBytes` of audio data (nil: not known yet); `rf64`: a WAVE layout as
     /// RF64 (`RF64` and the data chunk's sizes -1, the real ones in a `ds64` chunk after it).
-    static func bytes(_ layout: Layout, format f: SFormat, dataBytes: Int64?, rf64: Bool = false) -> [UInt8] {
+    /// `trailing`: bytes of chunks after the data (user data), counted in RIFF's and FORM's sizes.
+    static func bytes(_ layout: Layout, format f: SFormat, dataBytes: Int64?, rf64: Bool = false, trailing: Int64 = 0) -> [UInt8] {
         var b = Bytes()
         let data = dataBytes ?? 0
         let bits = Int(f.bitsPerChannel), channels = Int(f.channelsPerFrame)
@@ -251,7 +268,7 @@ enum PCMHeader {
             let extensible = layout == .waveExtensible
             let fmtSize = extensible ? 40 : 16
             let ds64Size = 28
-            let riffSize: Int64 = Int64(4 + (rf64 ? 8 + ds64Size : 0) + 8 + fmtSize + 8) + data + data % 2
+            let riffSize: Int64 = Int64(4 + (rf64 ? 8 + ds64Size : 0) + 8 + fmtSize + 8) + data + data % 2 + trailing
             if rf64 {
                 b.tag("RF64"); b.le32(UInt32.max); b.tag("WAVE")
                 b.tag("ds64"); b.le32(UInt32(ds64Size))
@@ -276,7 +293,7 @@ enum PCMHeader {
             if case .aifc(let c) = layout { compression = c }
             let commSize: Int = compression == nil ? 18 : 18 + 4 + 2  // + compression type, empty pstring
             let fixed: Int = 4 + (compression == nil ? 0 : 12) + 8 + commSize + 8 + 8
-            let formSize: Int64 = Int64(fixed) + data + data % 2
+            let formSize: Int64 = Int64(fixed) + data + data % 2 + trailing
             b.tag("FORM"); b.be32(UInt32(clamping: formSize)); b.tag(compression == nil ? "AIFF" : "AIFC")
             if compression != nil { b.tag("FVER"); b.be32(4); b.be32(0xA280_5140) }
             b.tag("COMM"); b.be32(UInt32(commSize)); b.be16(UInt16(channels))

@@ -232,7 +232,7 @@ struct InfoCommand: ParsableCommand {
         return Summary(
             fileFormat: stream.fileType ?? FourCharCode(rawValue: 0), format: format, packetCount: packetCount,
             primingFrames: priming, remainderFrames: remainder, frameCount: frameCount,
-            dataOffset: stream.dataOffset ?? 0, byteCount: stream.audioDataByteCount ?? payload,
+            dataOffset: order.fileOffset(ofStreamOffset: stream.dataOffset ?? 0), byteCount: stream.audioDataByteCount ?? payload,
             maximumPacketSize: stream.maximumPacketSize ?? 0, bitRate: bitRate,
             cookieBytes: stream.magicCookie?.count ?? 0)
     }

@@ -210,6 +210,31 @@ extern OSStatus AudioFileGetProperty(AudioFileID inAudioFile, AudioFilePropertyI
 extern OSStatus AudioFileSetProperty(AudioFileID inAudioFile, AudioFilePropertyID inPropertyID, UInt32 inDataSize,
                                      const void *inPropertyData);
 
+/* ---- User data ---------------------------------------------------------------------------- */
+/* User data are a file's top-level chunks of type inUserDataID (a four-char code such as 'LIST',
+ * 'bext', 'info' or 'uuid'), numbered from 0 in file order: CAF, WAVE/RF64 and AIFF/AIFC files.
+ * Other containers answer kAudioFileOperationNotSupportedError; an index with no item
+ * kAudioFileInvalidChunkError. A file opened for reading is read as it is (its user data cannot
+ * change: kAudioFilePermissionsError); a file being created (CAF, WAVE, AIFF/AIFC) keeps what is
+ * set and writes it after its audio data (a CAF's: after its packet table) at AudioFileOptimize
+ * and AudioFileClose, with the header's sizes counting it. */
+extern OSStatus AudioFileCountUserData(AudioFileID inAudioFile, UInt32 inUserDataID, UInt32 *outNumberItems);
+/* An item's size in bytes (one over 4 GiB: kAudioFileDoesNotAllow64BitDataSizeError; use …Size64). */
+extern OSStatus AudioFileGetUserDataSize(AudioFileID inAudioFile, UInt32 inUserDataID, UInt32 inIndex, UInt32 *outUserDataSize);
+extern OSStatus AudioFileGetUserDataSize64(AudioFileID inAudioFile, UInt32 inUserDataID, UInt32 inIndex, UInt64 *outUserDataSize);
+/* Copies up to *ioUserDataSize bytes of the item; *ioUserDataSize says how many were copied. */
+extern OSStatus AudioFileGetUserData(AudioFileID inAudioFile, UInt32 inUserDataID, UInt32 inIndex, UInt32 *ioUserDataSize,
+                                     void *outUserData);
+/* The same from byte inOffset of the item (past its end: 0 bytes). */
+extern OSStatus AudioFileGetUserDataAtOffset(AudioFileID inAudioFile, UInt32 inUserDataID, UInt32 inIndex, SInt64 inOffset,
+                                             UInt32 *ioUserDataSize, void *outUserData);
+/* Replaces item inIndex, or adds one when inIndex is the count (a larger index:
+ * kAudioFileInvalidChunkError). A file being created only. */
+extern OSStatus AudioFileSetUserData(AudioFileID inAudioFile, UInt32 inUserDataID, UInt32 inIndex, UInt32 inUserDataSize,
+                                     const void *inUserData);
+/* Removes item inIndex; the items after it move down. A file being created only. */
+extern OSStatus AudioFileRemoveUserData(AudioFileID inAudioFile, UInt32 inUserDataID, UInt32 inIndex);
+
 /* ---- Global information (about file types, not a file) ------------------------------------ */
 /* AudioFileGetGlobalInfo's specifier for kAudioFileGlobalInfo_AvailableStreamDescriptionsForFormat. */
 typedef struct AudioFileTypeAndFormatID {
