@@ -145,6 +145,15 @@ import Testing
         let table = describeCapacity([cell(.aqsync, 300), cell(.ecasound, 100)], seconds: 10, strict: false)
         #expect(table.contains("| aqsync | wav | 64 | 300 |") && table.contains("| 3.00 |"))
 
+        // A peer that is not installed: a skipped cell, never a failure.
+        var missing = cell(.ecasound, 0)
+        missing.skipped = "ecasound is not installed"
+        let skipped = describeCapacity([cell(.aqsync, 300), missing], seconds: 10, strict: false)
+        #expect(skipped.contains("| ecasound | wav | 64 | — | skipped: ecasound is not installed |"))
+        #expect(skipped.contains("| wav | 64 | 300 | ecasound | — (ecasound is not installed) | — |"))
+        #expect(findExecutable("ecasound", path: "/nonexistent") == nil)
+        #expect(findExecutable("sh", path: "/nonexistent:/bin")?.path == "/bin/sh")
+
         let rows = [
             CapacityCPURow(player: .aqsync, format: .wav, period: 64, tracks: 1, seconds: 10, cpuSeconds: [0.2, 0.3, 0.25], controlShares: [0.9], maxRSSMiB: [150], passed: 3, failures: []),
             CapacityCPURow(player: .ecasound, format: .wav, period: 64, tracks: 1, seconds: 10, cpuSeconds: [0.1], controlShares: [0.1], maxRSSMiB: [20], passed: 1, failures: []),
