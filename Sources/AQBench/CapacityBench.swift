@@ -23,6 +23,10 @@ public struct CapacityOptions: Sendable {
     /// cell (no search below it: the bounded check of `--require`).
     public var attempts = 2
     public var stopAtFailure = false
+    /// Peers searched beside aqsync, cell by cell on the same server with the same file
+    /// (`--peer ecasound`), and where their executables are (nil: not installed; skipped).
+    public var peers: [CapacityPlayer] = []
+    public var ecasound: URL?
 
     public init(aqsync: URL, formats: [CapacityFormat], periods: [Int], seconds: Double, start: Int, limit: Int,
                 resolution: Double, lead: Double, sampleRate: Int, strict: Bool) {
@@ -41,6 +45,10 @@ public struct CapacityOptions: Sendable {
 
 /// One cell of the capacity table. JSON keys are the snake_case names in `CodingKeys`.
 public struct CapacityCell: Sendable, Codable {
+    /// The player searched: aqsync, or a peer.
+    public var player: CapacityPlayer = .aqsync
+    /// Why the cell was not measured (the peer is not installed or cannot read the format).
+    public var skipped: String?
     public var format: CapacityFormat
     public var period: Int
     public var sampleRate: Int
@@ -77,7 +85,7 @@ public struct CapacityCell: Sendable, Codable {
     public var aqsyncLateAtCapacity: Int
 
     enum CodingKeys: String, CodingKey {
-        case format, period, realtime, capacity, trials, failure
+        case player, skipped, format, period, realtime, capacity, trials, failure
         case sampleRate = "sample_rate"
         case atLimit = "at_limit"
         case failedAt = "failed_at"
@@ -113,7 +121,8 @@ func slope(_ points: [(x: Double, y: Double)]) -> Double {
 
 /// Runs the capacity search for every period × format: a private jackd (dummy backend,
 /// realtime when allowed) per period, a plain C reference client active on it throughout, and
-/// for each format a ``CapacitySearch`` over `aqsync play` trials (``runCapacityTrial``).
+/// for each format a ``CapacitySearch`` over `aqsync play` trials (``runCapacityTrial``), and
+/// one over each peer's trials beside it, alternating count by count (``CapacityCellSearch``).
 /// Control thread; blocks for the trials (each about `seconds + lead + 1` s).
 public func runCapacityBench(_ o: CapacityOptions, log: (String) -> Void = { _ in }) throws -> [CapacityCell] {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("aqcap-\(getpid())")
@@ -133,75 +142,171 @@ public func runCapacityBench(_ o: CapacityOptions, log: (String) -> Void = { _ i
         guard let reference = aq_ref_jack_open(server.name, referenceName, 1, 1) else { throw BenchError("cannot open the C reference client") }
         defer { aq_ref_jack_close(reference) }
         guard aq_ref_jack_activate(reference) == 0 else { throw BenchError("cannot activate the C reference client") }
-        let rig = CapacityRig(aqsync: o.aqsync, server: server, reference: reference, referenceName: referenceName, lead: o.lead, directory: dir)
+        let rig = CapacityRig(aqsync: o.aqsync, ecasound: o.ecasound, server: server, reference: reference, referenceName: referenceName, lead: o.lead, directory: dir, sampleRate: o.sampleRate)
         for format in o.formats {
             let file = try capacityFile(format, seconds: o.seconds, deviceRate: o.sampleRate, in: dir)
-            var search = CapacitySearch(start: o.start, limit: o.limit, resolution: o.resolution)
-            var passing: [CapacityTrial] = []
-            var failure: String?
-            var trials = 0, machine = 0
-            while let n = search.next {
-                let session = try writeCapacitySession(in: dir, file: file, tracks: n, clientName: "aqcap-play")
-                var trial: CapacityTrial
-                var attempt = 0
-                repeat {
-                    attempt += 1
-                    trial = try runCapacityTrial(rig, session: session, tracks: n, seconds: o.seconds, clientName: "aqcap-play", strict: o.strict)
-                    trials += 1
-                    if capacityStopRequested.load(ordering: .relaxed) { throw BenchError("stopped by a signal") }
-                    if trial.verdict != .pass {
-                        for line in (trial.serverLines.prefix(6) + trial.playerLines.prefix(6)) { log("    | \(line)") }
-                    }
-                    if case .machine(let why) = trial.verdict {
-                        machine += 1
-                        log("  \(format.rawValue) P=\(period) \(n) tracks: xruns of the machine's: \(why)")
-                    }
-                    if !trial.verdict.passed && byXrunsAlone(trial.observation) && attempt < o.attempts {
-                        log("  \(format.rawValue) P=\(period) \(n) tracks: failed by xruns alone, attempt \(attempt + 1) of \(o.attempts)")
-                    }
-                } while !trial.verdict.passed && byXrunsAlone(trial.observation) && attempt < o.attempts
-                try? FileManager.default.removeItem(at: session)
-                let ok = trial.verdict.passed
-                search.record(n, passed: ok)
-                if ok { passing.append(trial) } else if n == search.failed {
-                    switch trial.verdict {
-                    case .aqsync(let why): failure = why
-                    case .pass, .machine: break
-                    }
-                }
-                log("  \(format.rawValue) P=\(period) \(n) tracks: \(ok ? "pass" : "FAIL") (CPU \(fmt(trial.cpuSeconds)) s, RSS \(fmt(Double(trial.maxRSSBytes) / 1_048_576)) MiB, control \(fmt(trial.controlShare * 100)) %)\(ok ? "" : ": " + (failure ?? ""))")
-                if !ok && o.stopAtFailure { break }
+            // aqsync's search and each peer's, one track count each in turn.
+            var searches = ([.aqsync] + o.peers).map { CapacityCellSearch(o, rig: rig, player: $0, format: format, file: file, period: period) }
+            while searches.contains(where: { $0.next != nil }) {
+                for i in searches.indices { try searches[i].step(log: log) }
             }
-            let best = passing.filter { $0.tracks == search.capacity }.last
-            let mib = 1_048_576.0
-            let points = passing.map { (x: Double($0.tracks), y: Double($0.maxRSSBytes) / mib) }
-            cells.append(CapacityCell(
-                format: format, period: period, sampleRate: o.sampleRate, realtime: server.isRealtime, capacity: search.capacity,
-                atLimit: search.reachedLimit, failedAt: search.failed, failure: search.failed == nil ? nil : failure, trials: trials,
-                machineTrials: machine,
-                cpuMsPerTrackSecond: best.map { $0.cpuSeconds * 1000 / (Double($0.tracks) * o.seconds) } ?? 0,
-                maxRSSMiB: best.map { Double($0.maxRSSBytes) / mib } ?? 0, controlShare: best?.controlShare ?? 0,
-                rssSlopeMiBPerTrack: slope(points),
-                rssMiBPerTrack: best.map { Double($0.maxRSSBytes) / mib / Double($0.tracks) } ?? 0,
-                cpuSlopeMsPerTrackSecond: slope(passing.map { (x: Double($0.tracks), y: $0.cpuSeconds * 1000 / o.seconds) }),
-                xrunsAtCapacity: best.map { max($0.observation.referenceXruns, $0.observation.aqsyncXruns) } ?? 0,
-                bothLateAtCapacity: best?.observation.bothLate ?? 0, referenceLateAtCapacity: best?.observation.referenceAloneLate ?? 0,
-                aqsyncLateAtCapacity: best?.observation.aqsyncAloneLate ?? 0))
+            cells += searches.map { $0.cell(log: log) }
         }
     }
     return cells
 }
 
-/// The cells as a Markdown table. Pure.
+/// One cell's search in progress: `player` (aqsync, or a peer) over `format` at `period` on the
+/// rig's server, one track count per ``step()``, so that the searches of aqsync and its peers
+/// can alternate count by count (the machine's load then falls on all of them alike).
+/// A peer that is not installed, or cannot read the format, gives a skipped cell at once.
+///
+/// Thread safety: one control thread.
+struct CapacityCellSearch {
+    let o: CapacityOptions
+    let rig: CapacityRig
+    let player: CapacityPlayer
+    let format: CapacityFormat
+    let file: URL
+    let period: Int
+    var search: CapacitySearch
+    var passing: [CapacityTrial] = []
+    var failure: String?
+    var trials = 0, machine = 0
+    var skipped: String?
+    var stopped = false
+
+    init(_ o: CapacityOptions, rig: CapacityRig, player: CapacityPlayer, format: CapacityFormat, file: URL, period: Int) {
+        self.o = o
+        self.rig = rig
+        self.player = player
+        self.format = format
+        self.file = file
+        self.period = period
+        search = CapacitySearch(start: o.start, limit: o.limit, resolution: o.resolution)
+        if player == .ecasound {
+            if rig.ecasound == nil { skipped = "ecasound is not installed" } else if ecasoundInput(format, file: file.path, deviceRate: o.sampleRate) == nil {
+                skipped = "ecasound has no reader for \(format.rawValue)"
+            }
+        }
+    }
+
+    var clientName: String { player == .aqsync ? "aqcap-play" : "aqcap-eca" }
+    var label: String { "\(player.rawValue) \(format.rawValue) P=\(period)" }
+    /// The next count to try (nil: done).
+    var next: Int? { skipped != nil || stopped ? nil : search.next }
+
+    /// Runs the trials of the next count (up to `attempts` when it fails by xruns alone).
+    mutating func step(log: (String) -> Void) throws {
+        guard let n = next else { return }
+        let input: CapacityTrialInput
+        var session: URL?
+        switch player {
+        case .aqsync:
+            session = try writeCapacitySession(in: rig.directory, file: file, tracks: n, clientName: clientName)
+            input = .session(session!)
+        case .ecasound:
+            input = .ecasound(arguments: ecasoundCapacityArguments(
+                format: format, file: file.path, tracks: n, period: period, deviceRate: o.sampleRate, clientName: clientName)!, period: period)
+        }
+        var trial: CapacityTrial
+        var attempt = 0
+        repeat {
+            attempt += 1
+            trial = try runCapacityTrial(rig, input: input, tracks: n, seconds: o.seconds, clientName: clientName, strict: o.strict)
+            trials += 1
+            if capacityStopRequested.load(ordering: .relaxed) { throw BenchError("stopped by a signal") }
+            if trial.verdict != .pass {
+                for line in (trial.serverLines.prefix(6) + trial.playerLines.prefix(6)) { log("    | \(line)") }
+            }
+            if case .machine(let why) = trial.verdict {
+                machine += 1
+                log("  \(label) \(n) tracks: xruns of the machine's: \(why)")
+            }
+            if !trial.verdict.passed && byXrunsAlone(trial.observation) && attempt < o.attempts {
+                log("  \(label) \(n) tracks: failed by xruns alone, attempt \(attempt + 1) of \(o.attempts)")
+            }
+        } while !trial.verdict.passed && byXrunsAlone(trial.observation) && attempt < o.attempts
+        if let session { try? FileManager.default.removeItem(at: session) }
+        let ok = trial.verdict.passed
+        search.record(n, passed: ok)
+        if ok { passing.append(trial) } else if n == search.failed {
+            switch trial.verdict {
+            case .aqsync(let why): failure = why
+            case .pass, .machine: break
+            }
+        }
+        log("  \(label) \(n) tracks: \(ok ? "pass" : "FAIL") (CPU \(fmt(trial.cpuSeconds)) s, RSS \(fmt(Double(trial.maxRSSBytes) / 1_048_576)) MiB, control \(fmt(trial.controlShare * 100)) %, wall \(fmt(trial.wallSeconds)) s)\(ok ? "" : ": " + (failure ?? ""))")
+        if !ok && o.stopAtFailure { stopped = true }
+    }
+
+    /// The cell, when the search is over.
+    func cell(log: (String) -> Void) -> CapacityCell {
+        let best = passing.filter { $0.tracks == search.capacity }.last
+        let mib = 1_048_576.0
+        let points = passing.map { (x: Double($0.tracks), y: Double($0.maxRSSBytes) / mib) }
+        var cell = CapacityCell(
+            format: format, period: period, sampleRate: o.sampleRate, realtime: rig.server.isRealtime, capacity: skipped == nil ? search.capacity : 0,
+            atLimit: skipped == nil && search.reachedLimit, failedAt: search.failed, failure: search.failed == nil ? nil : failure, trials: trials,
+            machineTrials: machine,
+            cpuMsPerTrackSecond: best.map { $0.cpuSeconds * 1000 / (Double($0.tracks) * o.seconds) } ?? 0,
+            maxRSSMiB: best.map { Double($0.maxRSSBytes) / mib } ?? 0, controlShare: best?.controlShare ?? 0,
+            rssSlopeMiBPerTrack: slope(points),
+            rssMiBPerTrack: best.map { Double($0.maxRSSBytes) / mib / Double($0.tracks) } ?? 0,
+            cpuSlopeMsPerTrackSecond: slope(passing.map { (x: Double($0.tracks), y: $0.cpuSeconds * 1000 / o.seconds) }),
+            xrunsAtCapacity: best.map { max($0.observation.referenceXruns, $0.observation.aqsyncXruns) } ?? 0,
+            bothLateAtCapacity: best?.observation.bothLate ?? 0, referenceLateAtCapacity: best?.observation.referenceAloneLate ?? 0,
+            aqsyncLateAtCapacity: best?.observation.aqsyncAloneLate ?? 0)
+        cell.player = player
+        cell.skipped = skipped
+        if let skipped { log("  \(label): skipped: \(skipped)") }
+        return cell
+    }
+}
+
+/// The cells as a Markdown table (a player column when a peer was searched; a peer's
+/// comparison table after it: ``describeCapacityComparison``). Pure.
 public func describeCapacity(_ cells: [CapacityCell], seconds: Double, strict: Bool) -> String {
-    var s = "| format | period | tracks (capacity) | first failure | CPU ms per track-second (whole; marginal) | peak RSS (MiB) | RSS per track (marginal, MiB) | control side's CPU share | xruns at capacity (both late, aqsync alone, reference alone) | trials (with the machine's xruns) |\n"
-    s += "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|\n"
+    let peers = cells.contains { $0.player != .aqsync }
+    var s = "| \(peers ? "player | " : "")format | period | tracks (capacity) | first failure | CPU ms per track-second (whole; marginal) | peak RSS (MiB) | RSS per track (marginal, MiB) | control side's CPU share | xruns at capacity (both late, player alone, reference alone) | trials (with the machine's xruns) |\n"
+    s += "|\(peers ? "---|" : "")---|---:|---:|---|---:|---:|---:|---:|---:|---:|\n"
     for c in cells {
+        let who = peers ? "\(c.player.rawValue) | " : ""
+        if let why = c.skipped {
+            s += "| \(who)\(c.format.rawValue) | \(c.period) | — | skipped: \(why) | | | | | | |\n"
+            continue
+        }
         let cap = c.atLimit ? "≥ \(c.capacity)" : "\(c.capacity)"
         let fail = c.failedAt.map { "\($0): \(c.failure ?? "")" } ?? "none"
-        s += "| \(c.format.rawValue) | \(c.period) | \(cap) | \(fail) | \(String(format: "%.3f; %.3f", c.cpuMsPerTrackSecond, c.cpuSlopeMsPerTrackSecond)) | \(String(format: "%.1f", c.maxRSSMiB)) | \(String(format: "%.3f", c.rssSlopeMiBPerTrack)) | \(String(format: "%.0f %%", c.controlShare * 100)) | \(c.xrunsAtCapacity) (\(c.bothLateAtCapacity), \(c.aqsyncLateAtCapacity), \(c.referenceLateAtCapacity)) | \(c.trials) (\(c.machineTrials)) |\n"
+        s += "| \(who)\(c.format.rawValue) | \(c.period) | \(cap) | \(fail) | \(String(format: "%.3f; %.3f", c.cpuMsPerTrackSecond, c.cpuSlopeMsPerTrackSecond)) | \(String(format: "%.1f", c.maxRSSMiB)) | \(String(format: "%.3f", c.rssSlopeMiBPerTrack)) | \(String(format: "%.0f %%", c.controlShare * 100)) | \(c.xrunsAtCapacity) (\(c.bothLateAtCapacity), \(c.aqsyncLateAtCapacity), \(c.referenceLateAtCapacity)) | \(c.trials) (\(c.machineTrials)) |\n"
     }
-    s += "\n(\(fmt(seconds)) s sessions; private jackd, dummy backend, \(cells.first.map { "\($0.sampleRate) Hz" } ?? "")\(cells.first?.realtime == true ? ", realtime" : ", not realtime"); \(strict ? "strict rule: any xrun naming aqsync's client alone fails" : "an xrun naming aqsync's client alone fails beyond as many naming the reference client alone"))\n"
+    s += "\n(\(fmt(seconds)) s sessions; private jackd, dummy backend, \(cells.first.map { "\($0.sampleRate) Hz" } ?? "")\(cells.first?.realtime == true ? ", realtime" : ", not realtime"); \(strict ? "strict rule: any xrun naming the player's client alone fails" : "an xrun naming the player's client alone fails beyond as many naming the reference client alone"))\n"
+    if peers { s += "\n" + describeCapacityComparison(cells) }
+    return s
+}
+
+/// aqsync's capacity against each peer's, cell by cell: the ratio (a capacity at the search's
+/// limit is a lower bound, marked ≥; a peer's 0 gives no ratio), and CPU and RSS per track at
+/// each one's capacity (marginal). Pure.
+public func describeCapacityComparison(_ cells: [CapacityCell]) -> String {
+    var s = "| format | period | aqsync tracks | peer | peer tracks | aqsync / peer | marginal CPU ms per track-second (aqsync; peer) | RSS per track, MiB (aqsync; peer) |\n"
+    s += "|---|---:|---:|---|---:|---:|---:|---:|\n"
+    for a in cells where a.player == .aqsync {
+        for p in cells where p.player != .aqsync && p.format == a.format && p.period == a.period {
+            let at = a.atLimit ? "≥ \(a.capacity)" : "\(a.capacity)"
+            if let why = p.skipped {
+                s += "| \(a.format.rawValue) | \(a.period) | \(at) | \(p.player.rawValue) | — (\(why)) | — | | |\n"
+                continue
+            }
+            let pt = p.atLimit ? "≥ \(p.capacity)" : "\(p.capacity)"
+            let ratio: String
+            if p.capacity == 0 { ratio = "—" } else {
+                let r = Double(a.capacity) / Double(p.capacity)
+                ratio = (a.atLimit && !p.atLimit ? "≥ " : p.atLimit && !a.atLimit ? "≤ " : a.atLimit ? "~ " : "") + String(format: "%.2f", r)
+            }
+            s += "| \(a.format.rawValue) | \(a.period) | \(at) | \(p.player.rawValue) | \(pt) | \(ratio) | \(String(format: "%.3f; %.3f", a.cpuSlopeMsPerTrackSecond, p.cpuSlopeMsPerTrackSecond)) | \(String(format: "%.3f; %.3f", a.rssSlopeMiBPerTrack, p.rssSlopeMiBPerTrack)) |\n"
+        }
+    }
     return s
 }
 

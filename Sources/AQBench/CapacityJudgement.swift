@@ -1,5 +1,7 @@
 /// What one capacity trial saw: `aqsync play`'s own report, and what the plain C reference
-/// client and jackd's log saw on the same server over the same time.
+/// client and jackd's log saw on the same server over the same time. For a trial of a peer
+/// (ecasound, ``CapacityPlayer``) the `aqsync…` fields hold the peer's figures
+/// (``ecasoundObservation``).
 ///
 /// Thread safety: a plain value.
 public struct CapacityObservation: Sendable, Equatable, Codable {
@@ -67,27 +69,30 @@ public enum CapacityVerdict: Sendable, Equatable {
     case aqsync(String)
     case machine(String)
 
-    public init(_ o: CapacityObservation, strict: Bool = false) {
+    /// `player`: the name the reasons give the player under test (`aqsync`, or a peer such as
+    /// `ecasound`, whose observation is read into the same fields: ``ecasoundObservation``).
+    public init(_ o: CapacityObservation, strict: Bool = false, player: String = "aqsync") {
         var own: [String] = []
-        if o.exitStatus != 0 && o.exitStatus != 3 { own.append("aqsync play exited with status \(o.exitStatus)") }
+        let command = player == "aqsync" ? "aqsync play" : player
+        if o.exitStatus != 0 && o.exitStatus != 3 { own.append("\(command) exited with status \(o.exitStatus)") }
         if o.lateFrames > 0 { own.append("\(o.lateFrames) frames of the tracks late") }
         if o.incompleteTracks > 0 { own.append("\(o.incompleteTracks) track(s) incomplete") }
         if strict ? o.aqsyncAloneLate > 0 : o.aqsyncAloneLate > o.referenceAloneLate {
-            own.append("jackd named aqsync's client alone late in \(o.aqsyncAloneLate) xrun(s), the reference client alone in \(o.referenceAloneLate)")
+            own.append("jackd named \(player)'s client alone late in \(o.aqsyncAloneLate) xrun(s), the reference client alone in \(o.referenceAloneLate)")
         }
         if o.aqsyncXruns > o.referenceXruns {
-            own.append("aqsync saw \(o.aqsyncXruns) xrun(s), the reference client \(o.referenceXruns)")
+            own.append("\(player) saw \(o.aqsyncXruns) xrun(s), the reference client \(o.referenceXruns)")
         }
         if o.serverLostFrames > 0 && o.aqsyncXruns == 0 && o.referenceXruns == 0 {
             own.append("the server lost \(o.serverLostFrames) frames with no xrun")
         }
         if o.exitStatus == 3 && o.lateFrames == 0 && o.incompleteTracks == 0 && o.serverLostFrames == 0 && o.aqsyncXruns == 0 {
-            own.append("aqsync play reported lost frames (exit status 3) that its report does not explain")
+            own.append("\(command) reported lost frames (exit status 3) that its report does not explain")
         }
         if !own.isEmpty { self = .aqsync(own.joined(separator: "; ")); return }
         let xruns = max(o.aqsyncXruns, o.referenceXruns)
         if xruns > 0 || o.serverLostFrames > 0 || o.bothLate + o.referenceAloneLate + o.aqsyncAloneLate > 0 {
-            self = .machine("\(xruns) xrun(s) (aqsync saw \(o.aqsyncXruns), the reference client \(o.referenceXruns); \(o.serverLostFrames) frames lost); jackd named both clients late in \(o.bothLate), only aqsync's in \(o.aqsyncAloneLate), only the reference client in \(o.referenceAloneLate)")
+            self = .machine("\(xruns) xrun(s) (\(player) saw \(o.aqsyncXruns), the reference client \(o.referenceXruns); \(o.serverLostFrames) frames lost); jackd named both clients late in \(o.bothLate), only \(player)'s in \(o.aqsyncAloneLate), only the reference client in \(o.referenceAloneLate)")
             return
         }
         self = .pass

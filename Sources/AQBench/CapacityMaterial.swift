@@ -66,14 +66,16 @@ func capacityFile(_ format: CapacityFormat, seconds: Double, deviceRate: Int, in
     return url
 }
 
-/// A session of `tracks` tracks, every one the file `file` on outputs 1 and 2, all starting at
-/// the session start; `clientName` for JACK. Returns the session file. Control thread.
-func writeCapacitySession(in dir: URL, file: URL, tracks: Int, clientName: String) throws -> URL {
+/// A session of `tracks` tracks, every one the file `file` on outputs 1 and 2, track t starting
+/// `t × spacing` frames after the session start (0: all at the start); `clientName` for JACK.
+/// Returns the session file. Control thread.
+func writeCapacitySession(in dir: URL, file: URL, tracks: Int, clientName: String, spacing: Int = 0) throws -> URL {
     var toml = "[output]\nclient_name = \"\(clientName)\"\nchannels = 2\n"
     for t in 0..<tracks {
         toml += "[[track]]\nname = \"t\(t)\"\nfile = \"\(file.path)\"\noutputs = [1, 2]\n"
+        if spacing > 0 { toml += "start = \(t * spacing)\n" }
     }
-    let url = dir.appendingPathComponent("capacity-\(file.deletingPathExtension().lastPathComponent)-\(tracks).toml")
+    let url = dir.appendingPathComponent("capacity-\(file.deletingPathExtension().lastPathComponent)-\(tracks)\(spacing > 0 ? "-s\(spacing)" : "").toml")
     try toml.write(to: url, atomically: true, encoding: .utf8)
     return url
 }

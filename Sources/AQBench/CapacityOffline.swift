@@ -47,7 +47,10 @@ public func runOfflineCapacity(
                 "render", session.path, "-o", out.path, "--format", "s16", "--rate", "\(sampleRate)", "--quiet",
             ], output: text.path)
             var interrupted = false
+            var polls = 0
             while child.isRunning {
+                if polls % 5 == 0 { child.sampleMemory() }
+                polls += 1
                 if capacityStopRequested.load(ordering: .relaxed) && !interrupted { kill(child.pid, SIGINT); interrupted = true }
                 usleep(2000)
             }

@@ -62,6 +62,15 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "With --capacity: trials of a track count that fails by xruns alone (no late frame) before it counts as failed; it passes when any trial passes (3 with --require).")
     var attempts = 2
 
+    @Option(help: "With --capacity: the tools measured beside aqsync, comma-separated. Live (the search, or --cpu): ecasound, on the same server with the same file, cell by cell. With --offline: ffmpeg, ecasound, sox rendering the same session (outputs compared with aqsync's). A tool not installed is reported as skipped.")
+    var peer: String?
+
+    @Flag(help: "With --capacity (live): CPU per track-second at the --tracks counts (default 1,64), --runs rounds, aqsync and each --peer alternating on one server; no search.")
+    var cpu = false
+
+    @Option(help: "With --capacity --offline --peer: track t of the session starts t × this many frames after the start (default 480: 10 ms).")
+    var spacing = 480
+
     @Option(help: "With --capacity: the search stops when the count that passed and the one that failed are closer than this fraction of the former (at least one track).")
     var resolution = 1.0 / 16
 
@@ -104,12 +113,30 @@ struct BenchCommand: AsyncParsableCommand {
             if let require, require < 1 || offline { throw ValidationError("--require: a positive track count, live only (no --offline)") }
             guard attempts >= 1 && attempts <= 10 else { throw ValidationError("--attempts must be 1 to 10") }
             guard resolution >= 0 && resolution < 1 else { throw ValidationError("--resolution must be 0 to 1") }
+            if let peer {
+                if offline {
+                    guard OfflinePeer.list(peer) != nil else { throw ValidationError("--peer with --offline: comma-separated, of \(OfflinePeer.allCases.map(\.rawValue).joined(separator: ", "))") }
+                } else {
+                    guard livePeers != nil else { throw ValidationError("--peer (live): ecasound") }
+                }
+            }
+            if cpu && (offline || require != nil) { throw ValidationError("--cpu is live, without --require") }
+            guard spacing >= 0 && spacing <= 480_000 else { throw ValidationError("--spacing: 0 to 480000 frames") }
+        } else if peer != nil || cpu {
+            throw ValidationError("--peer and --cpu go with --capacity")
         }
     }
 
     var capacityPeriods: [Int]? {
         let p = periods.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
         return p.isEmpty || p.contains(where: { $0 == nil || !(16...4096).contains($0!) }) ? nil : p.compactMap { $0 }
+    }
+
+    /// `--peer` of a live capacity run: ecasound only. nil when it names anything else.
+    var livePeers: [CapacityPlayer]? {
+        guard let peer else { return [] }
+        let p = peer.split(separator: ",").map { CapacityPlayer(rawValue: $0.trimmingCharacters(in: .whitespaces)) }
+        return p.isEmpty || p.contains(where: { $0 == nil || $0 == .aqsync }) ? nil : p.compactMap { $0 }
     }
 
     /// `--capacity` (with or without `--offline`).
@@ -128,6 +155,14 @@ struct BenchCommand: AsyncParsableCommand {
         }
         defer { for s in sources { s.cancel() } }
         do {
+            if offline, let peer, let peers = OfflinePeer.list(peer) {
+                var all: [OfflineComparisonRow] = []
+                for n in tracks ?? [64] {
+                    all += try runOfflineComparison(aqsync: me, peers: peers, formats: fmts, tracks: n, seconds: seconds ?? 10, spacing: spacing, runs: runs, sampleRate: rate, log: say)
+                }
+                print(json ? encodeOfflineComparisonJSON(all) : describeOfflineComparison(all))
+                return
+            }
             if offline {
                 var all: [OfflineCapacityResult] = []
                 for n in tracks ?? [64] {
@@ -140,6 +175,14 @@ struct BenchCommand: AsyncParsableCommand {
                 aqsync: me, formats: fmts, periods: capacityPeriods!, seconds: seconds ?? 10, start: capacityStart, limit: capacityLimit,
                 resolution: resolution, lead: lead ?? 1, sampleRate: rate, strict: strict)
             o.attempts = attempts
+            o.peers = livePeers ?? []
+            o.ecasound = findExecutable("ecasound")
+            if o.peers.contains(.ecasound) && o.ecasound == nil { say("ecasound is not installed: its cells are skipped") }
+            if cpu {
+                let rows = try runCapacityCPU(o, tracks: tracks ?? [1, 64], rounds: runs, log: say)
+                print(json ? encodeCapacityCPUJSON(rows) : describeCapacityCPU(rows))
+                return
+            }
             if require != nil {
                 // The bounded check: a count failing by xruns alone is tried 3 times in all (it
                 // passes when any trial passes), and a failure ends the cell.
@@ -149,7 +192,7 @@ struct BenchCommand: AsyncParsableCommand {
             let cells = try runCapacityBench(o, log: say)
             print(json ? encodeCapacityJSON(cells) : describeCapacity(cells, seconds: o.seconds, strict: strict))
             if let require {
-                let short = cells.filter { $0.capacity < require }
+                let short = cells.filter { $0.player == .aqsync && $0.capacity < require }
                 for c in short {
                     FileHandle.standardError.write(Data("aqsync bench --capacity: \(c.format.rawValue) at P=\(c.period): \(c.capacity) tracks, below the \(require) required: \(c.failure ?? "")\n".utf8))
                 }
