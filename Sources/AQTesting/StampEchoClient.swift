@@ -35,7 +35,9 @@ package final class StampEchoClient: @unchecked Sendable {
         state.initialize(to: State(meter: .passUnretained(meter)))
         var status = jack_status_t(rawValue: 0)
         guard let client = aq_jack_client_open(name, server, &status) else {
-            state.deallocate()
+            // Every stored property is set, so deinit runs after this throw: it frees `state`
+            // (freeing it here too made deinit read freed memory as a client and crash the
+            // test process, the JACK pass of 2026-11-27 15:27 after "Cannot open shm segment").
             throw TestingError("cannot open JACK client \(name) on “\(server)” (status 0x\(String(status.rawValue, radix: 16)))")
         }
         state.pointee.client = client
