@@ -130,30 +130,44 @@ public func runCapacityBench(_ o: CapacityOptions, log: (String) -> Void = { _ i
     defer { try? FileManager.default.removeItem(at: dir) }
     var cells: [CapacityCell] = []
     for period in o.periods {
-        let server: JackServer
-        do {
-            server = try JackServer.startPrivate(name: "aqcap-\(getpid())-\(period)", backend: .dummy, sampleRate: o.sampleRate, period: period)
-        } catch {
-            throw BenchError("cannot start a private jackd: \(error)")
-        }
-        defer { server.stop() }
-        log("started a \(server.summary)")
-        let referenceName = "aqcap-ref"
-        guard let reference = aq_ref_jack_open(server.name, referenceName, 1, 1) else { throw BenchError("cannot open the C reference client") }
-        defer { aq_ref_jack_close(reference) }
-        guard aq_ref_jack_activate(reference) == 0 else { throw BenchError("cannot activate the C reference client") }
-        let rig = CapacityRig(aqsync: o.aqsync, ecasound: o.ecasound, server: server, reference: reference, referenceName: referenceName, lead: o.lead, directory: dir, sampleRate: o.sampleRate)
-        for format in o.formats {
-            let file = try capacityFile(format, seconds: o.seconds, deviceRate: o.sampleRate, in: dir)
-            // aqsync's search and each peer's, one track count each in turn.
-            var searches = ([.aqsync] + o.peers).map { CapacityCellSearch(o, rig: rig, player: $0, format: format, file: file, period: period) }
-            while searches.contains(where: { $0.next != nil }) {
-                for i in searches.indices { try searches[i].step(log: log) }
+        try withCapacityRig(o, serverName: "aqcap-\(getpid())-\(period)", period: period, directory: dir, log: log) { rig in
+            for format in o.formats {
+                let file = try capacityFile(format, seconds: o.seconds, deviceRate: o.sampleRate, in: dir)
+                // aqsync's search and each peer's, one track count each in turn.
+                var searches = ([.aqsync] + o.peers).map { CapacityCellSearch(o, rig: rig, player: $0, format: format, file: file, period: period) }
+                while searches.contains(where: { $0.next != nil }) {
+                    for i in searches.indices { try searches[i].step(log: log) }
+                }
+                cells += searches.map { $0.cell(log: log) }
             }
-            cells += searches.map { $0.cell(log: log) }
         }
     }
     return cells
+}
+
+/// Runs `body` with a private jackd named `serverName` (dummy backend at `o.sampleRate`,
+/// `period` frames, realtime when allowed) and the plain C reference client active on it: the
+/// rig every capacity trial runs on (the search and `--cpu`). Both are stopped when `body`
+/// returns or throws. Control thread; blocks while the server starts and while `body` runs.
+func withCapacityRig(
+    _ o: CapacityOptions, serverName: String, period: Int, directory: URL, log: (String) -> Void,
+    _ body: (CapacityRig) throws -> Void
+) throws {
+    let server: JackServer
+    do {
+        server = try JackServer.startPrivate(name: serverName, backend: .dummy, sampleRate: o.sampleRate, period: period)
+    } catch {
+        throw BenchError("cannot start a private jackd: \(error)")
+    }
+    defer { server.stop() }
+    log("started a \(server.summary)")
+    let referenceName = "aqcap-ref"
+    guard let reference = aq_ref_jack_open(server.name, referenceName, 1, 1) else { throw BenchError("cannot open the C reference client") }
+    defer { aq_ref_jack_close(reference) }
+    guard aq_ref_jack_activate(reference) == 0 else { throw BenchError("cannot activate the C reference client") }
+    try body(CapacityRig(
+        aqsync: o.aqsync, ecasound: o.ecasound, server: server, reference: reference, referenceName: referenceName, lead: o.lead,
+        directory: directory, sampleRate: o.sampleRate))
 }
 
 /// One cell's search in progress: `player` (aqsync, or a peer) over `format` at `period` on the

@@ -52,60 +52,49 @@ public func runCapacityCPU(_ o: CapacityOptions, tracks: [Int], rounds: Int, log
     defer { try? FileManager.default.removeItem(at: dir) }
     var rows: [CapacityCPURow] = []
     for period in o.periods {
-        let server: JackServer
-        do {
-            server = try JackServer.startPrivate(name: "aqcpu-\(getpid())-\(period)", backend: .dummy, sampleRate: o.sampleRate, period: period)
-        } catch {
-            throw BenchError("cannot start a private jackd: \(error)")
-        }
-        defer { server.stop() }
-        log("started a \(server.summary)")
-        let referenceName = "aqcap-ref"
-        guard let reference = aq_ref_jack_open(server.name, referenceName, 1, 1) else { throw BenchError("cannot open the C reference client") }
-        defer { aq_ref_jack_close(reference) }
-        guard aq_ref_jack_activate(reference) == 0 else { throw BenchError("cannot activate the C reference client") }
-        let rig = CapacityRig(aqsync: o.aqsync, ecasound: o.ecasound, server: server, reference: reference, referenceName: referenceName, lead: o.lead, directory: dir, sampleRate: o.sampleRate)
-        for format in o.formats {
-            let file = try capacityFile(format, seconds: o.seconds, deviceRate: o.sampleRate, in: dir)
-            var players: [CapacityPlayer] = [.aqsync]
-            for p in o.peers {
-                if p == .ecasound && o.ecasound == nil { log("  ecasound is not installed: skipped"); continue }
-                if p == .ecasound && ecasoundInput(format, file: file.path, deviceRate: o.sampleRate) == nil {
-                    log("  ecasound has no reader for \(format.rawValue): skipped"); continue
+        try withCapacityRig(o, serverName: "aqcpu-\(getpid())-\(period)", period: period, directory: dir, log: log) { rig in
+            for format in o.formats {
+                let file = try capacityFile(format, seconds: o.seconds, deviceRate: o.sampleRate, in: dir)
+                var players: [CapacityPlayer] = [.aqsync]
+                for p in o.peers {
+                    if p == .ecasound && o.ecasound == nil { log("  ecasound is not installed: skipped"); continue }
+                    if p == .ecasound && ecasoundInput(format, file: file.path, deviceRate: o.sampleRate) == nil {
+                        log("  ecasound has no reader for \(format.rawValue): skipped"); continue
+                    }
+                    players.append(p)
                 }
-                players.append(p)
-            }
-            var cell: [String: CapacityCPURow] = [:]
-            for round in 1...max(1, rounds) {
-                for n in tracks {
-                    for player in players {
-                        let clientName = player == .aqsync ? "aqcap-play" : "aqcap-eca"
-                        let input: CapacityTrialInput
-                        var session: URL?
-                        switch player {
-                        case .aqsync:
-                            session = try writeCapacitySession(in: dir, file: file, tracks: n, clientName: clientName)
-                            input = .session(session!)
-                        case .ecasound:
-                            input = .ecasound(arguments: ecasoundCapacityArguments(
-                                format: format, file: file.path, tracks: n, period: period, deviceRate: o.sampleRate, clientName: clientName)!, period: period)
+                var cell: [String: CapacityCPURow] = [:]
+                for round in 1...max(1, rounds) {
+                    for n in tracks {
+                        for player in players {
+                            let clientName = player == .aqsync ? "aqcap-play" : "aqcap-eca"
+                            let input: CapacityTrialInput
+                            var session: URL?
+                            switch player {
+                            case .aqsync:
+                                session = try writeCapacitySession(in: dir, file: file, tracks: n, clientName: clientName)
+                                input = .session(session!)
+                            case .ecasound:
+                                input = .ecasound(arguments: ecasoundCapacityArguments(
+                                    format: format, file: file.path, tracks: n, period: period, deviceRate: o.sampleRate, clientName: clientName)!, period: period)
+                            }
+                            let t = try runCapacityTrial(rig, input: input, tracks: n, seconds: o.seconds, clientName: clientName, strict: o.strict)
+                            if let session { try? FileManager.default.removeItem(at: session) }
+                            if capacityStopRequested.load(ordering: .relaxed) { throw BenchError("stopped by a signal") }
+                            let key = "\(player.rawValue)-\(n)"
+                            var row = cell[key] ?? CapacityCPURow(player: player, format: format, period: period, tracks: n, seconds: o.seconds,
+                                                                 cpuSeconds: [], controlShares: [], maxRSSMiB: [], passed: 0, failures: [])
+                            row.cpuSeconds.append(t.cpuSeconds)
+                            row.controlShares.append(t.controlShare)
+                            row.maxRSSMiB.append(Double(t.maxRSSBytes) / 1_048_576)
+                            if t.verdict.passed { row.passed += 1 } else if case .aqsync(let why) = t.verdict { row.failures.append(why) }
+                            cell[key] = row
+                            log("  round \(round): \(player.rawValue) \(format.rawValue) P=\(period) \(n) tracks: CPU \(fmt(t.cpuSeconds)) s (\(fmt(t.cpuSeconds * 1000 / (Double(n) * o.seconds))) ms per track-second), control \(fmt(t.controlShare * 100)) %, RSS \(fmt(Double(t.maxRSSBytes) / 1_048_576)) MiB, wall \(fmt(t.wallSeconds)) s, \(t.verdict.passed ? "pass" : "FAIL")")
                         }
-                        let t = try runCapacityTrial(rig, input: input, tracks: n, seconds: o.seconds, clientName: clientName, strict: o.strict)
-                        if let session { try? FileManager.default.removeItem(at: session) }
-                        if capacityStopRequested.load(ordering: .relaxed) { throw BenchError("stopped by a signal") }
-                        let key = "\(player.rawValue)-\(n)"
-                        var row = cell[key] ?? CapacityCPURow(player: player, format: format, period: period, tracks: n, seconds: o.seconds,
-                                                             cpuSeconds: [], controlShares: [], maxRSSMiB: [], passed: 0, failures: [])
-                        row.cpuSeconds.append(t.cpuSeconds)
-                        row.controlShares.append(t.controlShare)
-                        row.maxRSSMiB.append(Double(t.maxRSSBytes) / 1_048_576)
-                        if t.verdict.passed { row.passed += 1 } else if case .aqsync(let why) = t.verdict { row.failures.append(why) }
-                        cell[key] = row
-                        log("  round \(round): \(player.rawValue) \(format.rawValue) P=\(period) \(n) tracks: CPU \(fmt(t.cpuSeconds)) s (\(fmt(t.cpuSeconds * 1000 / (Double(n) * o.seconds))) ms per track-second), control \(fmt(t.controlShare * 100)) %, RSS \(fmt(Double(t.maxRSSBytes) / 1_048_576)) MiB, wall \(fmt(t.wallSeconds)) s, \(t.verdict.passed ? "pass" : "FAIL")")
                     }
                 }
+                for n in tracks { for p in players { if let r = cell["\(p.rawValue)-\(n)"] { rows.append(r) } } }
             }
-            for n in tracks { for p in players { if let r = cell["\(p.rawValue)-\(n)"] { rows.append(r) } } }
         }
     }
     return rows
