@@ -40,7 +40,7 @@ struct LivePlaybackOnJACKTests {
         defer { engine.close() }
         let player = try SessionPlayer(session: session, engine: engine)
         defer { player.close() }
-        let (rec, witness) = try FrameCountWitness.recording(device.outputPortNames, server: server.name, directory: fx.dir.url, seconds: 2.5)
+        let (rec, witness) = try FrameCountWitness.recording(device.outputPortNames, server: server.name, directory: fx.dir.url, seconds: 2.5, serverCounter: true)
         defer { rec.removeFiles(); witness.stop() }
         let xruns = device.xrunCount
         let start = try player.start(at: AudioTimeStamp(sampleTime: engine.deviceCurrentTime().sampleTime + 14_400))
@@ -60,9 +60,27 @@ struct LivePlaybackOnJACKTests {
         // recorder lost (it breaks on a loaded machine; the last run is judged whatever the
         // witness saw) move nothing; a track aqsync moved still shows. Frames the witness did
         // not cover are placed by their recorded index.
-        let timeline = WitnessTimeline(channel: recorded[5])
+        let timeline = WitnessTimeline(channel: recorded[5], serverChannel: recorded.count > 6 ? recorded[6] : nil)
         let first = try #require(ImpulseFinder.find(live[0], threshold: 0.05).first, "nothing recorded")
         let origin = first - fx.exact[0][0].frame
+        let keptLostFrames = Int(device.lostFrames - device.skippedFrames)
+        let deviceFigures = "xruns: \(device.xrunCount - xruns); device: \(device.lostFrames) frames lost, \(device.skippedFrames) skipped, \(device.lateCycleCount) late cycles"
+        // Exact in the recorded or the witness's frames (judged below, impulse by impulse and
+        // sample for sample); otherwise judged stretch by stretch as the other live-versus-render
+        // tests are (``LiveRenderMatch``): the server's counter as a third measure, and a stretch
+        // later by exactly the frames aqsync reported lost and kept counted apart (the CI run of
+        // 9fd30d6 failed here with 12 xruns: the later impulses of two outputs 256 frames late
+        // in the witness's frames, the witness continuous).
+        if origin >= 0, origin + fx.length <= live[0].count,
+           !(0..<5).allSatisfy({ c in (0..<fx.length).allSatisfy { live[c][origin + $0] == offline[c][$0] } })
+        {
+            let match = LiveRenderMatch(live: live, witness: timeline, offline: offline, origin: origin, keptLostFrames: keptLostFrames)
+            print("liveEqualsOfflineRender: the recording differs from the render: \(match); \(deviceFigures)")
+            if match.matchedThroughServerCounter > 0 || match.shiftedByKeptTime > 0 || match.inServerXruns > 0 {
+                #expect(match.mismatches == 0 && match.judgedFrames * 2 >= fx.length, "\(match); \(deviceFigures)")
+                return .judged
+            }
+        }
         let firstWitness = timeline.frames[first]
         /// Session frame of recorded frame i.
         func sessionFrame(_ i: Int) -> Int {
@@ -88,7 +106,7 @@ struct LivePlaybackOnJACKTests {
             last = max(last, k)
         }
         #expect(last >= fx.length, "the recording covers the session and some silence after it (it ends at session frame \(last) of \(fx.length))")
-        #expect(mismatches == 0, "\(mismatches) samples differ from the offline render (xruns: \(device.xrunCount - xruns))")
+        #expect(mismatches == 0, "\(mismatches) samples differ from the offline render (\(deviceFigures))")
         return .judged
     }
 
