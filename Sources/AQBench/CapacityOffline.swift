@@ -46,15 +46,7 @@ public func runOfflineCapacity(
             let child = try MeasuredChild(path: aqsync.path, arguments: [
                 "render", session.path, "-o", out.path, "--format", "s16", "--rate", "\(sampleRate)", "--quiet",
             ], output: text.path)
-            var interrupted = false
-            var polls = 0
-            while child.isRunning {
-                if polls % 5 == 0 { child.sampleMemory() }
-                polls += 1
-                if capacityStopRequested.load(ordering: .relaxed) && !interrupted { kill(child.pid, SIGINT); interrupted = true }
-                usleep(2000)
-            }
-            if interrupted { throw BenchError("stopped by a signal") }
+            try child.waitSamplingMemory()
             let wall = Date().timeIntervalSince(started)
             guard child.exitStatus == 0 else {
                 let said = (try? String(contentsOf: text, encoding: .utf8)) ?? ""

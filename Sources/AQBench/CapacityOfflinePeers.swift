@@ -170,15 +170,7 @@ public func runOfflineComparison(
                 let text = dir.appendingPathComponent("\(tool.name).out")
                 let started = Date()
                 let child = try MeasuredChild(path: tool.path.path, arguments: tool.arguments(out.path), output: text.path)
-                var interrupted = false
-                var polls = 0
-                while child.isRunning {
-                    if polls % 5 == 0 { child.sampleMemory() }
-                    polls += 1
-                    if capacityStopRequested.load(ordering: .relaxed) && !interrupted { kill(child.pid, SIGINT); interrupted = true }
-                    usleep(2000)
-                }
-                if interrupted { throw BenchError("stopped by a signal") }
+                try child.waitSamplingMemory()
                 let wall = Date().timeIntervalSince(started)
                 let i = formatRows.firstIndex { $0.tool == tool.name }!
                 guard child.exitStatus == 0 else {

@@ -82,3 +82,21 @@ final class MeasuredChild {
     /// moments, after the last sample, is missed); rusage's figure when none was sampled.
     var maxRSSBytes: Int { sampledHWMBytes > 0 ? sampledHWMBytes : Int(usage.ru_maxrss) * 1024 }
 }
+
+extension MeasuredChild {
+    /// Waits for the child to exit (an offline render), polling every 2 ms and sampling its
+    /// memory every 10 ms (``sampleMemory()``); a stop request (SIGINT or SIGTERM to the bench)
+    /// is passed on to the child as SIGINT. Control thread; blocks until the child exits.
+    /// - Throws: ``BenchError`` when the bench was asked to stop.
+    func waitSamplingMemory() throws {
+        var interrupted = false
+        var polls = 0
+        while isRunning {
+            if polls % 5 == 0 { sampleMemory() }
+            polls += 1
+            if capacityStopRequested.load(ordering: .relaxed) && !interrupted { kill(pid, SIGINT); interrupted = true }
+            usleep(2000)
+        }
+        if interrupted { throw BenchError("stopped by a signal") }
+    }
+}
