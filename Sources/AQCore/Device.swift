@@ -113,6 +113,11 @@ public protocol AudioDevice: AnyObject, Sendable {
     /// call a cycle (``HandDrivenDevice``). Fixed for the device's life. Any thread. Default:
     /// `.realtime`; a ``HandDrivenDevice`` is `.byCaller(self)`.
     var clocking: DeviceClocking { get }
+    /// The SCHED_FIFO/SCHED_RR priority of the thread that renders, or nil when it is not a
+    /// realtime thread (a server run without realtime scheduling, the hand-driven device).
+    /// Threads that serve the render thread are put below it (``ServicePriority``). Any thread
+    /// but the render thread; does not block. Default: nil.
+    var renderPriority: Int32? { get }
 }
 
 /// Who drives a device's cycles (``AudioDevice/clocking``). The engine asks this instead of
@@ -128,6 +133,8 @@ public enum DeviceClocking: Sendable {
 extension AudioDevice {
     /// Realtime unless the device says otherwise.
     public var clocking: DeviceClocking { .realtime }
+    /// Devices that do not say: not a realtime thread.
+    public var renderPriority: Int32? { nil }
     /// The device as hand-driven when its caller drives its cycles, else nil. Any thread.
     public var handDriven: (any HandDrivenDevice)? {
         if case .byCaller(let d) = clocking { return d }

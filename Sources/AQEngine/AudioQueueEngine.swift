@@ -62,16 +62,21 @@ public final class AudioQueueEngine: @unchecked Sendable {
 
     /// How callbacks and listeners are delivered (``EventDelivery``). Any thread.
     public let eventDelivery: EventDelivery
+    /// Whether the threads that serve the render thread run SCHED_FIFO below it when it is
+    /// realtime (``eventsThreadPriority``, ``feederPriority``). Any thread.
+    public let realtimeServiceThreads: Bool
 
     /// Makes an engine on `device` and starts the device. Any control thread; starts the events
-    /// thread unless `eventDelivery` is `.manual`.
+    /// thread unless `eventDelivery` is `.manual`. With `realtimeServiceThreads` (the default)
+    /// and a device whose render thread is realtime, the events thread runs SCHED_FIFO one
+    /// level below it (``eventsThreadPriority``; where the system refuses, it stays ordinary).
     ///
     /// - Throws: ``AudioQueueError/Code/invalidDevice`` when the device cannot start;
     ///   ``AudioQueueError/Code/invalidParameter`` for `.manual` delivery on a realtime device
     ///   (nothing would deliver its events while its own thread renders).
     public init(
         device: any AudioDevice, capacities: RenderCapacities = RenderCapacities(), volumeRampSeconds: Double = 0.005,
-        eventDelivery: EventDelivery = .thread
+        eventDelivery: EventDelivery = .thread, realtimeServiceThreads: Bool = true
     ) throws(AudioQueueError) {
         if eventDelivery == .manual && device.isRealtime {
             throw AudioQueueError(.invalidParameter, "manual event delivery needs a hand-driven device (\(device.uid) renders on its own thread)")
@@ -80,6 +85,7 @@ public final class AudioQueueEngine: @unchecked Sendable {
         self.capacities = capacities
         self.volumeRampSeconds = volumeRampSeconds
         self.eventDelivery = eventDelivery
+        self.realtimeServiceThreads = realtimeServiceThreads
         shared = EngineShared(device: device, capacities: capacities, volumeRampSeconds: volumeRampSeconds)
         if eventDelivery == .thread { shared.startEventsThread() }
         // Called on a thread of the device's; the engine moves everything to its events thread.
@@ -90,6 +96,10 @@ public final class AudioQueueEngine: @unchecked Sendable {
             shared.closedFlag.store(true, ordering: .releasing)
             shared.stopEventsThread(wait: true)
             throw AudioQueueError(.invalidDevice, "cannot start device \(device.uid): \(error.message)")
+        }
+        if eventDelivery == .thread, realtimeServiceThreads,
+           let p = ServicePriority.level(belowRender: device.renderPriority, by: ServicePriority.eventsBelowRender) {
+            shared.raiseEventsThread(to: p)
         }
     }
 

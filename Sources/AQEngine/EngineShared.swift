@@ -57,6 +57,11 @@ final class EngineShared: @unchecked Sendable {
     private let started = Atomic<Bool>(false)
     /// pthread_self of the events thread.
     private let threadID = Atomic<UInt>(0)
+    /// The SCHED_FIFO priority the events thread should take (0: leave it), set by
+    /// ``raiseEventsThread(to:)`` and taken by the events thread itself at its next wake.
+    private let wantedPriority = Atomic<Int32>(0)
+    /// The events thread's realtime priority once it took one (0: ordinary, or refused).
+    let eventsPriority = Atomic<Int32>(0)
 
     init(device: any AudioDevice, capacities: RenderCapacities, volumeRampSeconds: Double) {
         self.device = device
@@ -126,9 +131,16 @@ final class EngineShared: @unchecked Sendable {
             let pumpInputs = device.isRealtime
             // No timer: the render thread posts for its events and the capture, control
             // threads for their notices, and stopEventsThread to end.
+            var taken: Int32 = 0
             while !stop.load(ordering: .acquiring) {
                 _ = sem_wait(wake)
                 if stop.load(ordering: .acquiring) { break }
+                let wanted = wantedPriority.load(ordering: .acquiring)
+                if wanted != taken {
+                    taken = wanted
+                    let ok = ServicePriority.makeCurrentThreadRealtime(priority: wanted)
+                    eventsPriority.store(ok ? wanted : 0, ordering: .releasing)
+                }
                 deliverPendingEvents(pumpInputs: pumpInputs)
             }
             done.signal()
@@ -142,6 +154,14 @@ final class EngineShared: @unchecked Sendable {
     var isDeliveringOnCurrentThread: Bool {
         consumer.isHeldByCurrentThread
             || threadID.load(ordering: .acquiring) == UInt(bitPattern: Int(bitPattern: pthread_self()))
+    }
+
+    /// Asks the events thread to run SCHED_FIFO at `priority` from its next wake on (it
+    /// changes its own scheduling; ``eventsPriority`` says whether the system allowed it).
+    /// Any control thread; does not block.
+    func raiseEventsThread(to priority: Int32) {
+        wantedPriority.store(priority, ordering: .releasing)
+        sem_post(core.pointee.wake)
     }
 
     /// Tells the events thread to finish; waits for it unless `wait` is false.

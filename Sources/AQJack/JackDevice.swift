@@ -489,6 +489,17 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         }
     }
 
+    /// The realtime priority of JACK's process thread (`jack_client_real_time_priority`),
+    /// nil when the server runs without realtime scheduling or the client is not open. Any
+    /// thread but the render thread; does not block.
+    public var renderPriority: Int32? {
+        control.withLock { c in
+            guard c.open, let client = state.pointee.client else { return nil }
+            let p = jack_client_real_time_priority(client)
+            return p > 0 ? p : nil
+        }
+    }
+
     // MARK: Start and stop
 
     /// Installs the process callback, activates the client and connects the ports; from the

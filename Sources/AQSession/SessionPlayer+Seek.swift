@@ -74,8 +74,8 @@ extension SessionPlayer {
     @discardableResult
     package func seek(to sessionFrame: Int64, lead: Int64? = nil) throws(SessionError) -> SeekResult {
         if !session.takes.isEmpty { throw Self.refusal("seeking", session: session) }
-        feedLock.lock()
-        defer { feedLock.unlock() }
+        beginExclusive()
+        defer { endExclusive() }
         return try seekLocked(to: max(0, sessionFrame), lead: lead, passesLeft: nil, passOffset: 0, halt: true)
     }
 
@@ -92,8 +92,8 @@ extension SessionPlayer {
     @discardableResult
     package func pause() throws(SessionError) -> Int64? {
         if !session.takes.isEmpty { throw Self.refusal("pausing", session: session) }
-        feedLock.lock()
-        defer { feedLock.unlock() }
+        beginExclusive()
+        defer { endExclusive() }
         cond.lock()
         if stopping {
             cond.unlock()
@@ -131,8 +131,8 @@ extension SessionPlayer {
     @discardableResult
     package func resume(lead: Int64? = nil) throws(SessionError) -> SeekResult? {
         if !session.takes.isEmpty { throw Self.refusal("resuming", session: session) }
-        feedLock.lock()
-        defer { feedLock.unlock() }
+        beginExclusive()
+        defer { endExclusive() }
         cond.lock()
         guard let paused = pausedAt else {
             cond.unlock()
@@ -182,7 +182,7 @@ extension SessionPlayer {
         return text
     }
 
-    // MARK: - The work (feedLock held)
+    // MARK: - The work (exclusive: beginExclusive())
 
     /// `cond` held. The timeline's place at `deviceFrame` (player frame from the start frame).
     private func locate(atDeviceFrame deviceFrame: Int64) -> (frame: Int64, pass: Int)? {
@@ -192,11 +192,10 @@ extension SessionPlayer {
 
     /// Stops every queue at once and files each track's frames played so far; returns the
     /// device frame it happened at (the device's current frame when the stops were sent).
-    /// `seeking` is set (and left set), work dropped. feedLock held, cond not.
+    /// `seeking` is set (and left set), work dropped. Exclusive (beginExclusive()), cond not held.
     private func haltAll() -> Int64 {
         cond.lock()
         seeking = true
-        generation &+= 1
         work.removeAll()
         cond.unlock()
         let starts = tracks.map(\.queue.startDeviceFrame)
@@ -242,7 +241,7 @@ extension SessionPlayer {
         pausedAt = nil
     }
 
-    /// The seek proper (feedLock held). `passesLeft`: for a resume inside the loop, the
+    /// The seek proper (exclusive: beginExclusive()). `passesLeft`: for a resume inside the loop, the
     /// passes left (`.some(nil)`: until released); nil: a fresh loop.
     private func seekLocked(to position: Int64, lead: Int64?, passesLeft: Int??, passOffset offset: Int, halt: Bool) throws(SessionError) -> SeekResult {
         let rate = engine.device.sampleRate

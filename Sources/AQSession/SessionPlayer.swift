@@ -95,7 +95,7 @@ package final class SessionPlayer: @unchecked Sendable {
         /// True once the track was stopped by a seek or a pause (its queue's start frame is
         /// the latest run's only once the render thread reported it).
         var restarted = false
-        // Feeder side (the init thread, then the feeder thread):
+        // Feeder side (the init thread, then one feeder thread at a time):
         var first = true
         /// Frames enqueued so far (device rate): the queue time of the next buffer.
         var queuedFrames: Int64 = 0
@@ -105,6 +105,8 @@ package final class SessionPlayer: @unchecked Sendable {
         var completed = false
         var wasRunning = false
         var enqueuedEnd: Int64 = 0
+        /// True while a feeder feeds one of the track's buffers.
+        var feeding = false
         /// The track's gain (linear): the session's `gain_db` until ``SessionPlayer/setGain(track:decibels:)``.
         var gain: Float = 1
         var error: String?
@@ -232,27 +234,32 @@ package final class SessionPlayer: @unchecked Sendable {
     /// The takes recorded (``Options/recordTakes``), in session order.
     package let takes: [TakeRecorder]
     let cond = NSCondition()
-    /// Held by the feeder around each buffer it feeds, and by a seek, a pause or a stop for
-    /// their whole work (so no buffer is fed while the queues are stopped and refilled).
-    let feedLock = NSLock()
     // Guarded by `cond`:
     var work: [(Int, AudioQueueBuffer)] = []
+    /// Buffers being fed now, one per feeder at most (``beginExclusive()`` waits for none).
+    var feedsInFlight = 0
+    /// True while a seek, a pause or a stop does its work: no buffer is fed meanwhile
+    /// (``beginExclusive()``).
+    var exclusive = false
     var stopping = false
-    private var quit = false
+    var quit = false
     var startFrame: Int64?
     var stopFrame: Int64?
     /// True while a seek or a pause stops and refills the queues: returned buffers and
     /// queue stops are not the tracks' own then.
     var seeking = false
-    /// Bumped by each seek and pause: a returned buffer the feeder took before is stale.
-    var generation: UInt64 = 0
     /// The session position a pause stopped at (nil: not paused), and the loop pass it was in.
     var pausedAt: (frame: Int64, pass: Int)?
     /// Loop passes played before the current timeline's first (after a resume inside the
     /// loop), for the display.
     var passOffset = 0
-    private let feederDone = DispatchSemaphore(value: 0)
-    private var feederStarted = false
+    /// Signalled by each feeder thread as it ends.
+    let feedersDone = DispatchSemaphore(value: 0)
+    /// Feeder threads started (``startFeeders(tracks:)``); set once, before any feeds.
+    var feederCount = 0
+    /// The SCHED_FIFO priority the feeders asked for (nil: ordinary threads), and how many of
+    /// them the system gave it to. Guarded by `cond`.
+    var feederPriority: (asked: Int32?, granted: Int) = (nil, 0)
 
     /// Makes a queue per track on `engine`, allocates its buffers and fills and enqueues them
     /// (reading the first frames of every file on the calling thread), then starts the feeder
@@ -384,10 +391,7 @@ package final class SessionPlayer: @unchecked Sendable {
                 throw SessionError(.playback, file: t.spec.file.path, "track '\(t.spec.name)': \(e)")
             }
         }
-        let thread = Thread { [self] in feederLoop() }
-        thread.name = "aqsync-feeder"
-        feederStarted = true
-        thread.start()
+        startFeeders(tracks: toPrime.count)
     }
 
     static func describe(_ t: SessionTime) -> String {
@@ -469,8 +473,8 @@ package final class SessionPlayer: @unchecked Sendable {
     /// takes' writers finish, and while a seek or a pause running on another thread finishes.
     package func stop() {
         defer { for r in takes { r.finish() } }
-        feedLock.lock()
-        defer { feedLock.unlock() }
+        beginExclusive()
+        defer { endExclusive() }
         cond.lock()
         if stopping { cond.unlock(); return }
         stopping = true
@@ -493,7 +497,7 @@ package final class SessionPlayer: @unchecked Sendable {
         cond.broadcast()
         cond.unlock()
         if wasQuit { return }
-        if feederStarted { feederDone.wait() }
+        for _ in 0..<feederCount { feedersDone.wait() }
         for t in tracks { try? t.queue.dispose(immediately: true) }
         for r in takes { r.close() }
     }
@@ -590,17 +594,7 @@ package final class SessionPlayer: @unchecked Sendable {
     /// The tracks' names, in session order.
     package var trackNames: [String] { tracks.map(\.spec.name) }
 
-    // MARK: - Feeding
-
-    /// Output callback (events thread): hand the buffer to the feeder, nothing else.
-    func returned(track: Int, buffer: AudioQueueBuffer) {
-        cond.lock()
-        if !stopping && !seeking && !tracks[track].fed {
-            work.append((track, buffer))
-            cond.broadcast()
-        }
-        cond.unlock()
-    }
+    // MARK: - Listeners
 
     /// isRunning listener (events thread).
     func runningChanged(track: Int, running: Bool, error: AudioQueueError?) {
@@ -617,86 +611,6 @@ package final class SessionPlayer: @unchecked Sendable {
                 t.completed = t.fed && error == nil && !stopping
             }
         }
-        cond.broadcast()
-        cond.unlock()
-    }
-
-    private func feederLoop() {
-        while true {
-            cond.lock()
-            while work.isEmpty && !quit { cond.wait() }
-            if quit { cond.unlock(); break }
-            let (i, b) = work.removeFirst()
-            let taken = generation
-            cond.unlock()
-            feedLock.lock()
-            cond.lock()
-            // A seek or a pause since: the buffer was taken back and refilled.
-            let stale = taken != generation
-            cond.unlock()
-            if !stale { feed(tracks[i], b) }
-            feedLock.unlock()
-        }
-        feederDone.signal()
-    }
-
-    /// Reads the next frames of `t` into `b` and enqueues it; after the last, flushes and
-    /// stops the queue once drained. Init thread or feeder thread.
-    func feed(_ t: Track, _ b: AudioQueueBuffer) {
-        cond.lock()
-        let skip = stopping || t.fed || t.error != nil
-        let gain = t.gain
-        cond.unlock()
-        if skip { return }
-        var failure: String?
-        var end = false
-        do {
-            let source = t.source!
-            let n = try source.read(into: b.audioData.assumingMemoryBound(to: Float.self), maxFrames: options.bufferFrames)
-            b.audioDataByteSize = n * source.channels * 4
-            if n > 0 {
-                do {
-                    // Every buffer at its own queue time, right after the one before: a buffer that
-                    // reaches the queue after its time has passed (the feeder starved under load)
-                    // has its late frames skipped and counted, and the track keeps its place. A
-                    // buffer with no start time would play whole, as soon as possible, moving the
-                    // rest of the track later by the gap without a word (measured in the soak:
-                    // tracks drifting apart by periods, 0 late frames reported; issue 21).
-                    let at = AudioTimeStamp(sampleTime: Double(t.queuedFrames))
-                    if t.first {
-                        t.first = false
-                        try t.queue.enqueue(
-                            b, parameterEvents: [AudioQueueParameterEvent(.volume, gain)], startTime: at)
-                    } else {
-                        try t.queue.enqueue(b, startTime: at)
-                    }
-                    t.queuedFrames += Int64(n)
-                } catch {
-                    failure = "enqueue refused: \(error.message)"
-                }
-            }
-            end = source.isAtEnd || n == 0
-        } catch {
-            failure = error.description
-        }
-        if failure == nil && end {
-            do {
-                try t.queue.flush()
-                try t.queue.stop(immediately: false)
-            } catch {
-                failure = "cannot finish: \(error.message)"
-            }
-        }
-        let enqueued = t.queue.enqueuedDeviceFrames
-        let damaged = t.source?.corruptPackets ?? 0
-        cond.lock()
-        t.damagedPackets = damaged
-        t.enqueuedEnd = max(t.enqueuedEnd, enqueued)
-        if let failure, !stopping {
-            t.error = failure
-            t.fed = true
-        }
-        if end { t.fed = true }
         cond.broadcast()
         cond.unlock()
     }

@@ -1,3 +1,4 @@
+import AQCore
 import AQEngine
 import Foundation
 import Synchronization
@@ -83,8 +84,14 @@ package final class TransportFollower: @unchecked Sendable {
     ///   - offset: session frame 0 is transport frame `offset` (`--transport-offset`).
     ///   - lead: device frames ahead of a transport that rolls without waiting (it did not ask
     ///     this follower, or the feeder fell behind) at which the follower primes and joins.
+    ///   - feederPriority: the SCHED_FIFO priority the feeder thread takes
+    ///     (``AudioQueueEngine/feederPriority``; nil: an ordinary thread). Where the system
+    ///     refuses, it stays ordinary.
     /// - Throws: ``SessionError`` `.invalidValue` for a bad ring size.
-    package init(session: Session, deviceRate: Double, outputs: Int, offset: Int64 = 0, ringFrames: Int = 65536, lead: Int64? = nil) throws(SessionError) {
+    package init(
+        session: Session, deviceRate: Double, outputs: Int, offset: Int64 = 0, ringFrames: Int = 65536, lead: Int64? = nil,
+        feederPriority: Int32? = nil
+    ) throws(SessionError) {
         guard ringFrames >= 16384 else { throw SessionError(.invalidValue, file: session.url.path, "the transport follower's rings hold at least 16384 frames") }
         self.session = session
         self.offset = offset
@@ -126,8 +133,11 @@ package final class TransportFollower: @unchecked Sendable {
             lastFrame: Self.atomic(Int64(0)), lastRolling: Self.atomic(Int32(0))))
         feeds = Array(repeating: nil, count: specs.count)
         silence = Array(repeating: 0, count: specs.count)
-        let thread = Thread { [self] in feederLoop() }
-        thread.name = "aqsync-transport-feeder"
+        let thread = Thread { [self] in
+            setCurrentThreadName("aqsync-transport-feeder")
+            if let feederPriority { ServicePriority.makeCurrentThreadRealtime(priority: feederPriority) }
+            feederLoop()
+        }
         thread.start()
     }
 

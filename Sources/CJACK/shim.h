@@ -2,6 +2,7 @@
 #define AQSYNC_CJACK_SHIM_H
 #include <jack/jack.h>
 #include <jack/types.h>
+#include <jack/thread.h>
 
 /* Only what Swift cannot call or name directly. */
 

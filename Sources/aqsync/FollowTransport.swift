@@ -16,7 +16,9 @@ extension Player {
         let offset = command.transportOffset
         let follower: TransportFollower
         do {
-            follower = try TransportFollower(session: session, deviceRate: rate, outputs: session.output.channels, offset: offset)
+            follower = try TransportFollower(
+                session: session, deviceRate: rate, outputs: session.output.channels, offset: offset,
+                feederPriority: engine.feederPriority)
         } catch {
             printError(error.description)
             return 1

@@ -120,6 +120,10 @@ import Testing
         #expect(split.renderNs == 60)
         #expect(split.controlNs == 40)
         #expect(abs(split.controlShare - 0.4) < 1e-12)
+        // aqsync's feeders and events thread run realtime below the render thread (issue 25):
+        // still the control side.
+        split.add([ThreadCPU(tid: 4, name: "aqsync-feeder-0", cpuNs: 100, policy: 1), ThreadCPU(tid: 5, name: "aqsync-events", cpuNs: 20, policy: 1)])
+        #expect(split.renderNs == 60 && split.controlNs == 160)
     }
 
     /// Only failures by xruns alone are tried again; late frames and incomplete tracks are final.
