@@ -6,6 +6,37 @@ import Testing
 /// Orphaned test servers: recognised by name, the live ones of running processes left alone,
 /// an orphan stopped (issue 21).
 @Suite(.serialized) struct OrphanServersTests {
+    /// A C client the tests compile ends when the process that started it ends (the orphan
+    /// guard of ``compileJackClient(_:name:directory:)``): started in the background by a shell
+    /// that exits at once, a program that would wait forever is gone within seconds.
+    @Test(.timeLimit(.minutes(1)))
+    func aTestClientWhoseStarterIsGoneEnds() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("aq-orphan-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let bin = try compileJackClient("#include <unistd.h>\nint main(void) { for (;;) pause(); }\n", name: "forever", directory: dir)
+        let out = Pipe()
+        let sh = Process()
+        sh.executableURL = URL(fileURLWithPath: "/bin/sh")
+        sh.arguments = ["-c", "'\(bin.path)' </dev/null >/dev/null 2>&1 & echo $!"]
+        sh.standardOutput = out
+        try sh.run()
+        sh.waitUntilExit()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let pid = try #require(Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)), "the shell printed \(text)")
+        // Gone: no such process, or a zombie (PID 1 here need not reap it).
+        func gone() -> Bool {
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return true }
+            return stat[stat.index(after: close)...].split(separator: " ").first == "Z"
+        }
+        let deadline = Date().addingTimeInterval(10)
+        while !gone() && Date() < deadline { usleep(20_000) }
+        let ended = gone()
+        if !ended { kill(pid, SIGKILL) }
+        #expect(ended, "the orphaned client \(pid) still ran 10 s after its starter ended")
+    }
+
     @Test func namesOfTestServersGiveTheirOwner() {
         #expect(OrphanServers.owner(ofServerNamed: "aqtest-4242-3-123456") == 4242)
         #expect(OrphanServers.owner(ofServerNamed: "aqsoak-17-99") == 17)
