@@ -26,10 +26,10 @@ extension SessionPlayer {
         cond.unlock()
     }
 
-    /// Starts the feeder threads: one per active core, at most `tracks`, at least one. Init
-    /// thread, once.
+    /// Starts the feeder threads: one per active core (or ``Options/feederThreads``), at most
+    /// `tracks`, at least one. Init thread, once.
     func startFeeders(tracks count: Int) {
-        let n = max(1, min(ProcessInfo.processInfo.activeProcessorCount, count))
+        let n = max(1, min(options.feederThreads ?? ProcessInfo.processInfo.activeProcessorCount, count))
         let priority = engine.feederPriority
         cond.lock()
         feederCount = n

@@ -42,17 +42,21 @@ package final class SessionPlayer: @unchecked Sendable {
         package var recordTakes: Bool
         /// The takes' buffering.
         package var takeOptions: TakeRecorder.Options
+        /// Feeder threads (nil: one per active core); never more than the tracks, at least one.
+        package var feederThreads: Int?
 
-        /// Defaults: 4 buffers of 8192 frames a track, metering off, takes not recorded.
+        /// Defaults: 4 buffers of 8192 frames a track, metering off, takes not recorded, a
+        /// feeder per core.
         package init(
             bufferFrames: Int = 8192, buffersPerTrack: Int = 4, metering: Bool = false, recordTakes: Bool = false,
-            takeOptions: TakeRecorder.Options = TakeRecorder.Options()
+            takeOptions: TakeRecorder.Options = TakeRecorder.Options(), feederThreads: Int? = nil
         ) {
             self.bufferFrames = bufferFrames
             self.buffersPerTrack = buffersPerTrack
             self.metering = metering
             self.recordTakes = recordTakes
             self.takeOptions = takeOptions
+            self.feederThreads = feederThreads
         }
     }
 
