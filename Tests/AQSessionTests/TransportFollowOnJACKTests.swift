@@ -213,6 +213,15 @@ extension TransportFollowOnJACKTests.Judgement {
         return (false, xrunMarks.contains { $0 >= k - Int(period) && $0 <= k + WitnessMarks.reportDelay })
     }
 
+    /// Whether a rolling run begins at target `target` exactly, or one or two periods after it
+    /// at a break of the witness's frames (``TransportWitnessBreaks``: every rolling run not at
+    /// a target is one): the witness missed the first cycle(s) after the locate, and the
+    /// window beside that break (2 periods) covers them. For PipeWire, where no xrun report
+    /// reaches the witness (``begins(at:period:)`` needs one). Pure function.
+    func beginsBesideABreak(at target: Int64, period: Int64 = 256) -> Bool {
+        segments.contains(target) || segments.contains(target + period) || segments.contains(target + 2 * period)
+    }
+
     /// The targets ``begins(at:period:)`` finds begun a period late beside an xrun report,
     /// said on standard output; nil when one did not begin at all (exactly or so).
     func lateStarts(_ targets: [Int64], test: String) -> [Int64]? {
