@@ -76,10 +76,11 @@ BATTERY_RUNS ?= 20
 soak: deps
 	$(SWIFT) build --build-tests
 	AQSYNC_SOAK_MINUTES=$(SOAK_MINUTES) $(SWIFT) test --skip-build --filter SoakOnJACKTests
-## The transport-follow tests alone, live and replayed, the opt-in PipeWire one included (docs/transport.md).
+## The transport-follow tests alone, live and replayed, on jackd and PipeWire (docs/transport.md;
+## `make test` runs them too).
 transport-check: deps
 	$(SWIFT) build --build-tests
-	AQSYNC_TRANSPORT_TESTS=1 $(SWIFT) test --skip-build --no-parallel --filter 'TransportFollow|JackTimebaseReplay'
+	$(SWIFT) test --skip-build --no-parallel --filter 'TransportFollow|JackTimebaseReplay'
 
 battery: deps
 	$(SWIFT) build --build-tests

@@ -242,19 +242,29 @@ package struct WitnessMarks: Sendable {
     /// or **unexplained**. Pure function; any thread.
     package static func lateCycleStretches(wrong: [Int], xruns: [Int]) -> (reported: [ClosedRange<Int>], unexplained: [ClosedRange<Int>]) {
         var reported: [ClosedRange<Int>] = [], unexplained: [ClosedRange<Int>] = []
+        for r in stretches(wrong) {
+            let s = r.lowerBound, e = r.upperBound
+            if e - s < 1024 && xruns.contains(where: { $0 >= s - 1024 && $0 <= e + reportDelay }) {
+                reported.append(r)
+            } else {
+                unexplained.append(r)
+            }
+        }
+        return (reported, unexplained)
+    }
+
+    /// `wrong` (recorded frames, ascending) as stretches, gaps of up to 64 frames joined: the
+    /// unit every judgement beside the witness sets aside or counts whole. Pure function.
+    package static func stretches(_ wrong: [Int]) -> [ClosedRange<Int>] {
+        var out: [ClosedRange<Int>] = []
         var i = 0
         while i < wrong.count {
             var j = i
             while j + 1 < wrong.count && wrong[j + 1] - wrong[j] <= 64 { j += 1 }
-            let s = wrong[i], e = wrong[j]
-            if e - s < 1024 && xruns.contains(where: { $0 >= s - 1024 && $0 <= e + reportDelay }) {
-                reported.append(s...e)
-            } else {
-                unexplained.append(s...e)
-            }
+            out.append(wrong[i]...wrong[j])
             i = j + 1
         }
-        return (reported, unexplained)
+        return out
     }
 }
 

@@ -141,3 +141,124 @@ package struct TransportWitnessSample: Sendable {
         frame = m >= 1 ? Int64(m) - 1 : nil
     }
 }
+
+/// The breaks of a recorded ``TransportMaster`` witness channel, and the bounded windows beside
+/// them in which a transport test sets wrong frames aside instead of repeating the run
+/// (docs/transport.md, "Judging beside a break").
+///
+/// A **break** is a rolling run of the witness that begins at a transport frame other than the
+/// script's locate targets: the witness's own frames did not continue there (the recorder lost
+/// or repeated a cycle, the witness and aqsync were called late, or the witness read a cycle
+/// as not rolling inside a rolling run). Its **extent** is the not-rolling frames just before
+/// it inside a rolling run (at most ``maxGap``; none for a jump from one rolling frame to
+/// another, or after a stop). Its **size**, the witness's own break in frames: for a jump from
+/// rolling frame p to f, |f − (p + 1)|; after g not-rolling frames inside a run, g + |f − (p + 1
+/// + g)|; after a stop (or the recording's start), f minus the nearest target below it; never
+/// more than the not-rolling frames plus f minus that target (a late first cycle after a
+/// locate while rolling), nor than ``maxGap``. Its **window**: ``periodsBeside`` periods before the extent to as many after it.
+///
+/// The rule (``setAside(_:wrongFrames:skippedFrames:)``): a stretch of wrong frames
+/// (``WitnessMarks/stretches(_:)``) is set aside only when it lies wholly inside one window,
+/// and only while the wrong frames set aside in the run stay within the budget: the transport
+/// frames aqsync reported it skipped (its late calls) plus the sizes of every break. Every
+/// other stretch counts, whole. When the windows cover more than ``maxShare`` of the recorded
+/// rolling frames the run is not judgeable beside its breaks (``judgeable`` false) and nothing
+/// is set aside.
+///
+/// Thread safety: a plain value.
+package struct TransportWitnessBreaks: Sendable, CustomStringConvertible {
+    /// One break of the witness's frames.
+    package struct Break: Sendable, CustomStringConvertible {
+        /// The recorded frame of the first rolling frame after the break, and its transport frame.
+        package let at: Int, transportFrame: Int64
+        /// The first recorded frame of the extent (`at` when it has none).
+        package let from: Int
+        /// The witness's own break, in frames.
+        package let size: Int
+        /// The recorded frames in which wrong frames may be set aside.
+        package let window: ClosedRange<Int>
+        package var description: String { "recorded \(at) (transport frame \(transportFrame), \(size) frame(s) broken\(from < at ? ", \(at - from) not rolling before it" : ""))" }
+    }
+    /// Not-rolling frames inside a rolling run still read as one break (2 periods of 256; more
+    /// is a stop).
+    package static let maxGap = 512
+    /// Periods set aside on either side of a break's extent.
+    package static let periodsBeside = 2
+    /// The largest share of the recorded rolling frames the windows may cover.
+    package static let maxShare = 0.05
+
+    package let breaks: [Break]
+    /// Recorded frames inside some window (overlaps counted once), and recorded rolling frames.
+    package let windowFrames: Int, rollingFrames: Int
+
+    /// Reads `frames` (per recorded frame, the transport frame there; nil: not rolling) against
+    /// the script's locate `targets`; `period`: the server's period in frames.
+    package init(frames: [Int64?], targets: [Int64], period: Int = 256) {
+        var breaks: [Break] = []
+        var previous: (k: Int, f: Int64)?
+        var rolling = 0
+        let w = Self.periodsBeside * period
+        for k in frames.indices {
+            guard let f = frames[k] else { continue }
+            rolling += 1
+            defer { previous = (k, f) }
+            if let p = previous, p.k == k - 1, f == p.f + 1 { continue }
+            if targets.contains(f) { continue }
+            // After a target the witness missed (a late first cycle after a locate), the
+            // frames since it are the break; never more than maxGap.
+            let sinceTarget = targets.filter { $0 <= f }.map { Int(f - $0) }.min() ?? Self.maxGap
+            let from: Int, size: Int
+            if let p = previous, k - p.k - 1 <= Self.maxGap {
+                let g = Int64(k - p.k - 1)
+                from = p.k + 1
+                size = min(Int(g + abs(f - (p.f + 1 + g))), Int(g) + sinceTarget, Self.maxGap)
+            } else {
+                from = k
+                size = min(sinceTarget, Self.maxGap)
+            }
+            breaks.append(Break(at: k, transportFrame: f, from: from, size: size,
+                                window: max(0, from - w)...min(max(frames.count - 1, 0), k - 1 + w)))
+        }
+        var covered = 0, end = -1
+        for b in breaks {
+            let lo = max(b.window.lowerBound, end + 1)
+            if b.window.upperBound >= lo { covered += b.window.upperBound - lo + 1 }
+            end = max(end, b.window.upperBound)
+        }
+        self.breaks = breaks
+        windowFrames = covered
+        rollingFrames = rolling
+    }
+
+    /// The share of the recorded rolling frames inside the windows.
+    package var share: Double { rollingFrames == 0 ? (breaks.isEmpty ? 0 : 1) : Double(windowFrames) / Double(rollingFrames) }
+    /// Whether the run can be judged beside its breaks (the windows within ``maxShare``).
+    package var judgeable: Bool { share <= Self.maxShare }
+    /// Frames the breaks themselves allow to be set aside (the sum of their sizes).
+    package var brokenFrames: Int { breaks.reduce(0) { $0 + $1.size } }
+
+    /// Splits `stretches` (ascending) into those set aside and those that count. `wrongFrames`:
+    /// the wrong recorded frames in a stretch; `skippedFrames`: the transport frames aqsync
+    /// reported it skipped in the run. Pure function.
+    package func setAside(_ stretches: [ClosedRange<Int>], wrongFrames: (ClosedRange<Int>) -> Int, skippedFrames: Int)
+        -> (setAside: [ClosedRange<Int>], counted: [ClosedRange<Int>], frames: Int, budget: Int)
+    {
+        let budget = judgeable ? max(0, skippedFrames) + brokenFrames : 0
+        var aside: [ClosedRange<Int>] = [], counted: [ClosedRange<Int>] = []
+        var used = 0
+        for r in stretches {
+            let n = wrongFrames(r)
+            if judgeable, breaks.contains(where: { $0.window.contains(r.lowerBound) && $0.window.contains(r.upperBound) }), used + n <= budget {
+                aside.append(r)
+                used += n
+            } else {
+                counted.append(r)
+            }
+        }
+        return (aside, counted, used, budget)
+    }
+
+    package var description: String {
+        "\(breaks.count) break(s) of the witness's frames\(breaks.isEmpty ? "" : " at \(breaks.prefix(8).map(\.description).joined(separator: "; "))\(breaks.count > 8 ? "; …" : "")"), windows \(windowFrames) of \(rollingFrames) rolling frames (\(String(format: "%.1f", share * 100)) %, at most \(String(format: "%.0f", Self.maxShare * 100)) %)"
+    }
+}

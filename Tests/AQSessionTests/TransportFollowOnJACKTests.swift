@@ -123,9 +123,20 @@ struct TransportFollowOnJACKTests {
         /// Wrong samples in cycles the server reported an xrun for, and where.
         var wrongInServerXruns = 0
         var forgiven: [String] = []
+        /// With targets: the witness's breaks, and the wrong stretches set aside beside them
+        /// (their wrong frames and samples, where, and the run's budget of frames).
+        var breaks: TransportWitnessBreaks?
+        var setAsideFrames = 0, setAsideSamples = 0, setAsideBudget = 0
+        var setAside: [String] = []
     }
 
-    static func judge(recorded: [[Float]], full: [[Float]]) -> Judgement {
+    ///
+    /// With `targets` (the master's locate targets): the stretches that remain are then set
+    /// aside or counted by the bounded rule of ``TransportWitnessBreaks`` (wholly inside a
+    /// window beside a break of the witness's frames, within the budget of `skippedFrames`,
+    /// the transport frames aqsync reported it skipped, plus the breaks' own sizes): set aside
+    /// in `setAsideFrames`/`setAside`, not in `wrongRolling`/`wrongStopped`.
+    static func judge(recorded: [[Float]], full: [[Float]], targets: [Int64]? = nil, skippedFrames: Int = 0, period: Int = 256) -> Judgement {
         var j = Judgement()
         var previous: Int64?
         let count = recorded[4].count
@@ -164,7 +175,20 @@ struct TransportFollowOnJACKTests {
             j.wrongInServerXruns += wrong[r].reduce(0) { $0 + $1.rolling + $1.stopped }
             j.forgiven.append("frames \(r.lowerBound)...\(r.upperBound)")
         }
-        for r in stretches.unexplained {
+        var counted = stretches.unexplained
+        if let targets {
+            let breaks = TransportWitnessBreaks(frames: samples.map(\.frame), targets: targets, period: period)
+            let split = breaks.setAside(counted, wrongFrames: { r in wrong[r].filter { $0.rolling + $0.stopped > 0 }.count }, skippedFrames: skippedFrames)
+            for r in split.setAside {
+                j.setAsideSamples += wrong[r].reduce(0) { $0 + $1.rolling + $1.stopped }
+                j.setAside.append("frames \(r.lowerBound)...\(r.upperBound) (first: \(wrong[r.lowerBound].what ?? "-"))")
+            }
+            j.setAsideFrames = split.frames
+            j.setAsideBudget = split.budget
+            j.breaks = breaks
+            counted = split.counted
+        }
+        for r in counted {
             j.wrongRolling += wrong[r].reduce(0) { $0 + $1.rolling }
             j.wrongStopped += wrong[r].reduce(0) { $0 + $1.stopped }
             if j.firstWrong == nil { j.firstWrong = wrong[r.lowerBound].what }
@@ -187,6 +211,15 @@ extension TransportFollowOnJACKTests.Judgement {
         guard let i = segments.firstIndex(of: target + period), segmentAfterStopped[i] else { return (false, false) }
         let k = segmentIndices[i]
         return (false, xrunMarks.contains { $0 >= k - Int(period) && $0 <= k + WitnessMarks.reportDelay })
+    }
+
+    /// Whether a rolling run begins at target `target` exactly, or one or two periods after it
+    /// at a break of the witness's frames (``TransportWitnessBreaks``: every rolling run not at
+    /// a target is one): the witness missed the first cycle(s) after the locate, and the
+    /// window beside that break (2 periods) covers them. For PipeWire, where no xrun report
+    /// reaches the witness (``begins(at:period:)`` needs one). Pure function.
+    func beginsBesideABreak(at target: Int64, period: Int64 = 256) -> Bool {
+        segments.contains(target) || segments.contains(target + period) || segments.contains(target + 2 * period)
     }
 
     /// The targets ``begins(at:period:)`` finds begun a period late beside an xrun report,
