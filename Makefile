@@ -6,7 +6,7 @@ SWIFT ?= swift
 DEBS := jackd2 libjack-jackd2-dev jack-tools libsoxr-dev libsoundtouch-dev sox ffmpeg pkg-config libavcodec-dev libavutil-dev pipewire pipewire-jack pipewire-bin wireplumber dbus binutils librsvg2-bin gcc g++ libgme-dev tmux liblo-tools
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: transport-check deps build release test check-nolocks jack-reclaim demo fuzz clean bench bench-offline bench-check capacity-check
+.PHONY: transport-check loop-check deps build release test check-nolocks jack-reclaim demo fuzz clean bench bench-offline bench-check capacity-check
 
 ## Install the Debian packages the build and the tests need (only those missing).
 deps:
@@ -81,6 +81,11 @@ soak: deps
 transport-check: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --no-parallel --filter 'TransportFollow|JackTimebaseReplay'
+
+## The live loop test with the issue's 100 passes of a 1.000 s loop (about 100 s; make test plays 3).
+loop-check: deps
+	$(SWIFT) build --build-tests
+	AQSYNC_LOOP_PASSES=100 $(SWIFT) test --skip-build --no-parallel --filter loopLiveEqualsOfflineRender
 
 battery: deps
 	$(SWIFT) build --build-tests

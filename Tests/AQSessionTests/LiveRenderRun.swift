@@ -33,7 +33,7 @@ struct LiveRenderRun {
         let (rec, witness) = try FrameCountWitness.recording(device.outputPortNames, server: server, directory: directory, serverCounter: true)
         defer { rec.removeFiles(); witness.stop() }
         let start = try player.start(at: AudioTimeStamp(sampleTime: engine.deviceCurrentTime().sampleTime + 14_400))
-        #expect(player.waitUntilFinished(timeout: 15))
+        #expect(player.waitUntilFinished(timeout: 15 + Double(offline[0].count) / engine.device.sampleRate))
         let end = engine.deviceCurrentTime().sampleTime + 4_800
         while engine.deviceCurrentTime().sampleTime < end { usleep(5_000) }
         rec.stop()
