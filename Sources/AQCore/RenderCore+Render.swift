@@ -22,6 +22,18 @@ extension RenderCore {
         _ cycle: CycleInfo, outputs: UnsafePointer<UnsafeMutablePointer<Float>>, channelCount: Int,
         inputs: UnsafePointer<UnsafeMutablePointer<Float>>? = nil, inputCount: Int = 0
     ) {
+        renderCycle(cycle, outputs: outputs, channelCount: channelCount, inputs: inputs, inputCount: inputCount)
+    }
+
+    /// The body of ``render(_:outputs:channelCount:inputs:inputCount:)``, inlined into it and
+    /// into the hand-driven device's cycle without inputs (``ManualDevice``): there the call,
+    /// its arguments passed on the stack and its frame were a measurable part of a one-queue
+    /// cycle, and the input metering drops out. Render thread only.
+    @_noLocks @inline(__always)
+    package func renderCycle(
+        _ cycle: CycleInfo, outputs: UnsafePointer<UnsafeMutablePointer<Float>>, channelCount: Int,
+        inputs: UnsafePointer<UnsafeMutablePointer<Float>>?, inputCount: Int
+    ) {
         // Denormals flush to zero on the render thread (a decaying tail or a ramp toward 0
         // would otherwise cost tens of cycles per operation): one read of the control
         // register, a write only when the mode is not set yet (inline asm: no call). The
