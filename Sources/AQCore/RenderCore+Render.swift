@@ -22,6 +22,18 @@ extension RenderCore {
         _ cycle: CycleInfo, outputs: UnsafePointer<UnsafeMutablePointer<Float>>, channelCount: Int,
         inputs: UnsafePointer<UnsafeMutablePointer<Float>>? = nil, inputCount: Int = 0
     ) {
+        renderCycle(cycle, outputs: outputs, channelCount: channelCount, inputs: inputs, inputCount: inputCount)
+    }
+
+    /// The body of ``render(_:outputs:channelCount:inputs:inputCount:)``, inlined into it and
+    /// into the hand-driven device's cycle without inputs (``ManualDevice``): there the call,
+    /// its arguments passed on the stack and its frame were a measurable part of a one-queue
+    /// cycle, and the input metering drops out. Render thread only.
+    @_noLocks @inline(__always)
+    package func renderCycle(
+        _ cycle: CycleInfo, outputs: UnsafePointer<UnsafeMutablePointer<Float>>, channelCount: Int,
+        inputs: UnsafePointer<UnsafeMutablePointer<Float>>?, inputCount: Int
+    ) {
         // Denormals flush to zero on the render thread (a decaying tail or a ramp toward 0
         // would otherwise cost tens of cycles per operation): one read of the control
         // register, a write only when the mode is not set yet (inline asm: no call). The
@@ -56,24 +68,30 @@ extension RenderCore {
             clearStereo(out0, out1, n)
             fresh = false
         }
-        // A steady queue waiting for a second one, so that the two mix in one pass over the
-        // outputs (``mixStereoPair``): its two source channels and gain. The sums and their order
-        // are those of mixing one queue after the other, so the result is bit for bit the same.
-        // It waits only while nothing else mixes and its buffer goes on past this cycle (a
-        // buffer is mixed before it is reported done: its memory may then be reused).
-        var waiting: UnsafePointer<Float>? = nil
-        var waitingStride = 0
-        var waitingGain: Float = 0
+        // Steady queues waiting for more, so that up to four mix in one pass over the outputs
+        // (``PendingStereo``, ``mixStereoQuad``). The sums and their order are those of mixing
+        // one queue after the other, so the result is bit for bit the same. A queue waits only
+        // while nothing else mixes and its buffer goes on past this cycle (a buffer is mixed
+        // before it is reported done: its memory may then be reused).
+        var pending = PendingStereo()
+        // The last live queue, when it is steady and nothing waits before it (a one-queue
+        // renderer's every cycle): mixed after the loop, inline, without `pending`.
+        var last: UnsafePointer<Float>? = nil
+        var lastStride = 0
+        var lastGain: Float = 0
         // With many queues the sources come from far caches or memory, one queue's loads after
         // another's: asking for a queue's lines `prefetchDistance` queues ahead overlaps them.
         // Short cycles only (the lines of a long one stream in by themselves), and many queues
         // only (a few queues' sources stay in the near caches, and the hints would only cost).
-        let prefetching = steadyAllowed && n <= RenderCore.prefetchFrames && liveCount.pointee >= RenderCore.prefetchQueues
+        // Nothing in the loop changes the live list (commands were applied above), so its
+        // count and the arrays are read once.
+        let liveN = liveCount.pointee, live = self.live, hot = self.hot
+        let prefetching = steadyAllowed && n <= RenderCore.prefetchFrames && liveN >= RenderCore.prefetchQueues
         var i = 0
-        while i < liveCount.pointee {
+        while i < liveN {
             let s = Int(live[i])
             let h = hot + s
-            if prefetching && i + RenderCore.prefetchDistance < liveCount.pointee {
+            if prefetching && i + RenderCore.prefetchDistance < liveN {
                 prefetchSources(hot + Int(live[i + RenderCore.prefetchDistance]), frame: cycle.frame, frames: n)
             }
             if steadyAllowed && h.pointee.nextFrame == cycle.frame && Int(h.pointee.remaining) >= n,
@@ -90,18 +108,15 @@ extension RenderCore {
                 }
                 let stride = Int(h.pointee.stride)
                 let ends = Int(h.pointee.remaining) == n
-                if let w = waiting {
-                    mixStereoPair(
-                        out0, out1, w, w + waitingStride, waitingGain, src, src + stride, h.pointee.gain, n, fresh: fresh)
+                if ends || pending.count == 3 {
+                    pending.flush(out0, out1, n, fresh: fresh, then: src, src + stride, h.pointee.gain)
                     fresh = false
-                    waiting = nil
-                } else if ends {
-                    mixStereo(out0, out1, src, src + stride, n, h.pointee.gain, fresh: fresh)
-                    fresh = false
+                } else if pending.count == 0 && i + 1 == liveN {
+                    last = UnsafePointer(src)
+                    lastStride = stride
+                    lastGain = h.pointee.gain
                 } else {
-                    waiting = UnsafePointer(src)
-                    waitingStride = stride
-                    waitingGain = h.pointee.gain
+                    pending.append(src, src + stride, h.pointee.gain)
                 }
                 if ends {
                     // The buffer ends exactly at the cycle's end: what the general path does at
@@ -116,10 +131,9 @@ extension RenderCore {
                 }
             } else if slots[s].state == .running && (solo == 0 || solo == s + 1) {
                 // The general path adds into cleared outputs, after what came before it.
-                if let w = waiting {
-                    mixStereo(out0, out1, w, w + waitingStride, n, waitingGain, fresh: fresh)
+                if pending.count > 0 {
+                    pending.flush(out0, out1, n, fresh: fresh)
                     fresh = false
-                    waiting = nil
                 }
                 if fresh {
                     clearStereo(out0, out1, n)
@@ -130,8 +144,11 @@ extension RenderCore {
             }
             i += 1
         }
-        if let w = waiting {
-            mixStereo(out0, out1, w, w + waitingStride, n, waitingGain, fresh: fresh)
+        if let w = last {
+            mixStereo(out0, out1, w, w + lastStride, n, lastGain, fresh: fresh)
+            fresh = false
+        } else if pending.count > 0 {
+            pending.flush(out0, out1, n, fresh: fresh)
             fresh = false
         }
         if fresh { clearStereo(out0, out1, n) }

@@ -158,8 +158,9 @@ import Testing
     }
 }
 
-/// Steady queues are mixed two at a time, and the first one mixed writes the outputs instead
-/// of clearing them first (issue 13). Seven queues (an odd count, so one is mixed alone) with
+/// Steady queues are mixed several at a time (two in issue 13, up to four since issue 20), and
+/// the first one mixed writes the outputs instead of clearing them first (issue 13). Seven
+/// queues (four and three: a group of four, and a pair and a queue alone) with
 /// staggered starts (cycles where none plays, and where only some are steady), buffers ending
 /// on and off cycle boundaries, and a queue on the general path between steady ones: the
 /// output is bit for bit the general path's (metering on), and bit for bit the sum of the
