@@ -1,0 +1,147 @@
+import AQEngine
+import AQSession
+import AQTesting
+import Foundation
+import Testing
+
+/// Issue 26, "exact on netjack2": a two-part click session, part A played by `aqsync play
+/// --netjack-master` on a netjack2 master (`--start-at` about 3 s ahead), part B by `aqsync
+/// play --netjack-slave` on the slave (``NetJackRig``: two network namespaces, the master's
+/// dummy backend, an asynchronous slave `-l 5`). The master's aqsync stamps its device frames
+/// into the slave's `to_slave_1`, the stamp of its start − L into `to_slave_2`, and measures L
+/// from the slave's echo on `from_slave_1`; the slave starts part B where the stamps say.
+///
+/// On the master, `jack-record` records part A (aqsync's `out_1`), part B as it comes back
+/// (`from_slave_2`), and the in-run witness (``FrameCountWitness``: its own count and the
+/// server's counter). Every click of both parts must be on its exact session frame relative
+/// to the others in master frames: B's clicks ``offset`` after A's, A's and B's each
+/// ``spacing`` apart, 0 frames off, in the server's frames (and in recorded frames).
+///
+/// A run is repeated (``liveRun(_:attempts:_:)``) only when a click is off and the witness
+/// marked that the recorder or the master lost frames, or a server reported a lost cycle (a
+/// slave that loses a cycle moves D, and its part, by a period: the servers' logs and
+/// aqsync's own report say so). Skipped, with a message, where network namespaces cannot be
+/// made.
+@Suite("--netjack-master / --netjack-slave on a netjack2 rig", .serialized)
+struct NetJackStartOnJACKTests {
+    static let spacing = 12_000
+    /// Part B's clicks are this many frames after part A's (not a whole number of periods).
+    static let offset = 3_000
+    static let clicks = 8
+
+    /// Parts A (clicks of 0.5 from session frame 0) and B (clicks of 0.8 from ``offset``),
+    /// a click every ``spacing`` frames, 2 s each, on the one output.
+    static func session(_ dir: TempDir) throws -> URL {
+        let frames = 96_000
+        _ = try makeImpulseFile(dir, "a.wav", rate: 48000, frames: frames, impulses: [Array(stride(from: 0, to: frames, by: spacing))], amplitude: 0.5, encoding: ["-e", "signed-integer", "-b", "16"])
+        _ = try makeImpulseFile(dir, "b.wav", rate: 48000, frames: frames, impulses: [Array(stride(from: offset, to: frames, by: spacing))], amplitude: 0.8, encoding: ["-e", "signed-integer", "-b", "16"])
+        return try dir.write("parts.toml", """
+            [output]
+            channels = 1
+            [[track]]
+            file = "a.wav"
+            part = "A"
+            [[track]]
+            file = "b.wav"
+            part = "B"
+            """)
+    }
+
+    @Test(.timeLimit(.minutes(3))) func slavePartLeavesTheMasterOnItsFrame() throws {
+        if let reason = NetJackRig.unavailableReason() {
+            print("NetJackStartOnJACKTests: skipped: \(reason)")
+            return
+        }
+        try liveRun("slavePartLeavesTheMasterOnItsFrame") { _, isLast in try run(isLast: isLast) }
+    }
+
+    private func run(isLast: Bool) throws -> LiveRunVerdict {
+        let dir = try TempDir()
+        let session = try Self.session(dir)
+        let rig = try NetJackRig()
+        defer { rig.stop() }
+        let id = "\(getpid())-\(UUID().uuidString.prefix(4))"
+        var env = ProcessInfo.processInfo.environment
+        env["JACK_DEFAULT_SERVER"] = rig.masterServer
+        let recorder = try JackRecorder(server: rig.masterServer, channels: 4, url: dir.file("rec.wav"))
+        defer { recorder.stop() }
+        let inputs = recorder.inputPortNames
+        let witness = try FrameCountWitness(environment: env, connectTo: [inputs[2]], directory: dir.url)
+        defer { witness.stop() }
+        try witness.waitForPort(server: rig.masterServer)
+        try JackTools.connect(witness.serverPort, inputs[3], server: rig.masterServer)
+        try JackTools.connect(rig.fromSlave(2), inputs[1], server: rig.masterServer)
+        let logged = (rig.masterLog.count, rig.slaveLog.count)
+
+        // The slave first: it learns D at once and waits for the master's start stamp.
+        let slaveLog = dir.file("slave.log"), masterLog = dir.file("master.log")
+        let slave = try startAqsync([
+            session.path, "--part", "B", "--server", rig.slaveServer, "--client-name", "njB-\(id)", "--no-start-server", "--allow-loss",
+            "--connect", "system:playback_2", "--netjack-slave", "system:capture_1,system:capture_2,system:playback_1",
+        ], log: slaveLog)
+        defer { slave.terminateAndReap() }
+        let ready = Date().addingTimeInterval(10)
+        while !((try? String(contentsOf: slaveLog, encoding: .utf8)) ?? "").contains("waiting for the master's start stamp") {
+            guard slave.isRunning, Date() < ready else {
+                throw TestingError("the slave's aqsync did not come to wait for the start stamp: \((try? String(contentsOf: slaveLog, encoding: .utf8)) ?? "")")
+            }
+            usleep(20_000)
+        }
+        let instant = StartInstant.format(SystemInstant.now(.realtime).adding(seconds: 3).nanoseconds)
+        let master = try startAqsync([
+            session.path, "--part", "A", "--server", rig.masterServer, "--client-name", "njA-\(id)", "--no-start-server", "--allow-loss",
+            "--connect", inputs[0], "--netjack-master", "\(rig.toSlave(1)),\(rig.toSlave(2)),\(rig.fromSlave(1))", "--start-at", instant,
+        ], log: masterLog)
+        defer { master.terminateAndReap() }
+        for p in [master, slave] {
+            let end = Date().addingTimeInterval(20)
+            while p.isRunning && Date() < end { usleep(20_000) }
+        }
+        let masterOut = (try? String(contentsOf: masterLog, encoding: .utf8)) ?? ""
+        let slaveOut = (try? String(contentsOf: slaveLog, encoding: .utf8)) ?? ""
+        let finished = !master.isRunning && !slave.isRunning
+        master.terminateAndReap()
+        slave.terminateAndReap()
+        recorder.stop()
+        let wav = try recorder.read()
+        let trouble = NetJackMeasurement.trouble(in: String(rig.masterLog.dropFirst(logged.0))).map { "master: \($0)" }
+            + NetJackMeasurement.trouble(in: String(rig.slaveLog.dropFirst(logged.1))).map { "slave: \($0)" }
+        let outputs = "--- master aqsync:\n\(masterOut)\n--- slave aqsync:\n\(slaveOut)"
+        #expect(finished, "an aqsync still ran 20 s after its start\n\(outputs)")
+        #expect(master.terminationStatus == 0 && slave.terminationStatus == 0, "exit statuses \(master.terminationStatus), \(slave.terminationStatus)\n\(outputs)")
+
+        let a = peaks(wav.channels[0], threshold: 0.25), b = peaks(wav.channels[1], threshold: 0.25)
+        let timeline = WitnessTimeline(channel: wav.channels[2], serverChannel: wav.channels[3])
+        // Each click's frame on the master: the server's counter where it was recorded.
+        let aFrames = a.map { timeline.serverFrames[$0] }, bFrames = b.map { timeline.serverFrames[$0] }
+        let line = outputs.split(separator: "\n").filter { $0.contains("netjack") || $0.contains("start at") }.joined(separator: " / ")
+        print("slavePartLeavesTheMasterOnItsFrame: A at master frames \(aFrames.map { $0.map(String.init) ?? "?" }), B at \(bFrames.map { $0.map(String.init) ?? "?" }); recorded A \(a), B \(b); servers' trouble: \(trouble.count) line(s); \(line)")
+        guard a.count == Self.clicks, b.count == Self.clicks, let first = aFrames.first, let s = first else {
+            Issue.record("\(a.count) clicks of A and \(b.count) of B recorded, \(Self.clicks) each expected (or the witness's server counter is missing at A's first)\n\(outputs)\ntrouble: \(trouble)")
+            return .judged
+        }
+        #expect(a.allSatisfy { abs(wav.channels[0][$0] - 0.5) < 0.05 } && b.allSatisfy { abs(wav.channels[1][$0] - 0.8) < 0.05 }, "clicks of the wrong amplitude: A \(a.map { wav.channels[0][$0] }), B \(b.map { wav.channels[1][$0] })")
+        // Every click against the session frame it plays: A's k-th at s + k × spacing, B's at
+        // s + offset + k × spacing, in master (server) frames; and the same in recorded frames.
+        var off: [String] = []
+        for k in 0..<Self.clicks {
+            let wantA = s + k * Self.spacing, wantB = s + Self.offset + k * Self.spacing
+            if aFrames[k] != wantA { off.append("A\(k) at \(aFrames[k].map(String.init) ?? "?") (\((aFrames[k] ?? wantA) - wantA))") }
+            if bFrames[k] != wantB { off.append("B\(k) at \(bFrames[k].map(String.init) ?? "?") (\((bFrames[k] ?? wantB) - wantB))") }
+            if b[k] - a[k] != Self.offset { off.append("B\(k) − A\(k) recorded \(b[k] - a[k])") }
+        }
+        if off.isEmpty {
+            print("slavePartLeavesTheMasterOnItsFrame: every click on its frame (B − A = \(Self.offset) in master frames, 0 frames off)")
+            return .judged
+        }
+        // Off: the servers' or the recorder's doing only where the witness or a server says frames were lost.
+        let lost = !timeline.breaks.isEmpty || !timeline.slips.isEmpty || !timeline.xruns.isEmpty || !trouble.isEmpty
+        let reason = "clicks off (\(off.joined(separator: ", "))) where the witness marked breaks \(timeline.breaks.prefix(4)), slips \(timeline.slips.prefix(4)), xruns \(timeline.xruns.prefix(4)), and the servers reported: \(trouble.prefix(4))"
+        if lost && !isLast {
+            let figures = aqsyncPlayFigures(masterOut).merging(aqsyncPlayFigures(slaveOut), uniquingKeysWith: +)
+            return .witnessCouldNotTell(reason: reason, aqsyncFigures: figures)
+        }
+        Issue.record("\(reason)\n\(outputs)")
+        return .judged
+    }
+}
