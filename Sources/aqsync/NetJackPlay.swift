@@ -90,11 +90,15 @@ final class NetJackSide: @unchecked Sendable {
                     continue
                 }
                 let was = seen.latest ?? now
-                let shift = link.role == .master ? now - was : -(now - was)
-                var line = "netjack: \(name) changed from \(was) to \(now) (\(w.changes - seen.changes) change(s); a lost cycle or the slave rejoining)"
-                if placed.load(ordering: .acquiring) {
-                    let off = link.role == .master ? now - placedBy.load(ordering: .relaxed) : -(now - placedBy.load(ordering: .relaxed))
-                    line += ": the slave's part now leaves the master's outputs \(off == 0 ? "on its frame again" : "\(abs(off)) frames \(off > 0 ? "late" : "early")") (this change: \(shift > 0 ? "+" : "")\(shift))"
+                let n = w.changes - seen.changes
+                var line = was == now
+                    ? "netjack: \(name) moved and came back to \(now) (\(n) changes within 20 ms; a lost cycle)"
+                    : "netjack: \(name) changed from \(was) to \(now) (\(n) change(s); a lost cycle or the slave rejoining)"
+                if placed.load(ordering: .acquiring), was != now {
+                    // What the slave plays at its frame s leaves the master at s − D + L.
+                    let by = placedBy.load(ordering: .relaxed)
+                    let off = link.role == .master ? now - by : -(now - by)
+                    line += ": the slave's part now leaves the master's outputs \(off == 0 ? "on its frame again" : "\(abs(off)) frames \(off > 0 ? "late" : "early")")"
                 }
                 printError(line)
                 changes.withLock { $0.append(line) }

@@ -5,9 +5,9 @@ import Foundation
 import Testing
 
 /// Issue 26, "exact on netjack2": a two-part click session, part A played by `aqsync play
-/// --netjack-master` on a netjack2 master (`--start-at` about 3 s ahead), part B by `aqsync
+/// --netjack-master` on a netjack2 master (started 3 s ahead), part B by `aqsync
 /// play --netjack-slave` on the slave (``NetJackRig``: two network namespaces, the master's
-/// dummy backend, an asynchronous slave `-l 5`). The master's aqsync stamps its device frames
+/// dummy backend, an asynchronous slave `-l 5`; the master's start: ``startAt``). The master's aqsync stamps its device frames
 /// into the slave's `to_slave_1`, the stamp of its start − L into `to_slave_2`, and measures L
 /// from the slave's echo on `from_slave_1`; the slave starts part B where the stamps say.
 ///
@@ -18,9 +18,10 @@ import Testing
 /// ``spacing`` apart, 0 frames off, in the server's frames (and in recorded frames).
 ///
 /// A run is repeated (``liveRun(_:attempts:_:)``) only when a click is off and the witness
-/// marked that the recorder or the master lost frames, or a server reported a lost cycle (a
-/// slave that loses a cycle moves D, and its part, by a period: the servers' logs and
-/// aqsync's own report say so). Skipped, with a message, where network namespaces cannot be
+/// marked that the recorder or the master lost frames (a break, a slip, an xrun report)
+/// between the placing of the slave's start and the first click off: a slave that loses a
+/// cycle moves D, and its part, by a period (the master reports the slave's client late;
+/// aqsync reports D moving). Skipped, with a message, where network namespaces cannot be
 /// made.
 @Suite("--netjack-master / --netjack-slave on a netjack2 rig", .serialized)
 struct NetJackStartOnJACKTests {
@@ -46,6 +47,13 @@ struct NetJackStartOnJACKTests {
             part = "B"
             """)
     }
+
+    /// The master starts with `--start-at` 3 s ahead when `AQSYNC_NETJACK_START_AT=1`, else with
+    /// `--lead 3`. Not by default: on this loaded VM the master's `--start-at` refuses its start
+    /// when the dummy backend's clock runs beyond ±1000 ppm (3 of 10 runs, 2026-11-27,
+    /// docs/multi-machine.md "A rate that is no rate"), which leaves nothing to judge; the slave's
+    /// start is placed the same way after either (the master's start frame − L).
+    static var startAt: Bool { ProcessInfo.processInfo.environment["AQSYNC_NETJACK_START_AT"] == "1" }
 
     @Test(.timeLimit(.minutes(3))) func slavePartLeavesTheMasterOnItsFrame() throws {
         if let reason = NetJackRig.unavailableReason() {
@@ -87,11 +95,12 @@ struct NetJackStartOnJACKTests {
             }
             usleep(20_000)
         }
-        let instant = StartInstant.format(SystemInstant.now(.realtime).adding(seconds: 3).nanoseconds)
+        let start = Self.startAt
+            ? ["--start-at", StartInstant.format(SystemInstant.now(.realtime).adding(seconds: 3).nanoseconds)] : ["--lead", "3"]
         let master = try startAqsync([
             session.path, "--part", "A", "--server", rig.masterServer, "--client-name", "njA-\(id)", "--no-start-server", "--allow-loss",
-            "--connect", inputs[0], "--netjack-master", "\(rig.toSlave(1)),\(rig.toSlave(2)),\(rig.fromSlave(1))", "--start-at", instant,
-        ], log: masterLog)
+            "--connect", inputs[0], "--netjack-master", "\(rig.toSlave(1)),\(rig.toSlave(2)),\(rig.fromSlave(1))",
+        ] + start, log: masterLog)
         defer { master.terminateAndReap() }
         for p in [master, slave] {
             let end = Date().addingTimeInterval(20)
@@ -112,11 +121,25 @@ struct NetJackStartOnJACKTests {
 
         let a = peaks(wav.channels[0], threshold: 0.25), b = peaks(wav.channels[1], threshold: 0.25)
         let timeline = WitnessTimeline(channel: wav.channels[2], serverChannel: wav.channels[3])
+        // The servers' or the recorder's doing only where the witness marked that frames were
+        // lost (a break, a slip or an xrun report) before the first click off, from 3.2 s
+        // before A's first click on (when the slave's start was placed: a cycle the slave
+        // loses after that moves D, and its part, by a period; the master's xrun report of it
+        // lands up to WitnessMarks.reportDelay frames later).
+        let marks = (timeline.breaks + timeline.slips + timeline.xruns).sorted()
+        func lost(before recorded: Int) -> Bool {
+            marks.contains { $0 >= (a.first ?? 0) - 153_600 && $0 <= recorded + WitnessMarks.reportDelay }
+        }
+        let witnessSays = "the witness marked breaks \(timeline.breaks.prefix(4)), slips \(timeline.slips.prefix(4)), xruns \(timeline.xruns.prefix(4)) (recorded frames), and the servers reported: \(trouble.prefix(4))"
+        let figures = aqsyncPlayFigures(masterOut).merging(aqsyncPlayFigures(slaveOut), uniquingKeysWith: +)
         // Each click's frame on the master: the server's counter where it was recorded.
         let aFrames = a.map { timeline.serverFrames[$0] }, bFrames = b.map { timeline.serverFrames[$0] }
         let line = outputs.split(separator: "\n").filter { $0.contains("netjack") || $0.contains("start at") }.joined(separator: " / ")
         print("slavePartLeavesTheMasterOnItsFrame: A at master frames \(aFrames.map { $0.map(String.init) ?? "?" }), B at \(bFrames.map { $0.map(String.init) ?? "?" }); recorded A \(a), B \(b); servers' trouble: \(trouble.count) line(s); \(line)")
         guard a.count == Self.clicks, b.count == Self.clicks, let first = aFrames.first, let s = first else {
+            if lost(before: wav.channels[0].count) && !isLast {
+                return .witnessCouldNotTell(reason: "\(a.count) clicks of A and \(b.count) of B recorded where \(witnessSays)", aqsyncFigures: figures)
+            }
             Issue.record("\(a.count) clicks of A and \(b.count) of B recorded, \(Self.clicks) each expected (or the witness's server counter is missing at A's first)\n\(outputs)\ntrouble: \(trouble)")
             return .judged
         }
@@ -124,21 +147,19 @@ struct NetJackStartOnJACKTests {
         // Every click against the session frame it plays: A's k-th at s + k × spacing, B's at
         // s + offset + k × spacing, in master (server) frames; and the same in recorded frames.
         var off: [String] = []
+        var firstOff = Int.max
         for k in 0..<Self.clicks {
             let wantA = s + k * Self.spacing, wantB = s + Self.offset + k * Self.spacing
-            if aFrames[k] != wantA { off.append("A\(k) at \(aFrames[k].map(String.init) ?? "?") (\((aFrames[k] ?? wantA) - wantA))") }
-            if bFrames[k] != wantB { off.append("B\(k) at \(bFrames[k].map(String.init) ?? "?") (\((bFrames[k] ?? wantB) - wantB))") }
-            if b[k] - a[k] != Self.offset { off.append("B\(k) − A\(k) recorded \(b[k] - a[k])") }
+            if aFrames[k] != wantA { off.append("A\(k) at \(aFrames[k].map(String.init) ?? "?") (\((aFrames[k] ?? wantA) - wantA))"); firstOff = min(firstOff, a[k]) }
+            if bFrames[k] != wantB { off.append("B\(k) at \(bFrames[k].map(String.init) ?? "?") (\((bFrames[k] ?? wantB) - wantB))"); firstOff = min(firstOff, b[k]) }
+            if b[k] - a[k] != Self.offset { off.append("B\(k) − A\(k) recorded \(b[k] - a[k])"); firstOff = min(firstOff, a[k], b[k]) }
         }
         if off.isEmpty {
             print("slavePartLeavesTheMasterOnItsFrame: every click on its frame (B − A = \(Self.offset) in master frames, 0 frames off)")
             return .judged
         }
-        // Off: the servers' or the recorder's doing only where the witness or a server says frames were lost.
-        let lost = !timeline.breaks.isEmpty || !timeline.slips.isEmpty || !timeline.xruns.isEmpty || !trouble.isEmpty
-        let reason = "clicks off (\(off.joined(separator: ", "))) where the witness marked breaks \(timeline.breaks.prefix(4)), slips \(timeline.slips.prefix(4)), xruns \(timeline.xruns.prefix(4)), and the servers reported: \(trouble.prefix(4))"
-        if lost && !isLast {
-            let figures = aqsyncPlayFigures(masterOut).merging(aqsyncPlayFigures(slaveOut), uniquingKeysWith: +)
+        let reason = "clicks off (\(off.joined(separator: ", "))), the first at recorded frame \(firstOff), where \(witnessSays)"
+        if lost(before: firstOff) && !isLast {
             return .witnessCouldNotTell(reason: reason, aqsyncFigures: figures)
         }
         Issue.record("\(reason)\n\(outputs)")
