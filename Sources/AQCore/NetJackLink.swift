@@ -88,7 +88,7 @@ public enum NetJackStart {
 ///   feeding and reading the slave's ports on the master closes a loop JACK breaks with a period
 ///   of delay.
 /// - **Slave** (``Role/slave``): each cycle reads the master's frame stamps on side input 0
-///   (D), the start stamp on side input 1 (the start frame, ``slaveStart``), and echoes side
+///   (D), the start stamp on side input 1 (the start frame, ``slaveStart``, the latest D's), and echoes side
 ///   input 0 on side output 0 (back to the master, for L).
 ///
 /// Thread safety: ``hook`` runs on one render thread at a time; ``NetJackLinkState/recordEcho(_:_:count:counter:)``
@@ -146,8 +146,9 @@ public final class NetJackLink: @unchecked Sendable {
         state.pointee.renderStamp.store(NetJackStart.renderStamp(masterStart: masterStart, latency: latency).bitPattern, ordering: .releasing)
     }
 
-    /// Slave: the device frame the start stamp gave (nil: none read yet), and how many samples
-    /// read later gave another frame (the master decided another start). Any thread.
+    /// Slave: the device frame the latest start stamp gave (nil: none read yet), and how many
+    /// times it changed (D moved by a lost cycle, or the master decided another start). Any
+    /// thread.
     public var slaveStart: (frame: Int64, others: Int)? {
         let f = state.pointee.slaveStart.load(ordering: .acquiring)
         return f == .min ? nil : (f, state.pointee.otherStarts.load(ordering: .relaxed))
@@ -191,8 +192,8 @@ public struct NetJackLinkState: ~Copyable {
     /// Master: device frame − server counter, mod 2^24, of the latest cycle (for the echo
     /// reader, which sees the server's counter only); −1 before the first cycle.
     let deviceMinusCounter = Atomic<Int>(-1)
-    /// Slave: the start frame (slave device frame; `Int64.min`: none yet) and the samples
-    /// read after it whose start stamp gave another frame.
+    /// Slave: the start frame the latest start stamp gave (slave device frame; `Int64.min`:
+    /// none yet), and how many times it changed (D moved: a lost cycle; or another start).
     let slaveStart = Atomic<Int64>(.min)
     let otherStarts = Atomic<Int>(0)
     /// The watched offset (D on the slave, L on the master): stamps, first, latest, range,
@@ -256,11 +257,11 @@ public struct NetJackLinkState: ~Copyable {
             state.pointee.watch(FrameStamp.offset(from: m, to: UInt64(bitPattern: here)))
             guard let r = FrameStamp.frame(in: starts[i]) else { continue }
             let f = NetJackStart.slaveFrame(renderFrame: r, masterFrame: m, atSlaveFrame: here)
+            // The latest: a cycle the slave loses moves D, and the frame with it, by a period.
             let known = state.pointee.slaveStart.load(ordering: .relaxed)
-            if known == .min {
+            if known != f {
+                if known != .min { state.pointee.otherStarts.wrappingAdd(1, ordering: .relaxed) }
                 state.pointee.slaveStart.store(f, ordering: .releasing)
-            } else if known != f {
-                state.pointee.otherStarts.wrappingAdd(1, ordering: .relaxed)
             }
         }
         if let outputs, outputCount >= 1 {

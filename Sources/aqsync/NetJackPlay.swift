@@ -169,36 +169,52 @@ extension Player {
         return nil
     }
 
-    /// Slave: waits for the master's start stamp, then starts the session on the slave device
-    /// frame it gives. Returns the frame, or nil when a stop signal came while waiting.
+    /// Slave: waits for the master's start stamp, then, `--lead` before the frame it gives,
+    /// starts the session there (the latest D's: a cycle the slave loses while waiting moves D
+    /// and the frame by a period). Returns the frame, or nil when a stop signal came while
+    /// waiting.
     /// - Throws: ``SessionError`` when the stamp came too late for that frame (nothing starts),
     ///   or a track cannot start.
     func netJackSlaveStart(_ side: NetJackSide, player: SessionPlayer, engine: AudioQueueEngine, rate: Double) throws(SessionError) -> Int64? {
         log("netjack slave: waiting for the master's start stamp")
         var dLogged = false
+        var first: (frame: Int64, d: Int)?
+        let lead = Int64((command.lead * rate).rounded(.up))
         while true {
             if caughtSignal.load(ordering: .relaxed) != 0 { return nil }
             if !dLogged, let d = side.link.watch.latest {
                 log("netjack slave: D = \(d) (slave device frame − master device frame)")
                 dLogged = true
             }
-            if let (frame, _) = side.link.slaveStart {
-                let earliest = Int64(engine.nearestStartTime().sampleTime)
-                if let why = NetJackStart.refusal(frame: frame, earliest: earliest, sampleRate: rate) {
-                    throw SessionError(.playback, file: session.url.path, why)
-                }
-                let d = side.link.watch.latest ?? 0
-                side.placedBy.store(d, ordering: .relaxed)
-                side.placed.store(true, ordering: .releasing)
-                let s = try player.start(at: AudioTimeStamp(sampleTime: Double(frame)))
-                if s != frame {
-                    player.stop()
-                    throw SessionError(.playback, file: session.url.path, "the master's start stamp came too late: the part had to start at slave device frame \(frame) and the engine could start it only at \(s); nothing plays")
-                }
-                log("netjack slave: the master's start stamp gives slave device frame \(frame) (D = \(d): master frame \(frame - Int64(d)) rendered there); \(String(format: "%.3f", Double(frame - Int64(engine.deviceCurrentTime().sampleTime)) / rate)) s ahead")
-                return s
+            guard let (frame, _) = side.link.slaveStart else {
+                usleep(1_000)
+                continue
             }
-            usleep(1_000)
+            let earliest = Int64(engine.nearestStartTime().sampleTime)
+            if let why = NetJackStart.refusal(frame: frame, earliest: earliest, sampleRate: rate) {
+                throw SessionError(.playback, file: session.url.path, why)
+            }
+            let d = side.link.watch.latest ?? 0
+            if first == nil {
+                first = (frame, d)
+                log("netjack slave: the master's start stamp gives slave device frame \(frame) (D = \(d): master frame \(frame - Int64(d)) rendered there), \(String(format: "%.3f", Double(frame - Int64(engine.deviceCurrentTime().sampleTime)) / rate)) s ahead; placed --lead (\(command.lead) s) before it")
+            }
+            // Placed `--lead` before the frame, by the latest D.
+            if frame - Int64(engine.deviceCurrentTime().sampleTime) > lead {
+                usleep(1_000)
+                continue
+            }
+            side.placedBy.store(d, ordering: .relaxed)
+            side.placed.store(true, ordering: .releasing)
+            let s = try player.start(at: AudioTimeStamp(sampleTime: Double(frame)))
+            if s != frame {
+                player.stop()
+                throw SessionError(.playback, file: session.url.path, "the master's start stamp came too late: the part had to start at slave device frame \(frame) and the engine could start it only at \(s); nothing plays")
+            }
+            if let first, first.frame != frame {
+                log("netjack slave: D moved from \(first.d) to \(d) while waiting (a lost cycle): the part starts at slave device frame \(frame), the same master frame")
+            }
+            return s
         }
     }
 }
