@@ -162,7 +162,7 @@ struct NetJackStartOnJACKTests {
         if lost(before: firstOff) && !isLast {
             return .witnessCouldNotTell(reason: reason, aqsyncFigures: figures)
         }
-        Issue.record("\(reason)\n\(outputs)")
+        Issue.record("\(reason) (a witness mark before it: \(lost(before: firstOff) ? "yes, the normal pass would repeat the run" : "no"))\n\(outputs)")
         return .judged
     }
 }
