@@ -216,6 +216,7 @@ func jackProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> 
                 }
             }
         }
+        jackSilenceSideOutputs(st, nframes: nframes)
         return 0
     }
     // Input buffers: every registered input port's (the capture ports' contents this cycle).
@@ -288,6 +289,7 @@ func jackProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> 
         // of the engine's time moves, and its output is silence (docs/pipewire.md (d)).
         st.pointee.repeatedCycles.wrappingAdd(1, ordering: .relaxed)
         for c in 0..<n { outs[c].update(repeating: 0, count: Int(nframes)) }
+        jackSilenceSideOutputs(st, nframes: nframes)
         return 0
     }
     if step.counterJump != 0 { st.pointee.lastJump.store(step.counterJump, ordering: .relaxed) }
@@ -364,6 +366,20 @@ private func jackSidePorts(_ st: UnsafeMutablePointer<JackCallbackState>, nframe
     guard complete, let hook = st.pointee.hook.load(ordering: .acquiring) else { return }
     _unsafePerformance {
         hook.pointee.process(hook.pointee.context, frame, counter, nframes, UnsafePointer(ins), ni, UnsafePointer(outs), no)
+    }
+}
+
+/// Silence in the side outputs, for a cycle the hook is not called in (no renderer, a
+/// repeated call): a port buffer left unwritten would send an earlier cycle's stamps again.
+/// Process thread.
+@_noLocks
+private func jackSilenceSideOutputs(_ st: UnsafeMutablePointer<JackCallbackState>, nframes: jack_nframes_t) {
+    _unsafePerformance {
+        for c in 0..<st.pointee.sideOutputCount {
+            if let port = st.pointee.sideOutPorts[c], let buf = jack_port_get_buffer(port, nframes) {
+                buf.assumingMemoryBound(to: Float.self).update(repeating: 0, count: Int(nframes))
+            }
+        }
     }
 }
 
