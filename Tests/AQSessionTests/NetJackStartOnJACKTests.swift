@@ -207,4 +207,57 @@ struct NetJackStartOnJACKTests {
         Issue.record("\(reason) (a witness mark before it: \(excused ? "yes, the normal pass would repeat the run" : "no"))\n\(outputs)")
         return .judged
     }
+    /// The refusals, live: a master whose slave does not echo exits 1 before anything plays
+    /// (no L, no start); a slave started after the master decided its start (the start stamp's
+    /// frame already past) exits 1, nothing played, while the master and the slave that was in
+    /// time play on.
+    @Test(.timeLimit(.minutes(2))) func noEchoAndALateSlaveAreRefused() throws {
+        if let reason = NetJackRig.unavailableReason() {
+            print("NetJackStartOnJACKTests: skipped: \(reason)")
+            return
+        }
+        let dir = try TempDir()
+        let session = try Self.session(dir)
+        let rig = try NetJackRig()
+        defer { rig.stop() }
+        let id = "\(getpid())-\(UUID().uuidString.prefix(4))"
+        let master = ["--part", "A", "--server", rig.masterServer, "--no-start-server", "--allow-loss", "--no-connect",
+                      "--netjack-master", "\(rig.toSlave(1)),\(rig.toSlave(2)),\(rig.fromSlave(1))", "--lead", "1"]
+        let slave = ["--part", "B", "--server", rig.slaveServer, "--no-start-server", "--allow-loss", "--connect", "system:playback_2",
+                     "--netjack-slave", "system:capture_1,system:capture_2,system:playback_1"]
+        func text(_ u: URL) -> String { (try? String(contentsOf: u, encoding: .utf8)) ?? "" }
+
+        // No slave aqsync: nothing echoes the stamps.
+        let alone = dir.file("alone.log")
+        let p = try startAqsync([session.path, "--client-name", "njA0-\(id)"] + master, log: alone)
+        defer { p.terminateAndReap() }
+        let end = Date().addingTimeInterval(20)
+        while p.isRunning && Date() < end { usleep(20_000) }
+        #expect(!p.isRunning && p.terminationStatus == 1, "\(text(alone))")
+        #expect(text(alone).contains("--netjack-master: no echo of the master's frame stamps came back on") && text(alone).contains("nothing started"), "\(text(alone))")
+        #expect(!text(alone).contains("playing '"), "\(text(alone))")
+
+        // A slave in time, the master, then a slave too late.
+        let inTime = dir.file("slave1.log"), masterLog = dir.file("master.log"), late = dir.file("slave2.log")
+        let s1 = try startAqsync([session.path, "--client-name", "njB1-\(id)"] + slave, log: inTime)
+        defer { s1.terminateAndReap() }
+        let waiting = Date().addingTimeInterval(10)
+        while !text(inTime).contains("waiting for the master's start stamp") && s1.isRunning && Date() < waiting { usleep(20_000) }
+        let m = try startAqsync([session.path, "--client-name", "njA1-\(id)"] + master, log: masterLog)
+        defer { m.terminateAndReap() }
+        let decided = Date().addingTimeInterval(10)
+        while !text(masterLog).contains("netjack master: L = ") && m.isRunning && Date() < decided { usleep(20_000) }
+        usleep(1_500_000)  // past the start (--lead 1)
+        let s2 = try startAqsync([session.path, "--client-name", "njB2-\(id)"] + slave, log: late)
+        defer { s2.terminateAndReap() }
+        for q in [s2, m, s1] {
+            let end = Date().addingTimeInterval(20)
+            while q.isRunning && Date() < end { usleep(20_000) }
+        }
+        #expect(!s2.isRunning && s2.terminationStatus == 1, "\(text(late))")
+        #expect(text(late).contains("the master's start stamp came too late: the part must render at slave device frame") && text(late).contains("nothing started"), "\(text(late))")
+        #expect(!text(late).contains("playing '"), "\(text(late))")
+        #expect(m.terminationStatus == 0 && s1.terminationStatus == 0, "master:\n\(text(masterLog))\nslave in time:\n\(text(inTime))")
+        print("noEchoAndALateSlaveAreRefused: \(text(alone).split(separator: "\n").last ?? "") / \(text(late).split(separator: "\n").last ?? "")")
+    }
 }
