@@ -144,8 +144,9 @@ extension Player {
                 return nil
             }
         }
-        device.setCycleHook(link.hook)
         let side = NetJackSide(link: link, reader: reader)
+        netJackKeep.withLock { $0 = side }  // before the device can call the hook
+        device.setCycleHook(link.hook)
         let names = device.sidePortNames
         if master {
             log("netjack master: frame stamps on \(names[0]), the start stamp on \(names[1]); the slave's echo read by \(reader?.clientName ?? "?"):in")

@@ -161,6 +161,10 @@ final class Player: @unchecked Sendable {
     let goneForGood = Atomic<Bool>(false)
     /// Lines from the engine's events thread, printed by the monitor loop.
     let notices = Mutex<[String]>([])
+    /// The netjack2 link while the device may call its hook (``startNetJack(device:)``): kept
+    /// by the player, which outlives the engine, so that its render-thread state is never
+    /// freed under a cycle.
+    let netJackKeep = Mutex<NetJackSide?>(nil)
 
     /// The session position playback starts at (`--from`).
     let from: SessionTime
