@@ -315,6 +315,24 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
     /// inputs). Any control thread.
     public var sidePortNames: [String] { control.withLock { $0.sidePortNames } }
 
+    /// Makes again the side ports' connections that are missing while both ports exist (a
+    /// netjack2 slave that rejoined its master, after a period change or a restart, has new
+    /// ports there, and the old connections went with the old ones). Returns the connections
+    /// made ("SOURCE -> DESTINATION"), none when nothing was missing or the device is not
+    /// running. Any control thread; blocks briefly (the device's lock, libjack's connect).
+    public func reconnectSidePorts() -> [String] {
+        control.withLock { c in
+            guard c.running, let client = state.pointee.client else { return [] }
+            var made: [String] = []
+            for p in c.sideConnections {
+                guard let source = jack_port_by_name(client, p[0]), jack_port_by_name(client, p[1]) != nil,
+                      jack_port_connected_to(source, p[1]) == 0 else { continue }
+                if jack_connect(client, p[0], p[1]) == 0 { made.append("\(p[0]) -> \(p[1])") }
+            }
+            return made
+        }
+    }
+
     /// Sets the function called once per cycle, after the engine's mix, with the device frame
     /// and the side ports' buffers (``CycleHook``); nil removes it (the side outputs are then
     /// silence). The previous hook may still be called during the cycle under way: its

@@ -21,6 +21,8 @@ public final class JackEchoReader: @unchecked Sendable {
     public let clientName: String
     private let state: UnsafeMutablePointer<State>
     private let link: NetJackLink
+    /// The port the echo comes from.
+    private let from: String
 
     fileprivate struct State {
         var client: OpaquePointer?
@@ -35,6 +37,7 @@ public final class JackEchoReader: @unchecked Sendable {
     ///   connected (the message names the port).
     public init(server: String?, name: String, from: String, link: NetJackLink) throws(DeviceError) {
         self.link = link
+        self.from = from
         state = .allocate(capacity: 1)
         state.initialize(to: State(client: nil, input: nil, link: link.state))
         let serverName = JackDevice.resolveServerName(server)
@@ -61,6 +64,15 @@ public final class JackEchoReader: @unchecked Sendable {
             close()
             throw DeviceError("cannot connect “\(from)” to “\(clientName):in” on “\(serverName)” (no such port?)")
         }
+    }
+
+    /// Connects the echo's port to the input again when it is not connected and the port
+    /// exists (a slave that rejoined the master has new ports there). True when it did.
+    /// Control thread (not with ``close()``); blocks briefly (libjack's connect).
+    public func reconnect() -> Bool {
+        guard let client = state.pointee.client, let input = state.pointee.input, jack_port_connected(input) == 0,
+              jack_port_by_name(client, from) != nil else { return false }
+        return from.withCString { s in "\(clientName):in".withCString { jack_connect(client, s, $0) } } == 0
     }
 
     /// Deactivates and closes the client (idempotent). Control thread; blocks for libjack's close.

@@ -78,12 +78,25 @@ final class NetJackSide: @unchecked Sendable {
     var name: String { link.role == .master ? "L" : "D" }
 
     /// Watches D or L every 20 ms from now on: a change (a cycle lost, the slave rejoining) is
-    /// printed on stderr at once and kept for the report.
-    func watch() {
+    /// printed on stderr at once and kept for the report. Every 100 ms, the link's
+    /// connections that went missing are made again (a slave that rejoined the master, after a
+    /// period change or a restart, has new ports there), and said so.
+    func watch(device: JackDevice) {
         let t = Thread { [self] in
             var seen = link.watch
+            var turn = 0
             while !stopping.load(ordering: .relaxed) {
                 usleep(20_000)
+                turn += 1
+                if turn % 5 == 0 {
+                    var made = device.reconnectSidePorts()
+                    if let reader, reader.reconnect() { made.append("(the echo) -> \(reader.clientName):in") }
+                    if !made.isEmpty {
+                        let line = "netjack: connected again (the slave rejoined?): \(made.joined(separator: ", ")); \(name) is read afresh"
+                        printError(line)
+                        changes.withLock { $0.append(line) }
+                    }
+                }
                 let w = link.watch
                 guard w.changes != seen.changes || w.latest != seen.latest, let now = w.latest else {
                     seen = w

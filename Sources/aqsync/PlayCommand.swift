@@ -409,7 +409,7 @@ final class Player: @unchecked Sendable {
             printError(error.description)
             return 1
         }
-        netJack?.watch()
+        netJack?.watch(device: device)
         if setList.isSetList {
             log("set list of \(sessions.count) sessions: " + sessions.map { "'\($0.name)'" }.joined(separator: ", ") + " (n / p and /aqsync/next, /aqsync/previous skip)")
         }

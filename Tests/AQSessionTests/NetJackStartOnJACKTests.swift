@@ -283,4 +283,71 @@ struct NetJackStartOnJACKTests {
         #expect(m.terminationStatus == 0 && s1.terminationStatus == 0, "master:\n\(text(masterLog))\nslave in time:\n\(text(inTime))")
         print("noEchoAndALateSlaveAreRefused: \(text(alone).split(separator: "\n").last ?? "") / \(text(late).split(separator: "\n").last ?? "")")
     }
+    /// A period change on the master (`jack_bufsize 512` while both parts play): the slave is
+    /// dropped and rejoins about 2 s later with new ports on the master. Both aqsyncs connect
+    /// their side of the link again, re-learn D and L in-band (L becomes (5 + 1) × 512 = 3072)
+    /// and report the change on stderr and at the end; the parts play on (not re-aligned: the
+    /// slave's part is as far off as its server stood still).
+    @Test(.timeLimit(.minutes(2))) func aPeriodChangeIsRelearnt() throws {
+        if let reason = NetJackRig.unavailableReason() {
+            print("NetJackStartOnJACKTests: skipped: \(reason)")
+            return
+        }
+        let dir = try TempDir()
+        let frames = 480_000
+        _ = try makeImpulseFile(dir, "a.wav", rate: 48000, frames: frames, impulses: [Array(stride(from: 0, to: frames, by: Self.spacing))], amplitude: 0.5, encoding: ["-e", "signed-integer", "-b", "16"])
+        _ = try makeImpulseFile(dir, "b.wav", rate: 48000, frames: frames, impulses: [Array(stride(from: Self.offset, to: frames, by: Self.spacing))], amplitude: 0.8, encoding: ["-e", "signed-integer", "-b", "16"])
+        let session = try dir.write("long.toml", """
+            [output]
+            channels = 1
+            [[track]]
+            file = "a.wav"
+            part = "A"
+            [[track]]
+            file = "b.wav"
+            part = "B"
+            """)
+        let rig = try NetJackRig()
+        defer { rig.stop() }
+        let id = "\(getpid())-\(UUID().uuidString.prefix(4))"
+        func text(_ u: URL) -> String { (try? String(contentsOf: u, encoding: .utf8)) ?? "" }
+        let slaveLog = dir.file("slave.log"), masterLog = dir.file("master.log")
+        let slave = try startAqsync([
+            session.path, "--part", "B", "--server", rig.slaveServer, "--client-name", "njB-\(id)", "--no-start-server", "--allow-loss",
+            "--connect", "system:playback_2", "--netjack-slave", "system:capture_1,system:capture_2,system:playback_1",
+        ], log: slaveLog)
+        defer { slave.terminateAndReap() }
+        let waiting = Date().addingTimeInterval(10)
+        while !text(slaveLog).contains("waiting for the master's start stamp") && slave.isRunning && Date() < waiting { usleep(20_000) }
+        let master = try startAqsync([
+            session.path, "--part", "A", "--server", rig.masterServer, "--client-name", "njA-\(id)", "--no-start-server", "--allow-loss",
+            "--no-connect", "--netjack-master", "\(rig.toSlave(1)),\(rig.toSlave(2)),\(rig.fromSlave(1))", "--lead", "1",
+        ], log: masterLog)
+        defer { master.terminateAndReap() }
+        let playing = Date().addingTimeInterval(10)
+        while !text(masterLog).contains("playing '") && master.isRunning && Date() < playing { usleep(20_000) }
+        usleep(1_000_000)
+        let away = try rig.changeMasterPeriod(512)
+        for p in [master, slave] {
+            let end = Date().addingTimeInterval(25)
+            while p.isRunning && Date() < end { usleep(20_000) }
+        }
+        let m = text(masterLog), s = text(slaveLog)
+        let outputs = "--- master aqsync:\n\(m)\n--- slave aqsync:\n\(s)"
+        print("aPeriodChangeIsRelearnt: the slave was away \(away); " + (m + s).split(separator: "\n").filter { $0.contains("netjack") }.joined(separator: " / "))
+        #expect(!master.isRunning && !slave.isRunning && master.terminationStatus == 0 && slave.terminationStatus == 0, "\(outputs)")
+        #expect(m.contains("netjack master: L = 1536"), "\(outputs)")
+        #expect(m.contains("aqsync: netjack: connected again") && s.contains("aqsync: netjack: connected again"), "\(outputs)")
+        #expect(m.contains("L changed from 1536 to 3072"), "L re-learnt in-band: (l + 1) × 512\n\(outputs)")
+        #expect(m.contains("3072 now"), "\(outputs)")
+        // D jumps by about the time the slave was away (its counter stood still), a whole number of periods.
+        let jump = s.split(separator: "\n").first { $0.contains("aqsync: netjack: D changed from") && !$0.contains("moved and came back") }
+            .flatMap { l -> (Int, Int)? in
+                let w = l.components(separatedBy: "D changed from ").last?.split(separator: " ")
+                guard let w, w.count >= 3, let a = Int(w[0]), let b = Int(w[2]) else { return nil }
+                return (a, b)
+            }
+        #expect(jump != nil, "\(outputs)")
+        if let (a, b) = jump { #expect((b - a) % 256 == 0, "\(a) → \(b)") }
+    }
 }
