@@ -31,6 +31,14 @@ struct JackCallbackState: ~Copyable {
     /// Preallocated array of input buffer pointers handed to the renderer each cycle.
     let inputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     let inputCount: Int
+    /// Side ports (``JackSidePorts``): outputs, inputs, and the buffer arrays handed to the hook.
+    let sideOutPorts: UnsafeMutablePointer<OpaquePointer?>
+    let sideInPorts: UnsafeMutablePointer<OpaquePointer?>
+    let sideOutputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    let sideInputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    let sideOutputCount: Int, sideInputCount: Int
+    /// The per-cycle hook (``JackDevice/setCycleHook(_:)``), if any.
+    let hook = Atomic<UnsafeMutablePointer<CycleHook>?>(nil)
     /// The clock `jack_get_time` reads (see ``JackClockSource``).
     var clockSource: JackClockSource = .monotonicRaw
     /// The renderer, while started; the notification callbacks reach its clock through it.
@@ -94,9 +102,15 @@ struct JackCallbackState: ~Copyable {
     let inputLatencies: UnsafeMutablePointer<Atomic<UInt32>>
     let outputLatencies: UnsafeMutablePointer<Atomic<UInt32>>
 
-    init(outputCount: Int, inputCount: Int = 0) {
+    init(outputCount: Int, inputCount: Int = 0, sideOutputCount: Int = 0, sideInputCount: Int = 0) {
         self.outputCount = outputCount
         self.inputCount = inputCount
+        self.sideOutputCount = sideOutputCount
+        self.sideInputCount = sideInputCount
+        sideOutPorts = .allocate(capacity: max(sideOutputCount, 1))
+        sideOutPorts.initialize(repeating: nil, count: max(sideOutputCount, 1))
+        sideInPorts = .allocate(capacity: max(sideInputCount, 1))
+        sideInPorts.initialize(repeating: nil, count: max(sideInputCount, 1))
         inPorts = .allocate(capacity: max(inputCount, 1))
         inPorts.initialize(repeating: nil, count: max(inputCount, 1))
         outPorts = .allocate(capacity: max(outputCount, 1))
@@ -107,6 +121,10 @@ struct JackCallbackState: ~Copyable {
         outputs.initialize(repeating: dummy, count: max(outputCount, 1))
         inputs = .allocate(capacity: max(inputCount, 1))
         inputs.initialize(repeating: dummy, count: max(inputCount, 1))
+        sideOutputs = .allocate(capacity: max(sideOutputCount, 1))
+        sideOutputs.initialize(repeating: dummy, count: max(sideOutputCount, 1))
+        sideInputs = .allocate(capacity: max(sideInputCount, 1))
+        sideInputs.initialize(repeating: dummy, count: max(sideInputCount, 1))
         counts = .allocate(capacity: Self.reasonCount)
         for i in 0..<Self.reasonCount { (counts + i).initialize(to: Atomic(0)) }
         inputLatencies = .allocate(capacity: max(inputCount, 1))
@@ -116,6 +134,11 @@ struct JackCallbackState: ~Copyable {
     }
 
     deinit {
+        sideOutPorts.deallocate()
+        sideInPorts.deallocate()
+        sideOutputs.deallocate()
+        sideInputs.deallocate()
+        if let h = hook.load(ordering: .acquiring) { h.deallocate() }
         outPorts.deallocate()
         outputs.deallocate()
         inPorts.deallocate()
@@ -193,6 +216,7 @@ func jackProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> 
                 }
             }
         }
+        jackSilenceSideOutputs(st, nframes: nframes)
         return 0
     }
     // Input buffers: every registered input port's (the capture ports' contents this cycle).
@@ -265,6 +289,7 @@ func jackProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> 
         // of the engine's time moves, and its output is silence (docs/pipewire.md (d)).
         st.pointee.repeatedCycles.wrappingAdd(1, ordering: .relaxed)
         for c in 0..<n { outs[c].update(repeating: 0, count: Int(nframes)) }
+        jackSilenceSideOutputs(st, nframes: nframes)
         return 0
     }
     if step.counterJump != 0 { st.pointee.lastJump.store(step.counterJump, ordering: .relaxed) }
@@ -295,6 +320,9 @@ func jackProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> 
     }
     core.pointee.render(
         cycle, outputs: UnsafePointer(outs), channelCount: n, inputs: UnsafePointer(ins), inputCount: inputCount)
+    if st.pointee.sideOutputCount > 0 || st.pointee.sideInputCount > 0 {
+        jackSidePorts(st, nframes: nframes, frame: step.frame, counter: frame)
+    }
     if let follower {
         // The follower (TransportCallbacks: realtime-safe by contract) adds to the outputs,
         // after the engine's mix, what the transport said at the cycle's start.
@@ -307,6 +335,52 @@ func jackProcess(_ nframes: jack_nframes_t, _ arg: UnsafeMutableRawPointer?) -> 
             entryNs: entryNs, exitNs: HostClock.now(), cycle: cycle, xruns: st.pointee.xruns.load(ordering: .relaxed))
     }
     return 0
+}
+
+/// The side ports' cycle: their buffers (an output or input without one: the cycle is skipped
+/// for the hook), the outputs zeroed, then the hook, if any, with the device frame. Process
+/// thread.
+@_noLocks
+private func jackSidePorts(_ st: UnsafeMutablePointer<JackCallbackState>, nframes: jack_nframes_t, frame: Int64, counter: jack_nframes_t) {
+    let outs = st.pointee.sideOutputs, ins = st.pointee.sideInputs
+    let no = st.pointee.sideOutputCount, ni = st.pointee.sideInputCount
+    var complete = true
+    // jack_port_get_buffer: realtime-safe (shared memory), as in jackProcess.
+    _unsafePerformance {
+        for c in 0..<no {
+            if let port = st.pointee.sideOutPorts[c], let buf = jack_port_get_buffer(port, nframes) {
+                outs[c] = buf.assumingMemoryBound(to: Float.self)
+                outs[c].update(repeating: 0, count: Int(nframes))
+            } else {
+                complete = false
+            }
+        }
+        for c in 0..<ni {
+            if let port = st.pointee.sideInPorts[c], let buf = jack_port_get_buffer(port, nframes) {
+                ins[c] = buf.assumingMemoryBound(to: Float.self)
+            } else {
+                complete = false
+            }
+        }
+    }
+    guard complete, let hook = st.pointee.hook.load(ordering: .acquiring) else { return }
+    _unsafePerformance {
+        hook.pointee.process(hook.pointee.context, frame, counter, nframes, UnsafePointer(ins), ni, UnsafePointer(outs), no)
+    }
+}
+
+/// Silence in the side outputs, for a cycle the hook is not called in (no renderer, a
+/// repeated call): a port buffer left unwritten would send an earlier cycle's stamps again.
+/// Process thread.
+@_noLocks
+private func jackSilenceSideOutputs(_ st: UnsafeMutablePointer<JackCallbackState>, nframes: jack_nframes_t) {
+    _unsafePerformance {
+        for c in 0..<st.pointee.sideOutputCount {
+            if let port = st.pointee.sideOutPorts[c], let buf = jack_port_get_buffer(port, nframes) {
+                buf.assumingMemoryBound(to: Float.self).update(repeating: 0, count: Int(nframes))
+            }
+        }
+    }
 }
 
 /// Counts `reason` and notes it on the started renderer's clock, if any. Any thread.

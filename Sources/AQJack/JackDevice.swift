@@ -42,12 +42,17 @@ public struct JackDeviceOptions: Sendable {
     /// When the server goes away while the device runs, keep trying to reach a server of the
     /// same name and resume rendering when one answers (docs/jack-device.md). Default: true.
     public var reconnect: Bool
+    /// Side ports: ports of the client the engine does not mix into or read, handed each
+    /// cycle to the device's ``CycleHook`` (``JackDevice/setCycleHook(_:)``), e.g. the stamps
+    /// of a netjack2 link (``NetJackLink``). Default: none.
+    public var sidePorts: JackSidePorts
 
     public init(
         clientName: String, serverName: String? = nil, outputChannels: Int = 2, inputChannels: Int = 0,
         outputConnections: JackConnections = .physical, inputConnections: JackConnections = .physical,
-        lostTimePolicy: LostTimePolicy? = nil, reconnect: Bool = true
+        lostTimePolicy: LostTimePolicy? = nil, reconnect: Bool = true, sidePorts: JackSidePorts = JackSidePorts()
     ) {
+        self.sidePorts = sidePorts
         self.clientName = clientName
         self.serverName = serverName
         self.outputChannels = outputChannels
@@ -56,6 +61,28 @@ public struct JackDeviceOptions: Sendable {
         self.inputConnections = inputConnections
         self.lostTimePolicy = lostTimePolicy
         self.reconnect = reconnect
+    }
+}
+
+/// Side ports of a ``JackDevice`` (``JackDeviceOptions/sidePorts``): registered with the
+/// client's other ports, connected on every start (and return of the server) to the ports
+/// given, and handed each cycle, after the engine's mix, to the device's ``CycleHook``; side
+/// outputs are silence while no hook is set. A plain value.
+public struct JackSidePorts: Sendable, Equatable {
+    /// Output ports: short name, and the full name of the port it connects to (nil: none).
+    public var outputs: [(name: String, connect: String?)]
+    /// Input ports: short name, and the full name of the port it listens to (nil: none).
+    public var inputs: [(name: String, connect: String?)]
+
+    /// Side ports; none by default.
+    public init(outputs: [(name: String, connect: String?)] = [], inputs: [(name: String, connect: String?)] = []) {
+        self.outputs = outputs
+        self.inputs = inputs
+    }
+
+    public static func == (a: Self, b: Self) -> Bool {
+        a.outputs.map(\.name) == b.outputs.map(\.name) && a.outputs.map(\.connect) == b.outputs.map(\.connect)
+            && a.inputs.map(\.name) == b.inputs.map(\.name) && a.inputs.map(\.connect) == b.inputs.map(\.connect)
     }
 }
 
@@ -86,6 +113,10 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         var outputPortNames: [String] = []
         var inputPortNames: [String] = []
         var inPorts: [OpaquePointer?] = []
+        /// The side ports' full names (outputs, then inputs), and their connections (source,
+        /// destination).
+        var sidePortNames: [String] = []
+        var sideConnections: [[String]] = []
         var events: JackEventThread?
         var onShutdown: (@Sendable (String) -> Void)?
         var lastShutdownReason: String?
@@ -169,7 +200,9 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         self.serverName = JackDevice.resolveServerName(options.serverName)
         self.outputChannelCount = options.outputChannels
         state = .allocate(capacity: 1)
-        state.initialize(to: JackCallbackState(outputCount: options.outputChannels, inputCount: options.inputChannels))
+        state.initialize(to: JackCallbackState(
+            outputCount: options.outputChannels, inputCount: options.inputChannels,
+            sideOutputCount: options.sidePorts.outputs.count, sideInputCount: options.sidePorts.inputs.count))
         state.pointee.keeper.policy = options.lostTimePolicy ?? JackImplementation.current.defaultLostTimePolicy
         state.pointee.keeper.repeatedCallsAreCycles = JackImplementation.current.repeatedCallsAreCycles
         try openClient()  // on failure, deinit frees `state`
@@ -277,6 +310,44 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
 
     /// Full names of the capture ports (`CLIENT:in_1…`). Any control thread.
     public var inputPortNames: [String] { control.withLock { $0.inputPortNames } }
+
+    /// Full names of the side ports (``JackDeviceOptions/sidePorts``: the outputs, then the
+    /// inputs). Any control thread.
+    public var sidePortNames: [String] { control.withLock { $0.sidePortNames } }
+
+    /// Makes again the side ports' connections that are missing while both ports exist (a
+    /// netjack2 slave that rejoined its master, after a period change or a restart, has new
+    /// ports there, and the old connections went with the old ones). Returns the connections
+    /// made ("SOURCE -> DESTINATION"), none when nothing was missing or the device is not
+    /// running. Any control thread; blocks briefly (the device's lock, libjack's connect).
+    public func reconnectSidePorts() -> [String] {
+        control.withLock { c in
+            guard c.running, let client = state.pointee.client else { return [] }
+            var made: [String] = []
+            for p in c.sideConnections {
+                guard let source = jack_port_by_name(client, p[0]), jack_port_by_name(client, p[1]) != nil,
+                      jack_port_connected_to(source, p[1]) == 0 else { continue }
+                if jack_connect(client, p[0], p[1]) == 0 { made.append("\(p[0]) -> \(p[1])") }
+            }
+            return made
+        }
+    }
+
+    /// Sets the function called once per cycle, after the engine's mix, with the device frame
+    /// and the side ports' buffers (``CycleHook``); nil removes it (the side outputs are then
+    /// silence). The previous hook may still be called during the cycle under way: its
+    /// context must outlive the device's next cycle (or ``stop()``). Kept across a server's
+    /// absence. Any control thread; does not block.
+    public func setCycleHook(_ hook: CycleHook?) {
+        let p: UnsafeMutablePointer<CycleHook>? = hook.map {
+            let p = UnsafeMutablePointer<CycleHook>.allocate(capacity: 1)
+            p.initialize(to: $0)
+            return p
+        }
+        // The old one is kept (a few bytes; a hook is set once or twice in a device's life): a
+        // render call may still be reading it.
+        _ = state.pointee.hook.exchange(p, ordering: .acquiringAndReleasing)
+    }
 
     /// JACK's DSP load in percent (`jack_cpu_load`); 0 when closed. Any control thread.
     public var dspLoad: Double {
@@ -561,6 +632,7 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
                 do throws(DeviceError) {
                     try connect(c.outputPortNames, options.outputConnections, output: true, client: client)
                     try connect(c.inputPortNames, options.inputConnections, output: false, client: client)
+                    try connectSide(c.sideConnections, client: client)
                 } catch {
                     jack_deactivate(client)
                     state.pointee.core.store(nil, ordering: .sequentiallyConsistent)
@@ -724,6 +796,25 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
             state.pointee.inPorts[i] = port
             inNames.append(String(cString: jack_port_name(port)))
         }
+        var sideNames: [(String, String?, Bool)] = []
+        for (i, p) in options.sidePorts.outputs.enumerated() {
+            let port = p.name.withCString {
+                jack_port_register(client, $0, aq_jack_default_audio_type(), UInt(JackPortIsOutput.rawValue), 0)
+            }
+            guard let port else { throw DeviceError("JACK device: cannot register port “\(c.clientName):\(p.name)”") }
+            state.pointee.sideOutPorts[i] = port
+            sideNames.append((String(cString: jack_port_name(port)), p.connect, true))
+        }
+        for (i, p) in options.sidePorts.inputs.enumerated() {
+            let port = p.name.withCString {
+                jack_port_register(client, $0, aq_jack_default_audio_type(), UInt(JackPortIsInput.rawValue), 0)
+            }
+            guard let port else { throw DeviceError("JACK device: cannot register port “\(c.clientName):\(p.name)”") }
+            state.pointee.sideInPorts[i] = port
+            sideNames.append((String(cString: jack_port_name(port)), p.connect, false))
+        }
+        c.sidePortNames = sideNames.map { $0.0 }
+        c.sideConnections = sideNames.compactMap { n in n.1.map { n.2 ? [n.0, $0] : [$0, n.0] } }
         c.generation += 1
         let generation = c.generation
         let events = try JackEventThread { [weak self] reason, code in
@@ -766,6 +857,8 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
                 state.pointee.inPorts[i] = nil
                 state.pointee.inputs[i] = state.pointee.dummy
             }
+            for i in 0..<state.pointee.sideOutputCount { state.pointee.sideOutPorts[i] = nil }
+            for i in 0..<state.pointee.sideInputCount { state.pointee.sideInPorts[i] = nil }
         }
     }
 
@@ -869,6 +962,7 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
             do throws(DeviceError) {
                 try connect(c.outputPortNames, options.outputConnections, output: true, client: client)
                 try connect(c.inputPortNames, options.inputConnections, output: false, client: client)
+                try connectSide(c.sideConnections, client: client)
             } catch {
                 // A port we were connected to is not there (yet): play unconnected rather than
                 // not at all; the message says so.
@@ -924,6 +1018,16 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
             let rc = src.withCString { s in dst.withCString { jack_connect(client, s, $0) } }
             if rc != 0 && rc != EEXIST {
                 throw DeviceError("JACK device: cannot connect “\(src)” to “\(dst)” (port “\(theirs)” missing or incompatible?)")
+            }
+        }
+    }
+
+    /// Makes the side ports' connections (source, destination pairs).
+    private func connectSide(_ pairs: [[String]], client: OpaquePointer) throws(DeviceError) {
+        for p in pairs {
+            let rc = p[0].withCString { s in p[1].withCString { jack_connect(client, s, $0) } }
+            if rc != 0 && rc != EEXIST {
+                throw DeviceError("JACK device: cannot connect “\(p[0])” to “\(p[1])” (port missing or incompatible?)")
             }
         }
     }

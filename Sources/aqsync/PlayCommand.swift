@@ -87,6 +87,12 @@ struct PlayCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Start the session (frame 0, or --from's position) on the device frame of this wall-clock (CLOCK_REALTIME) instant: ISO 8601 with a zone (2026-11-27T12:00:03.250Z) or seconds from now (+3, +2.5s); at least --lead ahead, else refused; refused too when the server's clock runs more than 1000 ppm off nominal (docs/multi-machine.md).", valueName: "INSTANT"))
     var startAt: String?
 
+    @Option(help: ArgumentHelp("On a netjack2 master: write the frame stamps of this aqsync's device frames to the slave's TO1, the stamp of the master frame the slave's part must render at (the session start minus the slave→master latency L) to TO2, and measure L from the slave's echo on FROM; the slave's aqsync (--netjack-slave) then leaves its part on the master's outputs on the same frame as this one's (docs/netjack.md).", valueName: "TO1,TO2,FROM"))
+    var netjackMaster: String?
+
+    @Option(help: ArgumentHelp("On a netjack2 slave: read the master's frame stamps on capture port CAP1 and its start stamp on CAP2, echo the stamps on playback port PLAY, and start the session on the slave frame the master's start stamp gives (instead of --lead or --start-at); refused if it comes too late (docs/netjack.md).", valueName: "CAP1,CAP2,PLAY"))
+    var netjackSlave: String?
+
     @Option(help: ArgumentHelp("Take OSC commands on this UDP port (docs/control.md).", valueName: "PORT"))
     var osc: Int?
 
@@ -102,6 +108,7 @@ struct PlayCommand: ParsableCommand {
         }
         if let from { try checkFromOption(from) }
         try validateStartAtAndPart()
+        try validateNetJack()
         if let osc, !(1...65535).contains(osc) { throw ValidationError("--osc must be a UDP port from 1 to 65535") }
         if let transport {
             guard transport == "follow" || transport == "lead" else {
@@ -154,6 +161,10 @@ final class Player: @unchecked Sendable {
     let goneForGood = Atomic<Bool>(false)
     /// Lines from the engine's events thread, printed by the monitor loop.
     let notices = Mutex<[String]>([])
+    /// The netjack2 link while the device may call its hook (``startNetJack(device:)``): kept
+    /// by the player, which outlives the engine, so that its render-thread state is never
+    /// freed under a cycle.
+    let netJackKeep = Mutex<NetJackSide?>(nil)
 
     /// The session position playback starts at (`--from`).
     let from: SessionTime
@@ -257,7 +268,7 @@ final class Player: @unchecked Sendable {
                 outputChannels: channels, inputChannels: inputChannels,
                 outputConnections: outputs, inputConnections: takeLayout.connections.isEmpty ? .none : .ports(takeLayout.connections),
                 lostTimePolicy: command.followWallClock ? .followWallClock : command.keepEveryFrame ? .keepEveryFrame : nil,
-                reconnect: !command.noReconnect))
+                reconnect: !command.noReconnect, sidePorts: command.netJackSidePorts))
         }
         let device: JackDevice
         // Quietly: libjack prints several lines each time a client cannot reach a server.
@@ -361,15 +372,44 @@ final class Player: @unchecked Sendable {
             }
         }
         let connected = (0..<channels).map { device.connections(ofOutput: $0) }
+        // --netjack-master / --netjack-slave: the link's hook, the master's echo reader.
+        var netJack: NetJackSide?
+        if command.netjackMaster != nil || command.netjackSlave != nil {
+            guard let side = startNetJack(device: device) else { return 1 }
+            netJack = side
+        }
+        defer { netJack?.stop() }
         let epoch0 = engine.discontinuity.epoch
         let sessionStart: Int64
         do {
-            guard let s = try startSession(player, engine: engine, rate: rate) else { return 128 + caughtSignal.load(ordering: .relaxed) }
-            sessionStart = s
+            if let side = netJack, side.link.role == .slave {
+                guard let s = try netJackSlaveStart(side, player: player, engine: engine, rate: rate) else { return 128 + caughtSignal.load(ordering: .relaxed) }
+                sessionStart = s
+            } else {
+                // The master: L is known before the start is decided (by 0.9 s before the
+                // instant, when the conversion's references are taken; 5 s without one).
+                var latency = 0
+                if let side = netJack {
+                    let deadline = startAt.map { Date(timeIntervalSince1970: Double($0.nanoseconds) / 1e9 - 0.9) } ?? Date().addingTimeInterval(5)
+                    guard let l = netJackLatency(side, until: deadline) else { return caughtSignal.load(ordering: .relaxed) != 0 ? 128 + caughtSignal.load(ordering: .relaxed) : 1 }
+                    latency = l
+                }
+                guard let s = try startSession(player, engine: engine, rate: rate) else { return 128 + caughtSignal.load(ordering: .relaxed) }
+                sessionStart = s
+                if let side = netJack {
+                    // L again, at the decision (it moves only with a lost cycle).
+                    latency = side.link.watch.latest ?? latency
+                    side.link.setRenderStamp(masterStart: s, latency: latency)
+                    side.placedBy.store(latency, ordering: .relaxed)
+                    side.placed.store(true, ordering: .releasing)
+                    log("netjack master: L = \(latency) (slave→master, measured from the echo: \(side.link.watch)); the slave renders its part at master frame \(s - Int64(latency)) (start stamp \(Int(NetJackStart.renderStamp(masterStart: s, latency: latency))))")
+                }
+            }
         } catch {
             printError(error.description)
             return 1
         }
+        netJack?.watch(device: device)
         if setList.isSetList {
             log("set list of \(sessions.count) sessions: " + sessions.map { "'\($0.name)'" }.joined(separator: ", ") + " (n / p and /aqsync/next, /aqsync/previous skip)")
         }
@@ -468,6 +508,7 @@ final class Player: @unchecked Sendable {
         }
         if !setList.isSetList { printReport(reports) }
         for t in takeReports { log(t.summary) }
+        if let netJack { log(netJack.report) }
         let deviceLost = device.lostFrames - lost0
         let xruns = device.discontinuityCount(.xrun) - xruns0
         let skipped = device.lostTimePolicy == .followWallClock

@@ -130,6 +130,21 @@ struct PartsAndStartAtTests {
         #expect(transport.status == 64 && transport.output.contains("--start-at and --transport follow exclude each other"), "\(transport)")
         let setList = try runTool(aqsyncURL().path, ["play", url.path, url.path, "--start-at", "+3"], environment: env)
         #expect(setList.status == 64 && setList.output.contains("--start-at starts one session, not a set list"), "\(setList)")
+        // --netjack-master / --netjack-slave (docs/netjack.md): three full port names, one side,
+        // no --transport, no set list, no --start-at on the slave.
+        let ports = "system:capture_1,system:capture_2,system:playback_1"
+        let few = try run(["--netjack-slave", "system:capture_1"])
+        #expect(few.status == 64 && few.output.contains("--netjack-slave takes three full JACK port names, CLIENT:PORT"), "\(few)")
+        let noClient = try run(["--netjack-master", "a:b,:c,d:e"])
+        #expect(noClient.status == 64 && noClient.output.contains("--netjack-master takes three full JACK port names"), "\(noClient)")
+        let both = try run(["--netjack-slave", ports, "--netjack-master", ports])
+        #expect(both.status == 64 && both.output.contains("--netjack-master and --netjack-slave exclude each other"), "\(both)")
+        let slaveAt = try run(["--netjack-slave", ports, "--start-at", "+3"])
+        #expect(slaveAt.status == 64 && slaveAt.output.contains("--netjack-slave and --start-at exclude each other"), "\(slaveAt)")
+        let following = try run(["--netjack-master", ports, "--transport", "follow"])
+        #expect(following.status == 64 && following.output.contains("--netjack-master and --transport follow exclude each other"), "\(following)")
+        let list = try runTool(aqsyncURL().path, ["play", url.path, url.path, "--netjack-slave", ports], environment: env)
+        #expect(list.status == 64 && list.output.contains("--netjack-slave starts one session, not a set list"), "\(list)")
     }
 }
 
