@@ -37,19 +37,7 @@ struct NetJackStartOnJACKTests {
     /// Parts A (clicks of 0.5 from session frame 0) and B (clicks of 0.8 from ``offset``),
     /// a click every ``spacing`` frames, 2 s each, on the one output.
     static func session(_ dir: TempDir) throws -> URL {
-        let frames = 96_000
-        _ = try makeImpulseFile(dir, "a.wav", rate: 48000, frames: frames, impulses: [Array(stride(from: 0, to: frames, by: spacing))], amplitude: 0.5, encoding: ["-e", "signed-integer", "-b", "16"])
-        _ = try makeImpulseFile(dir, "b.wav", rate: 48000, frames: frames, impulses: [Array(stride(from: offset, to: frames, by: spacing))], amplitude: 0.8, encoding: ["-e", "signed-integer", "-b", "16"])
-        return try dir.write("parts.toml", """
-            [output]
-            channels = 1
-            [[track]]
-            file = "a.wav"
-            part = "A"
-            [[track]]
-            file = "b.wav"
-            part = "B"
-            """)
+        try writeTwoPartClickSession(dir, spacing: spacing, offsetB: offset)
     }
 
     /// The master starts with `--start-at` 3 s ahead when `AQSYNC_NETJACK_START_AT=1`, else with

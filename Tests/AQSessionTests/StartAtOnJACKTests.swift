@@ -282,20 +282,7 @@ struct StartAtOnJACKTests {
     /// Parts A (clicks of 0.5) and B (clicks of 0.8), a click every `spacing` frames from
     /// session frame 0, 2 s each, on the one output.
     static func session(_ dir: TempDir) throws -> URL {
-        let frames = 96_000
-        let clicks = Array(stride(from: 0, to: frames, by: spacing))
-        _ = try makeImpulseFile(dir, "a.wav", rate: 48000, frames: frames, impulses: [clicks], amplitude: 0.5, encoding: ["-e", "signed-integer", "-b", "16"])
-        _ = try makeImpulseFile(dir, "b.wav", rate: 48000, frames: frames, impulses: [clicks], amplitude: 0.8, encoding: ["-e", "signed-integer", "-b", "16"])
-        return try dir.write("parts.toml", """
-            [output]
-            channels = 1
-            [[track]]
-            file = "a.wav"
-            part = "A"
-            [[track]]
-            file = "b.wav"
-            part = "B"
-            """)
+        try writeTwoPartClickSession(dir, spacing: spacing)
     }
 
     /// Opt-in (`AQSYNC_START_AT_TESTS=1`): aqsync now refuses a start whose server clock runs
