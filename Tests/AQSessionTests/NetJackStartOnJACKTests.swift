@@ -283,18 +283,7 @@ struct NetJackStartOnJACKTests {
         }
         let dir = try TempDir()
         let frames = 480_000
-        _ = try makeImpulseFile(dir, "a.wav", rate: 48000, frames: frames, impulses: [Array(stride(from: 0, to: frames, by: Self.spacing))], amplitude: 0.5, encoding: ["-e", "signed-integer", "-b", "16"])
-        _ = try makeImpulseFile(dir, "b.wav", rate: 48000, frames: frames, impulses: [Array(stride(from: Self.offset, to: frames, by: Self.spacing))], amplitude: 0.8, encoding: ["-e", "signed-integer", "-b", "16"])
-        let session = try dir.write("long.toml", """
-            [output]
-            channels = 1
-            [[track]]
-            file = "a.wav"
-            part = "A"
-            [[track]]
-            file = "b.wav"
-            part = "B"
-            """)
+        let session = try writeTwoPartClickSession(dir, spacing: Self.spacing, offsetB: Self.offset, frames: frames, name: "long.toml")
         let rig = try NetJackRig()
         defer { rig.stop() }
         let id = "\(getpid())-\(UUID().uuidString.prefix(4))"

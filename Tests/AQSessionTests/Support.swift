@@ -123,14 +123,16 @@ func peaks(_ x: [Float], threshold: Float) -> [Int] {
     return out
 }
 
-/// A session of two parts on one output, 2 s each (96 000 frames): part A, clicks of 0.5 every
-/// `spacing` frames from session frame 0; part B, clicks of 0.8 every `spacing` frames from
-/// `offsetB`. For the tests of `--part` with a shared start (`--start-at`, netjack2).
-func writeTwoPartClickSession(_ dir: TempDir, spacing: Int, offsetB: Int = 0) throws -> URL {
-    let frames = 96_000
+/// A session of two parts on one output, `frames` long each (default 96 000: 2 s): part A,
+/// clicks of 0.5 every `spacing` frames from session frame 0; part B, clicks of 0.8 every
+/// `spacing` frames from `offsetB`; written as `name`. For the tests of `--part` with a shared
+/// start (`--start-at`, netjack2).
+func writeTwoPartClickSession(
+    _ dir: TempDir, spacing: Int, offsetB: Int = 0, frames: Int = 96_000, name: String = "parts.toml"
+) throws -> URL {
     _ = try makeImpulseFile(dir, "a.wav", rate: 48000, frames: frames, impulses: [Array(stride(from: 0, to: frames, by: spacing))], amplitude: 0.5, encoding: ["-e", "signed-integer", "-b", "16"])
     _ = try makeImpulseFile(dir, "b.wav", rate: 48000, frames: frames, impulses: [Array(stride(from: offsetB, to: frames, by: spacing))], amplitude: 0.8, encoding: ["-e", "signed-integer", "-b", "16"])
-    return try dir.write("parts.toml", """
+    return try dir.write(name, """
         [output]
         channels = 1
         [[track]]
