@@ -140,7 +140,10 @@ package final class NetJackRig: @unchecked Sendable {
                ((try? JackTools.ports(server: slaveServer)) ?? []).contains("system:capture_1") { return }
             Thread.sleep(forTimeInterval: 0.1)
         }
-        throw TestingError("the slave did not join the master within \(timeout)")
+        let ports = ((try? JackTools.ports(server: masterServer)) ?? []).filter { !$0.hasPrefix("system:") }
+        throw TestingError(
+            "the slave did not join the master within \(timeout); the master's client ports: \(ports)"
+                + "\n--- master jackd:\n\(masterLog.suffix(3000))\n--- slave jackd:\n\(slaveLog.suffix(3000))")
     }
 
     /// Changes the master's period with `jack_bufsize`: the master drops the slave (its ports

@@ -304,7 +304,11 @@ struct NetJackStartOnJACKTests {
         let playing = Date().addingTimeInterval(10)
         while !text(masterLog).contains("playing '") && master.isRunning && Date() < playing { usleep(20_000) }
         usleep(1_000_000)
-        let away = try rig.changeMasterPeriod(512)
+        let away: Duration
+        do { away = try rig.changeMasterPeriod(512) } catch {
+            // The servers' logs are in the error; what both aqsyncs printed is beside them.
+            throw TestingError("\(error)\n--- master aqsync:\n\(text(masterLog))\n--- slave aqsync:\n\(text(slaveLog))")
+        }
         for p in [master, slave] {
             let end = Date().addingTimeInterval(25)
             while p.isRunning && Date() < end { usleep(20_000) }
