@@ -106,6 +106,11 @@ public struct JackSidePorts: Sendable, Equatable {
 /// unsafe memory owned by the device and shared with JACK's threads through atomics and the
 /// activate/deactivate ordering described in `JackCallbackState`.
 public final class JackDevice: AudioDevice, @unchecked Sendable {
+    /// A connection the device made to one of its own ports (``reconnectSidePorts()``).
+    struct MadeConnection: Sendable {
+        var source: String, destination: String
+    }
+
     private struct Control {
         var open = false
         var running = false
@@ -117,6 +122,9 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         /// destination).
         var sidePortNames: [String] = []
         var sideConnections: [[String]] = []
+        /// The connections the device made to its own input and output ports at its start
+        /// (`outputConnections`, `inputConnections`).
+        var madeConnections: [MadeConnection] = []
         var events: JackEventThread?
         var onShutdown: (@Sendable (String) -> Void)?
         var lastShutdownReason: String?
@@ -320,6 +328,10 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
     /// ports there, and the old connections went with the old ones). Returns the connections
     /// made ("SOURCE -> DESTINATION"), none when nothing was missing or the device is not
     /// running. Any control thread; blocks briefly (the device's lock, libjack's connect).
+    ///
+    /// The connections of the device's own outputs and inputs made at its start are made again
+    /// too (the slave server's `system:playback_N` are registered again when it rejoins): the
+    /// caller keeps every connection the device made, one a user took away included.
     public func reconnectSidePorts() -> [String] {
         control.withLock { c in
             guard c.running, let client = state.pointee.client else { return [] }
@@ -328,6 +340,11 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
                 guard let source = jack_port_by_name(client, p[0]), jack_port_by_name(client, p[1]) != nil,
                       jack_port_connected_to(source, p[1]) == 0 else { continue }
                 if jack_connect(client, p[0], p[1]) == 0 { made.append("\(p[0]) -> \(p[1])") }
+            }
+            for m in c.madeConnections {
+                guard let source = jack_port_by_name(client, m.source), jack_port_by_name(client, m.destination) != nil,
+                      jack_port_connected_to(source, m.destination) == 0 else { continue }
+                if jack_connect(client, m.source, m.destination) == 0 { made.append("\(m.source) -> \(m.destination)") }
             }
             return made
         }
@@ -630,8 +647,8 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
                     throw DeviceError("JACK device \(uid): cannot activate the client on server “\(serverName)”")
                 }
                 do throws(DeviceError) {
-                    try connect(c.outputPortNames, options.outputConnections, output: true, client: client)
-                    try connect(c.inputPortNames, options.inputConnections, output: false, client: client)
+                    c.madeConnections = try connect(c.outputPortNames, options.outputConnections, output: true, client: client)
+                    c.madeConnections += try connect(c.inputPortNames, options.inputConnections, output: false, client: client)
                     try connectSide(c.sideConnections, client: client)
                 } catch {
                     jack_deactivate(client)
@@ -960,8 +977,8 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
                 return nil
             }
             do throws(DeviceError) {
-                try connect(c.outputPortNames, options.outputConnections, output: true, client: client)
-                try connect(c.inputPortNames, options.inputConnections, output: false, client: client)
+                c.madeConnections = try connect(c.outputPortNames, options.outputConnections, output: true, client: client)
+                c.madeConnections += try connect(c.inputPortNames, options.inputConnections, output: false, client: client)
                 try connectSide(c.sideConnections, client: client)
             } catch {
                 // A port we were connected to is not there (yet): play unconnected rather than
@@ -998,11 +1015,13 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         if let outcome { handler?(outcome) }
     }
 
-    private func connect(_ ours: [String], _ how: JackConnections, output: Bool, client: OpaquePointer) throws(DeviceError) {
+    /// Connects `ours` as `how` says; returns the connections made (or there already).
+    @discardableResult
+    private func connect(_ ours: [String], _ how: JackConnections, output: Bool, client: OpaquePointer) throws(DeviceError) -> [MadeConnection] {
         let targets: [String]
         switch how {
         case .none:
-            return
+            return []
         case .ports(let names):
             guard names.count <= ours.count else {
                 throw DeviceError(
@@ -1013,13 +1032,16 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
             let flags = UInt(JackPortIsPhysical.rawValue | (output ? JackPortIsInput.rawValue : JackPortIsOutput.rawValue))
             targets = JackDevice.names(jack_get_ports(client, nil, aq_jack_default_audio_type(), flags))
         }
+        var made: [MadeConnection] = []
         for (mine, theirs) in zip(ours, targets) {
             let (src, dst) = output ? (mine, theirs) : (theirs, mine)
             let rc = src.withCString { s in dst.withCString { jack_connect(client, s, $0) } }
             if rc != 0 && rc != EEXIST {
                 throw DeviceError("JACK device: cannot connect “\(src)” to “\(dst)” (port “\(theirs)” missing or incompatible?)")
             }
+            made.append(MadeConnection(source: src, destination: dst))
         }
+        return made
     }
 
     /// Makes the side ports' connections (source, destination pairs).

@@ -242,8 +242,10 @@ extension SessionPlayer {
     }
 
     /// The seek proper (exclusive: beginExclusive()). `passesLeft`: for a resume inside the loop, the
-    /// passes left (`.some(nil)`: until released); nil: a fresh loop.
-    private func seekLocked(to position: Int64, lead: Int64?, passesLeft: Int??, passOffset offset: Int, halt: Bool) throws(SessionError) -> SeekResult {
+    /// passes left (`.some(nil)`: until released); nil: a fresh loop. `aligned`: the device
+    /// frame the position must play at (``shift(by:lead:)``) instead of now + `lead`; when the
+    /// refill made it too late, the nearest start time after it (the result says which).
+    func seekLocked(to position: Int64, lead: Int64?, passesLeft: Int??, passOffset offset: Int, halt: Bool, at aligned: Int64? = nil) throws(SessionError) -> SeekResult {
         let rate = engine.device.sampleRate
         cond.lock()
         if stopping {
@@ -313,8 +315,7 @@ extension SessionPlayer {
             cond.unlock()
             if feed != nil { for b in t.buffers { self.feed(t, b) } }
         }
-        let now = Int64(engine.deviceCurrentTime().sampleTime)
-        let want = now + (lead ?? Int64((0.1 * rate).rounded()))
+        let want = aligned ?? (Int64(engine.deviceCurrentTime().sampleTime) + (lead ?? Int64((0.1 * rate).rounded())))
         let r = Int64(engine.nearestStartTime(AudioTimeStamp(sampleTime: Double(want))).sampleTime)
         cond.lock()
         currentTimeline = timeline

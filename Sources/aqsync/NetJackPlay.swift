@@ -69,6 +69,10 @@ final class NetJackSide: @unchecked Sendable {
     /// The value of D (slave) or L (master) the start was placed by.
     let placedBy = Atomic<Int>(0)
     let placed = Atomic<Bool>(false)
+    /// Master: the session's start (master device frame), for the start stamp carried anew
+    /// when L changes. Slave: the device frame the part is placed on now (moved back into
+    /// step by ``keepInStep(_:)``).
+    let placedFrame = Atomic<Int64>(0)
 
     init(link: NetJackLink, reader: JackEchoReader?) {
         self.link = link
@@ -80,14 +84,21 @@ final class NetJackSide: @unchecked Sendable {
     /// Watches D or L every 20 ms from now on: a change (a cycle lost, the slave rejoining) is
     /// printed on stderr at once and kept for the report. Every 100 ms, the link's
     /// connections that went missing are made again (a slave that rejoined the master, after a
-    /// period change or a restart, has new ports there), and said so.
-    func watch(device: JackDevice) {
+    /// period change or a restart, has new ports there), and said so. The parts are kept in
+    /// step: the master carries the start stamp by the new L (``keepInStep(_:)``), the slave
+    /// moves its part (`player`) to where the stamps place it.
+    func watch(device: JackDevice, player: SessionPlayer) {
         let t = Thread { [self] in
             var seen = link.watch
             var turn = 0
+            var stepper = InStep()
             while !stopping.load(ordering: .relaxed) {
                 usleep(20_000)
                 turn += 1
+                if let line = keepInStep(player, &stepper) {
+                    printError(line)
+                    changes.withLock { $0.append(line) }
+                }
                 if turn % 5 == 0 {
                     var made = device.reconnectSidePorts()
                     if let reader, reader.reconnect() { made.append("(the echo) -> \(reader.clientName):in") }
@@ -121,6 +132,55 @@ final class NetJackSide: @unchecked Sendable {
         t.name = "aqsync netjack watch"
         thread = t
         t.start()
+    }
+
+    /// What ``keepInStep(_:_:)`` remembers between turns of the watcher.
+    struct InStep {
+        /// Master: the L the start stamp carries. Slave: the start frame the stamps gave and
+        /// for how many turns it has stayed.
+        var carried: Int?
+        var seen: Int64?
+        var steady = 0
+    }
+
+    /// One turn of keeping the parts in step, on the watcher thread; returns what to report.
+    ///
+    /// - Master: when L (the latest echo) differs from the L the start stamp carries, the
+    ///   stamp carries the start by the new L from the next cycle on (``NetJackLink/setRenderStamp(masterStart:latency:)``).
+    /// - Slave: when the start frame the stamps give (the new D's, the master's new L's) has
+    ///   differed from where the part is placed for 10 turns in a row (200 ms: a rejoin
+    ///   settles D and then L), the part is moved there (``SessionPlayer/shift(by:lead:)``);
+    ///   compared on the stamps' 24-bit circle, so a part playing longer than the stamps'
+    ///   ±175 s still compares right.
+    func keepInStep(_ player: SessionPlayer, _ state: inout InStep) -> String? {
+        guard placed.load(ordering: .acquiring) else { return nil }
+        if link.role == .master {
+            guard let l = link.watch.latest else { return nil }
+            let carried = state.carried ?? placedBy.load(ordering: .relaxed)
+            state.carried = carried
+            guard l != carried else { return nil }
+            state.carried = l
+            link.setRenderStamp(masterStart: placedFrame.load(ordering: .relaxed), latency: l)
+            return "netjack: the start stamp now carries the start by L = \(l) (was \(carried)): the slave moves its part back into step"
+        }
+        guard let (frame, _) = link.slaveStart else { return nil }
+        let placedAt = placedFrame.load(ordering: .relaxed)
+        let delta = Int64(FrameStamp.offset(from: Int(UInt64(bitPattern: placedAt) & 0xFF_FFFF), to: UInt64(bitPattern: frame)))
+        guard delta != 0 else {
+            state.steady = 0
+            return nil
+        }
+        if state.seen == frame { state.steady += 1 } else { state.seen = frame; state.steady = 1 }
+        guard state.steady >= 10 else { return nil }
+        state.steady = 0
+        do throws(SessionError) {
+            let (moved, _) = try player.shift(by: delta)
+            placedFrame.store(placedAt + moved, ordering: .relaxed)
+            let how = moved == delta ? "" : " (\(moved) frames: the refill took longer than its lead; moved again next)"
+            return "netjack: the part moved back into step: \(abs(delta)) frames \(delta > 0 ? "later" : "earlier")\(how), where the master's stamps place it (slave device frame \(placedAt + moved) for its start)"
+        } catch {
+            return "netjack: the part could not be moved back into step (\(abs(delta)) frames \(delta > 0 ? "later" : "earlier")): \(error.description)"
+        }
     }
 
     /// Stops the watcher and the reader.
@@ -219,6 +279,7 @@ extension Player {
                 continue
             }
             side.placedBy.store(d, ordering: .relaxed)
+            side.placedFrame.store(frame, ordering: .relaxed)
             side.placed.store(true, ordering: .releasing)
             let s = try player.start(at: AudioTimeStamp(sampleTime: Double(frame)))
             if s != frame {

@@ -401,6 +401,7 @@ final class Player: @unchecked Sendable {
                     latency = side.link.watch.latest ?? latency
                     side.link.setRenderStamp(masterStart: s, latency: latency)
                     side.placedBy.store(latency, ordering: .relaxed)
+                    side.placedFrame.store(s, ordering: .relaxed)
                     side.placed.store(true, ordering: .releasing)
                     log("netjack master: L = \(latency) (slave→master, measured from the echo: \(side.link.watch)); the slave renders its part at master frame \(s - Int64(latency)) (start stamp \(Int(NetJackStart.renderStamp(masterStart: s, latency: latency))))")
                 }
@@ -409,7 +410,7 @@ final class Player: @unchecked Sendable {
             printError(error.description)
             return 1
         }
-        netJack?.watch(device: device)
+        netJack?.watch(device: device, player: player)
         if setList.isSetList {
             log("set list of \(sessions.count) sessions: " + sessions.map { "'\($0.name)'" }.joined(separator: ", ") + " (n / p and /aqsync/next, /aqsync/previous skip)")
         }
