@@ -46,7 +46,11 @@ let package = Package(
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
         // SoundTouch's C interface (LGPL-2.1): time stretching and pitch shifting (issue 22).
         .systemLibrary(name: "CSoundTouch", pkgConfig: "soundtouch", providers: [.apt(["libsoundtouch-dev"])]),
-        .systemLibrary(name: "CAVCodec", pkgConfig: "libavcodec", providers: [.apt(["libavcodec-dev", "libavutil-dev"])]),
+
+        // libavcodec and libavutil (Debian: libavcodec-dev, libavutil-dev for the headers), not
+        // linked but dlopened by AQConvert's packet decoder and encoder on first use (issue 25):
+        // their ~96 dependencies cost every process's start otherwise (docs/codecs.md).
+        .target(name: "CAVCodec"),
 
         // Plain value types shared by the parser and the engine (formats, four-char codes).
         .target(name: "AQTypes", swiftSettings: strict),

@@ -14,7 +14,8 @@ public struct PacketDecoderError: Error, Hashable, Sendable, CustomStringConvert
         case missingMagicCookie
         /// The magic cookie could not be understood, or libavcodec refused it.
         case badMagicCookie
-        /// libavcodec has no decoder for the format, or could not open it.
+        /// libavcodec has no decoder for the format, or could not open it, or could not be loaded
+        /// (the message then is ``AVCodecLibrary/load()``'s: "libavcodec.so.59 could not be loaded: …").
         case decoderUnavailable
     }
     /// Which of the failures it is.
@@ -146,18 +147,23 @@ public final class PacketDecoder {
 
     /// The format IDs this decoder opens with the libavcodec loaded (MPEG Layers I–III, AAC, HE-AAC,
     /// HE-AAC v2, Apple Lossless, FLAC, Opus, Vorbis, Apple IMA4: those whose decoder libavcodec
-    /// has), in that order. Any thread.
+    /// has), in that order; none when libavcodec cannot be loaded. Any thread but the render
+    /// thread: the first call in the process may load libavcodec (``AVCodecLibrary/load()``).
     public static func decodableFormatIDs() -> [FourCharCode] {
-        [AudioFormatID.mpegLayer1, AudioFormatID.mpegLayer2, AudioFormatID.mpegLayer3, AudioFormatID.mpeg4AAC,
+        guard AVCodecLibrary.load() == nil else { return [] }
+        return [AudioFormatID.mpegLayer1, AudioFormatID.mpegLayer2, AudioFormatID.mpegLayer3, AudioFormatID.mpeg4AAC,
          AudioFormatID.mpeg4AAC_HE, AudioFormatID.mpeg4AAC_HE_V2, AudioFormatID.appleLossless, flacFormatID, opusFormatID, vorbisFormatID,
          AudioFormatID.appleIMA4]
-            .filter { id in codecID(id).map { avcodec_find_decoder($0) != nil } ?? false }
+            .filter { id in codecID(id).map { aq_avcodec_find_decoder($0) != nil } ?? false }
     }
 
     /// Checks that `format` is one this decoder can open (format ID, rate, channel count, a
     /// libavcodec decoder present; for Apple IMA4 a packet of 34 × channels bytes and 64 frames,
-    /// either left 0 for the format's own) without needing its magic cookie yet. Any thread (pure).
-    /// - Throws: ``PacketDecoderError`` of kind `.unsupportedFormat` or `.decoderUnavailable`.
+    /// either left 0 for the format's own) without needing its magic cookie yet. Any thread but
+    /// the render thread: a format that passes the other checks loads libavcodec if no decoder or
+    /// encoder did yet (``AVCodecLibrary/load()``: blocks for milliseconds, once a process).
+    /// - Throws: ``PacketDecoderError`` of kind `.unsupportedFormat`, or `.decoderUnavailable`
+    ///   (also when libavcodec cannot be loaded: "libavcodec.so.59 could not be loaded: …").
     public static func validate(_ format: AudioStreamBasicDescription) throws(PacketDecoderError) {
         guard let id = codecID(format.formatID) else {
             throw PacketDecoderError(kind: .unsupportedFormat, message: "format \(format.formatID) is not MPEG Layer I, II or III, AAC (LC, HE, HE v2), Apple Lossless, FLAC, Opus, Vorbis or Apple IMA4")
@@ -175,12 +181,17 @@ public final class PacketDecoder {
                 throw PacketDecoderError(kind: .unsupportedFormat, message: "Apple IMA4 packets are 34 × \(format.channelsPerFrame) bytes of 64 frames, not \(format.bytesPerPacket) bytes of \(format.framesPerPacket) frames")
             }
         }
-        guard avcodec_find_decoder(id) != nil else {
+        if let why = AVCodecLibrary.load() {
+            throw PacketDecoderError(kind: .decoderUnavailable, message: why)
+        }
+        guard aq_avcodec_find_decoder(id) != nil else {
             throw PacketDecoderError(kind: .decoderUnavailable, message: "libavcodec has no decoder for \(format.formatID)")
         }
     }
 
-    /// Opens a decoder for `format`.
+    /// Opens a decoder for `format`. The first decoder or encoder of a process loads libavcodec
+    /// (``AVCodecLibrary/load()``): make it on a control, feeder or worker thread, never the
+    /// render thread.
     ///
     /// - Parameters:
     ///   - format: `.mp3`, `aac ` (AAC-LC), `alac`, `flac`, `opus` (48000 Hz), `vorb` or `ima4`
@@ -233,7 +244,7 @@ public final class PacketDecoder {
             }
             extra = info
         }
-        guard let codec = avcodec_find_decoder(id) else {
+        guard let codec = aq_avcodec_find_decoder(id) else {
             throw PacketDecoderError(kind: .decoderUnavailable, message: "libavcodec has no decoder for \(format.formatID)")
         }
         self.codec = codec
@@ -254,37 +265,37 @@ public final class PacketDecoder {
         }
         if format.formatID == opusFormatID { most = 5760 }
         maximumFramesPerPacket = most
-        guard let p = av_packet_alloc(), let f = av_frame_alloc() else {
+        guard let p = aq_av_packet_alloc(), let f = aq_av_frame_alloc() else {
             throw PacketDecoderError(kind: .decoderUnavailable, message: "libavcodec could not allocate a packet or frame")
         }
         packet = p
         frame = f
         paddedCapacity = 8192
-        padded = av_malloc(paddedCapacity + Int(AV_INPUT_BUFFER_PADDING_SIZE))!
+        padded = aq_av_malloc(paddedCapacity + Int(AV_INPUT_BUFFER_PADDING_SIZE))!
         do throws(PacketDecoderError) {
             try open()
         } catch {
             var pp: UnsafeMutablePointer<AVPacket>? = packet
-            av_packet_free(&pp)
+            aq_av_packet_free(&pp)
             var ff: UnsafeMutablePointer<AVFrame>? = frame
-            av_frame_free(&ff)
-            av_free(padded)
+            aq_av_frame_free(&ff)
+            aq_av_free(padded)
             throw error
         }
     }
 
     deinit {
         var c = context
-        avcodec_free_context(&c)
+        aq_avcodec_free_context(&c)
         var pp: UnsafeMutablePointer<AVPacket>? = packet
-        av_packet_free(&pp)
+        aq_av_packet_free(&pp)
         var ff: UnsafeMutablePointer<AVFrame>? = frame
-        av_frame_free(&ff)
-        av_free(padded)
+        aq_av_frame_free(&ff)
+        aq_av_free(padded)
     }
 
     private func open() throws(PacketDecoderError) {
-        guard let ctx = avcodec_alloc_context3(codec) else {
+        guard let ctx = aq_avcodec_alloc_context3(codec) else {
             throw PacketDecoderError(kind: .decoderUnavailable, message: "libavcodec could not allocate a decoder context")
         }
         ctx.pointee.sample_rate = Int32(format.sampleRate.rounded())
@@ -293,20 +304,20 @@ public final class PacketDecoder {
             // the gapless window (the parser's priming frames) does.
             ctx.pointee.flags2 |= Int32(bitPattern: UInt32(AV_CODEC_FLAG2_SKIP_MANUAL))
         }
-        av_channel_layout_default(&ctx.pointee.ch_layout, Int32(channelCount))
+        aq_av_channel_layout_default(&ctx.pointee.ch_layout, Int32(channelCount))
         if format.formatID == AudioFormatID.appleIMA4 { ctx.pointee.block_align = Int32(34 * channelCount) }
         if quietAbsentLayers { ctx.pointee.log_level_offset = 24 }  // error (16) → verbose (40)
         if !extradata.isEmpty {
             let n = extradata.count
-            let e = av_mallocz(n + Int(AV_INPUT_BUFFER_PADDING_SIZE))!.assumingMemoryBound(to: UInt8.self)
+            let e = aq_av_mallocz(n + Int(AV_INPUT_BUFFER_PADDING_SIZE))!.assumingMemoryBound(to: UInt8.self)
             extradata.withUnsafeBufferPointer { e.update(from: $0.baseAddress!, count: n) }
             ctx.pointee.extradata = e
             ctx.pointee.extradata_size = Int32(n)
         }
-        let r = avcodec_open2(ctx, codec, nil)
+        let r = aq_avcodec_open2(ctx, codec, nil)
         if r < 0 {
             var c: UnsafeMutablePointer<AVCodecContext>? = ctx
-            avcodec_free_context(&c)
+            aq_avcodec_free_context(&c)
             let kind: PacketDecoderError.Kind = extradata.isEmpty ? .decoderUnavailable : .badMagicCookie
             throw PacketDecoderError(kind: kind, message: "libavcodec refused to open the \(format.formatID) decoder: \(PacketDecoder.errorText(r))")
         }
@@ -315,7 +326,7 @@ public final class PacketDecoder {
 
     static func errorText(_ code: Int32) -> String {
         var buf = [CChar](repeating: 0, count: 128)
-        _ = av_strerror(code, &buf, 128)
+        _ = aq_av_strerror(code, &buf, 128)
         let bytes = buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
         return String(decoding: bytes, as: UTF8.self)
     }
@@ -323,7 +334,7 @@ public final class PacketDecoder {
     /// Starts a new stream: drops whatever the decoder holds (bit reservoir, overlap) so the
     /// next packet decodes as the first of a stream. The corrupt-packet count is kept.
     public func reset() {
-        if let context { avcodec_flush_buffers(context) }
+        if let context { aq_avcodec_flush_buffers(context) }
         packetsSinceReset = 0
     }
 
@@ -344,22 +355,22 @@ public final class PacketDecoder {
         let n = packetBytes.count
         if n == 0 { return silence(framesIfCorrupt, output, offset, capacity) }
         if n > paddedCapacity {
-            av_free(padded)
+            aq_av_free(padded)
             paddedCapacity = n
-            padded = av_malloc(n + Int(AV_INPUT_BUFFER_PADDING_SIZE))!
+            padded = aq_av_malloc(n + Int(AV_INPUT_BUFFER_PADDING_SIZE))!
         }
         padded.copyMemory(from: packetBytes.baseAddress!, byteCount: n)
         (padded + n).initializeMemory(as: UInt8.self, repeating: 0, count: Int(AV_INPUT_BUFFER_PADDING_SIZE))
-        av_packet_unref(packet)
+        aq_av_packet_unref(packet)
         packet.pointee.data = padded.assumingMemoryBound(to: UInt8.self)
         packet.pointee.size = Int32(n)
-        var r = avcodec_send_packet(context, packet)
+        var r = aq_avcodec_send_packet(context, packet)
         packet.pointee.data = nil
         packet.pointee.size = 0
         if r == aq_averror_eagain() {
             // Cannot happen when every frame is received after each packet; be safe anyway.
             var written = receiveAll(output, offset, capacity)
-            r = avcodec_send_packet(context, packet)
+            r = aq_avcodec_send_packet(context, packet)
             if r < 0 { return written + silence(framesIfCorrupt, output, offset + written, capacity) }
             written += receiveAll(output, offset + written, capacity)
             return written
@@ -384,7 +395,7 @@ public final class PacketDecoder {
     /// - Returns: frames written at `offset`.
     public func drain(into output: UnsafePointer<UnsafeMutablePointer<Float>>, offset: Int, capacity: Int) -> Int {
         guard let context else { return 0 }
-        guard avcodec_send_packet(context, nil) >= 0 else { return 0 }
+        guard aq_avcodec_send_packet(context, nil) >= 0 else { return 0 }
         return max(0, receiveAll(output, offset, capacity))
     }
 
@@ -402,10 +413,10 @@ public final class PacketDecoder {
         guard let context else { return 0 }
         var written = 0
         while true {
-            let r = avcodec_receive_frame(context, frame)
+            let r = aq_avcodec_receive_frame(context, frame)
             if r == aq_averror_eagain() || r == aq_averror_eof() { break }
             if r < 0 { return written == 0 ? -1 : written }
-            defer { av_frame_unref(frame) }
+            defer { aq_av_frame_unref(frame) }
             let frames = Int(frame.pointee.nb_samples)
             if Int(frame.pointee.ch_layout.nb_channels) != channelCount
                 || Double(frame.pointee.sample_rate) != format.sampleRate.rounded()

@@ -10,7 +10,8 @@ public struct PacketEncoderError: Error, Hashable, Sendable, CustomStringConvert
         /// Not a format ``PacketEncoder`` encodes: another format ID, AAC other than LC, a
         /// frames-per-packet other than the codec's, a rate or channel count the codec refuses.
         case unsupportedFormat
-        /// libavcodec has no encoder for the format, or could not open it.
+        /// libavcodec has no encoder for the format, or could not open it, or could not be loaded
+        /// (the message then is ``AVCodecLibrary/load()``'s: "libavcodec.so.59 could not be loaded: …").
         case encoderUnavailable
     }
     /// Which of the failures it is.
@@ -99,11 +100,13 @@ public final class PacketEncoder {
     }
 
     /// The format IDs this encoder makes with the libavcodec loaded (AAC, Apple Lossless: those
-    /// whose encoder libavcodec has). Any thread.
+    /// whose encoder libavcodec has); none when libavcodec cannot be loaded. Any thread but the
+    /// render thread: the first call in the process may load libavcodec (``AVCodecLibrary/load()``).
     public static func encodableFormatIDs() -> [FourCharCode] {
         var ids: [FourCharCode] = []
-        if avcodec_find_encoder(AV_CODEC_ID_AAC) != nil { ids.append(AudioFormatID.mpeg4AAC) }
-        if avcodec_find_encoder(AV_CODEC_ID_ALAC) != nil { ids.append(AudioFormatID.appleLossless) }
+        guard AVCodecLibrary.load() == nil else { return ids }
+        if aq_avcodec_find_encoder(AV_CODEC_ID_AAC) != nil { ids.append(AudioFormatID.mpeg4AAC) }
+        if aq_avcodec_find_encoder(AV_CODEC_ID_ALAC) != nil { ids.append(AudioFormatID.appleLossless) }
         return ids
     }
 
@@ -155,7 +158,8 @@ public final class PacketEncoder {
             channelsPerFrame: format.channelsPerFrame, bitsPerChannel: 0)
     }
 
-    /// Opens an encoder for `format`.
+    /// Opens an encoder for `format`. The first decoder or encoder of a process loads libavcodec
+    /// (``AVCodecLibrary/load()``): make it on a control or worker thread, never the render thread.
     ///
     /// - Parameters:
     ///   - format: see ``completed(_:)``.
@@ -173,11 +177,14 @@ public final class PacketEncoder {
         // FFmpeg's AAC encoder allows at most 6144 bits per channel per frame.
         rate = min(rate, Int(6144.0 * f.sampleRate / 1024) * channelCount)
         self.bitRate = rate
-        guard let c = avcodec_find_encoder(aac ? AV_CODEC_ID_AAC : AV_CODEC_ID_ALAC) else {
+        if let why = AVCodecLibrary.load() {
+            throw PacketEncoderError(kind: .encoderUnavailable, message: why)
+        }
+        guard let c = aq_avcodec_find_encoder(aac ? AV_CODEC_ID_AAC : AV_CODEC_ID_ALAC) else {
             throw PacketEncoderError(kind: .encoderUnavailable, message: "libavcodec has no \(aac ? "AAC" : "ALAC") encoder")
         }
         codec = c
-        guard let p = av_packet_alloc(), let fr = av_frame_alloc() else {
+        guard let p = aq_av_packet_alloc(), let fr = aq_av_frame_alloc() else {
             throw PacketEncoderError(kind: .encoderUnavailable, message: "libavcodec could not allocate a packet or frame")
         }
         packet = p
@@ -205,20 +212,20 @@ public final class PacketEncoder {
 
     deinit {
         var c = context
-        avcodec_free_context(&c)
+        aq_avcodec_free_context(&c)
         var pp: UnsafeMutablePointer<AVPacket>? = packet
-        av_packet_free(&pp)
+        aq_av_packet_free(&pp)
         var ff: UnsafeMutablePointer<AVFrame>? = frame
-        av_frame_free(&ff)
+        aq_av_frame_free(&ff)
     }
 
     private func open() throws(PacketEncoderError) {
-        guard let ctx = avcodec_alloc_context3(codec) else {
+        guard let ctx = aq_avcodec_alloc_context3(codec) else {
             throw PacketEncoderError(kind: .encoderUnavailable, message: "libavcodec could not allocate an encoder context")
         }
         ctx.pointee.sample_rate = Int32(format.sampleRate)
         ctx.pointee.time_base = AVRational(num: 1, den: Int32(format.sampleRate))
-        av_channel_layout_default(&ctx.pointee.ch_layout, Int32(channelCount))
+        aq_av_channel_layout_default(&ctx.pointee.ch_layout, Int32(channelCount))
         if format.formatID == AudioFormatID.mpeg4AAC {
             ctx.pointee.sample_fmt = AV_SAMPLE_FMT_FLTP
             ctx.pointee.bit_rate = Int64(bitRate)
@@ -229,24 +236,24 @@ public final class PacketEncoder {
             ctx.pointee.frame_size = Int32(framesPerPacket)
         }
         ctx.pointee.flags |= aq_codec_flag_global_header()
-        let r = avcodec_open2(ctx, codec, nil)
+        let r = aq_avcodec_open2(ctx, codec, nil)
         if r < 0 {
             var c: UnsafeMutablePointer<AVCodecContext>? = ctx
-            avcodec_free_context(&c)
+            aq_avcodec_free_context(&c)
             throw PacketEncoderError(kind: .unsupportedFormat, message: "libavcodec refused to open the \(format.formatID) encoder (\(Int(format.sampleRate)) Hz, \(channelCount) channels): \(PacketDecoder.errorText(r))")
         }
         guard Int(ctx.pointee.frame_size) == framesPerPacket else {
             var c: UnsafeMutablePointer<AVCodecContext>? = ctx
-            avcodec_free_context(&c)
+            aq_avcodec_free_context(&c)
             throw PacketEncoderError(kind: .encoderUnavailable, message: "libavcodec's \(format.formatID) encoder makes packets of \(ctx.pointee.frame_size) frames")
         }
         context = ctx
-        av_frame_unref(frame)
+        aq_av_frame_unref(frame)
         frame.pointee.nb_samples = Int32(framesPerPacket)
         frame.pointee.format = ctx.pointee.sample_fmt.rawValue
         frame.pointee.sample_rate = ctx.pointee.sample_rate
-        av_channel_layout_copy(&frame.pointee.ch_layout, &ctx.pointee.ch_layout)
-        guard av_frame_get_buffer(frame, 0) >= 0 else {
+        aq_av_channel_layout_copy(&frame.pointee.ch_layout, &ctx.pointee.ch_layout)
+        guard aq_av_frame_get_buffer(frame, 0) >= 0 else {
             throw PacketEncoderError(kind: .encoderUnavailable, message: "libavcodec could not allocate a frame")
         }
         pending = 0
@@ -259,7 +266,7 @@ public final class PacketEncoder {
     /// Control thread; reopens the codec (libavcodec's encoders cannot be flushed).
     public func reset() {
         var c = context
-        avcodec_free_context(&c)
+        aq_avcodec_free_context(&c)
         context = nil
         framesEncoded = 0
         packetsProduced = 0
@@ -315,7 +322,7 @@ public final class PacketEncoder {
                 send(&packets)
             }
         }
-        if avcodec_send_frame(context, nil) >= 0 { receive(&packets) }
+        if aq_avcodec_send_frame(context, nil) >= 0 { receive(&packets) }
         finished = true
         return remainderFrames
     }
@@ -357,26 +364,26 @@ public final class PacketEncoder {
         guard let context else { return }
         frame.pointee.pts = nextPTS
         nextPTS += Int64(framesPerPacket)
-        var r = avcodec_send_frame(context, frame)
+        var r = aq_avcodec_send_frame(context, frame)
         if r == aq_averror_eagain() {
             receive(&packets)
-            r = avcodec_send_frame(context, frame)
+            r = aq_avcodec_send_frame(context, frame)
         }
         pending = 0
         // libavcodec may keep a reference to the frame's buffers: the next frames go into
         // buffers of our own.
-        _ = av_frame_make_writable(frame)
+        _ = aq_av_frame_make_writable(frame)
         receive(&packets)
     }
 
     private func receive(_ packets: inout [[UInt8]]) {
         guard let context else { return }
-        while avcodec_receive_packet(context, packet) >= 0 {
+        while aq_avcodec_receive_packet(context, packet) >= 0 {
             if let d = packet.pointee.data, packet.pointee.size > 0 {
                 packets.append(Array(UnsafeBufferPointer(start: d, count: Int(packet.pointee.size))))
                 packetsProduced += 1
             }
-            av_packet_unref(packet)
+            aq_av_packet_unref(packet)
         }
     }
 
