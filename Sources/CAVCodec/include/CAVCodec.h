@@ -20,6 +20,10 @@
 #include <libavutil/mem.h>
 #include <libavutil/samplefmt.h>
 
+// The wrappers are linked into aqsync and libAudioToolbox.so but never exported from them
+// (hidden: resolved when the library or program is linked, invisible to other libraries).
+#pragma GCC visibility push(hidden)
+
 // MARK: - Loading
 
 /// Opens libavutil and libavcodec and resolves every function the wrappers call, on the first
@@ -79,6 +83,8 @@ void aq_av_free(void *pointer);
 void aq_av_channel_layout_default(AVChannelLayout *layout, int channels);
 int aq_av_channel_layout_copy(AVChannelLayout *destination, const AVChannelLayout *source);
 int aq_av_strerror(int error, char *buffer, size_t capacity);
+
+#pragma GCC visibility pop
 
 // MARK: - Macros Swift cannot import (no library call)
 
