@@ -1,6 +1,7 @@
 import AQCore
 import CJACK
 import Foundation
+import Synchronization
 
 /// The master side's second client of a netjack2 link (docs/netjack.md, "A part on a slave"):
 /// reads the slave's echo of the master's frame stamps on one input port (`in`, connected
@@ -13,21 +14,32 @@ import Foundation
 /// reads one period too many). This client only reads: it runs after the slave's client in
 /// the graph, in the same cycle as any other reader of `from_slave_N` (a recorder).
 ///
-/// Not reopened when the server goes away (the link's L then stops moving; the device's
-/// own reconnection is unaffected). Thread safety: `init` and ``close()`` from a control
-/// thread (both block for libjack's open or close); the process callback runs on JACK's thread.
+/// When the server goes away (a master restarted), the client is reopened by ``reconnect()``
+/// once the server is back. Thread safety: `init`, ``reconnect()`` and ``close()`` from one
+/// control thread at a time (they block for libjack's open, connect or close); the process
+/// and shutdown callbacks run on JACK's threads.
 public final class JackEchoReader: @unchecked Sendable {
     /// The client's full name on the server.
-    public let clientName: String
+    public private(set) var clientName: String
     private let state: UnsafeMutablePointer<State>
     private let link: NetJackLink
-    /// The port the echo comes from.
-    private let from: String
+    /// The port the echo comes from, the server and the name asked for.
+    private let from: String, serverName: String, name: String
+    /// Guards the client's life (open, the dead client let go of, close) and `events`.
+    private let lock = NSLock()
+    /// The thread JACK's shutdown callback wakes (one per client opened).
+    private var events: JackEventThread?
+    /// The server went away and the dead client was let go of: ``reconnect()`` opens another.
+    private var gone = false
+    /// Entered while a dead client's close runs.
+    private let closing = DispatchGroup()
 
     fileprivate struct State {
         var client: OpaquePointer?
         var input: OpaquePointer?
         var link: UnsafeMutablePointer<NetJackLinkState>
+        /// The event thread's signal, for the shutdown callback.
+        var events: UnsafeMutablePointer<JackEventSignal>?
     }
 
     /// Opens a client named `name` on server `server` (nil: the default), activates it and
@@ -38,58 +50,140 @@ public final class JackEchoReader: @unchecked Sendable {
     public init(server: String?, name: String, from: String, link: NetJackLink) throws(DeviceError) {
         self.link = link
         self.from = from
+        self.name = name
+        clientName = name
+        serverName = JackDevice.resolveServerName(server)
         state = .allocate(capacity: 1)
         state.initialize(to: State(client: nil, input: nil, link: link.state))
-        let serverName = JackDevice.resolveServerName(server)
+        lock.lock()
+        defer { lock.unlock() }
+        try open()
+    }
+
+    /// Opens, activates and connects the client (``init(server:name:from:link:)``); when
+    /// `connecting` is false, a connection that cannot be made yet is left to ``reconnect()``.
+    /// `lock` held.
+    private func open(connecting: Bool = true) throws(DeviceError) {
+        let events = try JackEventThread { [weak self] _, _ in self?.serverWentAway() }
         var status = jack_status_t(rawValue: 0)
         let opened = JackLifecycle.shared.open {
             serverName.withCString { s in name.withCString { aq_jack_client_open($0, s, &status) } }
         }
         guard let opened, let client = opened else {
-            clientName = name
+            events.stop()
             throw DeviceError("cannot open JACK client “\(name)” on “\(serverName)” for the slave's echo (\(JackDevice.describe(status)))")
         }
         clientName = String(cString: jack_get_client_name(client))
+        self.events = events
+        gone = false
+        state.pointee.events = events.signal
         state.pointee.client = client
         state.pointee.input = jack_port_register(client, "in", aq_jack_default_audio_type(), UInt(JackPortIsInput.rawValue), 0)
+        jack_on_info_shutdown(client, jackEchoReaderShutdown, UnsafeMutableRawPointer(state))
         guard state.pointee.input != nil,
               jack_set_process_callback(client, jackEchoReaderProcess, UnsafeMutableRawPointer(state)) == 0,
               jack_activate(client) == 0
         else {
-            close()
+            closeLocked()
             throw DeviceError("cannot register or activate JACK client “\(name)” on “\(serverName)” for the slave's echo")
         }
         let rc = from.withCString { s in "\(clientName):in".withCString { jack_connect(client, s, $0) } }
-        if rc != 0 && rc != EEXIST {
-            close()
+        if rc != 0 && rc != EEXIST && connecting {
+            closeLocked()
             throw DeviceError("cannot connect “\(from)” to “\(clientName):in” on “\(serverName)” (no such port?)")
         }
     }
 
-    /// Connects the echo's port to the input again when it is not connected and the port
-    /// exists (a slave that rejoined the master has new ports there). True when it did.
-    /// Control thread (not with ``close()``); blocks briefly (libjack's connect).
-    public func reconnect() -> Bool {
-        guard let client = state.pointee.client, let input = state.pointee.input, jack_port_connected(input) == 0,
-              jack_port_by_name(client, from) != nil else { return false }
-        return from.withCString { s in "\(clientName):in".withCString { jack_connect(client, s, $0) } } == 0
+    /// What ``reconnect()`` did.
+    public enum Reconnection: Sendable, Equatable {
+        /// Nothing was missing, or what is missing is not there yet.
+        case none
+        /// The echo's port was connected to the input again (a slave that rejoined the master
+        /// has new ports there).
+        case connected
+        /// The server had gone away (a master restarted): the client was opened again on it,
+        /// and connected when the echo's port is there (else by a later call).
+        case reopened
     }
 
-    /// Deactivates and closes the client (idempotent). Control thread; blocks for libjack's close.
-    public func close() {
-        guard let client = state.pointee.client else { return }
-        let ticket = JackLifecycle.shared.announceClose("closing JACK client “\(clientName)”")
-        JackLifecycle.shared.close(ticket) {
-            jack_deactivate(client)
-            jack_client_close(client)
+    /// Connects the echo's port to the input again when it is not connected and the port
+    /// exists; when the server went away, first opens the client again once the server and
+    /// the port are back (each call tries once). Control thread (not with ``close()``); blocks
+    /// for libjack's close and open (a server that is not back fails the open at once).
+    public func reconnect() -> Reconnection {
+        lock.lock()
+        defer { lock.unlock() }
+        if gone {
+            // The dead client's close (and any other of the process's) first: libjack must not
+            // meet a new client of a server while a dead one of it is still open.
+            guard JackLifecycle.shared.waitForCloses(limit: .milliseconds(50)) else { return .none }
+            do throws(DeviceError) { try open(connecting: false) } catch { return .none }
+            return .reopened
         }
+        guard let client = state.pointee.client, let input = state.pointee.input, jack_port_connected(input) == 0,
+              jack_port_by_name(client, from) != nil else { return .none }
+        return from.withCString { s in "\(clientName):in".withCString { jack_connect(client, s, $0) } } == 0 ? .connected : .none
+    }
+
+    /// Deactivates and closes the client (idempotent); waits for a dead client's close under
+    /// way. Control thread; blocks for libjack's close.
+    public func close() {
+        lock.lock()
+        defer { lock.unlock() }
+        closeLocked()
+        gone = false
+        closing.wait()
+    }
+
+    /// `lock` held.
+    private func closeLocked() {
+        if let client = state.pointee.client {
+            let ticket = JackLifecycle.shared.announceClose("closing JACK client “\(clientName)”")
+            JackLifecycle.shared.close(ticket) {
+                jack_deactivate(client)
+                jack_client_close(client)
+            }
+            state.pointee.client = nil
+            state.pointee.input = nil
+        }
+        events?.stop()
+        events = nil
+        state.pointee.events = nil
+    }
+
+    /// On the event thread: the server went away. The dead client is let go of at once (its
+    /// close announced to the process-wide gate before anyone here opens another client:
+    /// libjack crashed closing a dead client after a new one had opened), on a thread of its
+    /// own; ``reconnect()`` opens another once the server is back.
+    private func serverWentAway() {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let client = state.pointee.client else { return }
+        let close = JackClientClose(
+            client: client, deactivate: true, muted: true,
+            what: "closing JACK client “\(clientName)” (the slave's echo) on server “\(serverName)”", device: closing, cleanup: {})
         state.pointee.client = nil
+        state.pointee.input = nil
+        state.pointee.events = nil
+        gone = true
+        let ev = events
+        events = nil
+        // This very thread: it ends after this handler returns, once the close is done.
+        close.whenFinished { ev?.stop(join: false) }
     }
 
     deinit {
         close()
         state.deallocate()
     }
+}
+
+/// JACK's shutdown callback: the server went away (any JACK thread, as a signal handler):
+/// wakes the reader's event thread.
+@_noLocks
+private func jackEchoReaderShutdown(_ code: jack_status_t, _ reason: UnsafePointer<CChar>?, _ arg: UnsafeMutableRawPointer?) {
+    guard let st = arg?.assumingMemoryBound(to: JackEchoReader.State.self), let events = st.pointee.events else { return }
+    signalShutdown(events, code: code.rawValue, reason: reason)
 }
 
 /// The reader's process callback: L from the echoed stamps. JACK's thread; no lock, no

@@ -169,6 +169,26 @@ package final class NetJackRig: @unchecked Sendable {
         return clock.now - start
     }
 
+    /// Restarts the master: its jackd is stopped (SIGTERM) and started again with the same
+    /// name, options and `netmanager`; the slave, dropped, joins it again by itself. Waits (at
+    /// most `timeout`) for the slave's ports to be back on the master, and returns the time
+    /// from the stop to then.
+    /// - Throws: ``TestingError`` when the master does not come back or the slave does not
+    ///   rejoin in time.
+    package func restartMaster(timeout: Duration = .seconds(20)) throws(TestingError) -> Duration {
+        let clock = ContinuousClock()
+        let start = clock.now
+        if let master { Self.end(master, name: masterServer) }
+        master = try startServer(
+            namespace: masterNamespace, name: masterServer,
+            backend: ["-d", "dummy", "-r", "\(options.sampleRate)", "-p", "\(options.period)"], log: "master-restarted.log")
+        let load = try JackTools.run(
+            "jack_load", (options.masterAddress ? ["-i", "-a 10.201.0.1"] : []) + ["netmanager"], server: masterServer)
+        guard load.status == 0 else { throw TestingError("jack_load netmanager failed after the restart: \(load.output)") }
+        try waitForSlave(timeout: timeout)
+        return clock.now - start
+    }
+
     /// Stops the slave, then the master (SIGTERM, up to 5 s each, then SIGKILL and the
     /// registry slot reclaimed), and deletes the namespaces (and with them the veth pair).
     /// Idempotent.

@@ -101,7 +101,11 @@ final class NetJackSide: @unchecked Sendable {
                 }
                 if turn % 5 == 0 {
                     var made = device.reconnectSidePorts()
-                    if let reader, reader.reconnect() { made.append("(the echo) -> \(reader.clientName):in") }
+                    switch reader?.reconnect() {
+                    case .connected?: made.append("(the echo) -> \(reader?.clientName ?? ""):in")
+                    case .reopened?: made.append("(the echo reader reopened: the server came back) -> \(reader?.clientName ?? ""):in")
+                    default: break
+                    }
                     if !made.isEmpty {
                         let line = "netjack: connected again (the slave rejoined?): \(made.joined(separator: ", ")); \(name) is read afresh"
                         printError(line)

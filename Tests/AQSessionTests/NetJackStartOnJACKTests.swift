@@ -284,10 +284,28 @@ struct NetJackStartOnJACKTests {
             print("NetJackStartOnJACKTests: skipped: \(reason)")
             return
         }
-        try liveRun("aPeriodChangeIsRelearnt") { _, isLast in try periodChangeRun(isLast: isLast) }
+        try liveRun("aPeriodChangeIsRelearnt") { _, isLast in try rejoinRun(isLast: isLast, .periodChange) }
     }
 
-    private func periodChangeRun(isLast: Bool) throws -> LiveRunVerdict {
+    /// The master's jackd restarted while both parts play: the master's aqsync waits for it
+    /// and resumes (lost time kept: its part goes on where it stopped), reopens its echo
+    /// reader, connects the link again when the slave has rejoined (about 1 s after the master
+    /// is back); the slave's D jumps by the time the master's device frames stood still, and
+    /// the slave moves its part back into step. Judged as ``aPeriodChangeIsRelearnt()``, with
+    /// the recorder and the witness started on the restarted master.
+    @Test(.timeLimit(.minutes(3))) func aMasterRestartIsRelearnt() throws {
+        if let reason = NetJackRig.unavailableReason() {
+            print("NetJackStartOnJACKTests: skipped: \(reason)")
+            return
+        }
+        try liveRun("aMasterRestartIsRelearnt") { _, isLast in try rejoinRun(isLast: isLast, .masterRestart) }
+    }
+
+    enum Rejoin: String { case periodChange = "aPeriodChangeIsRelearnt", masterRestart = "aMasterRestartIsRelearnt" }
+
+    /// What both rejoin tests run: the parts started, the event, the master's recording from
+    /// the slave's rejoin on, the clicks judged.
+    private func rejoinRun(isLast: Bool, _ event: Rejoin) throws -> LiveRunVerdict {
         let dir = try TempDir()
         let frames = 480_000
         let session = try writeTwoPartClickSession(dir, spacing: Self.spacing, offsetB: Self.offset, frames: frames, name: "long.toml")
@@ -295,15 +313,6 @@ struct NetJackStartOnJACKTests {
         defer { rig.stop() }
         let id = "\(getpid())-\(UUID().uuidString.prefix(4))"
         func text(_ u: URL) -> String { (try? String(contentsOf: u, encoding: .utf8)) ?? "" }
-        var env = ProcessInfo.processInfo.environment
-        env["JACK_DEFAULT_SERVER"] = rig.masterServer
-        let recorder = try JackRecorder(server: rig.masterServer, channels: 4, url: dir.file("rec.wav"))
-        defer { recorder.stop() }
-        let inputs = recorder.inputPortNames
-        let witness = try FrameCountWitness(environment: env, connectTo: [inputs[2]], directory: dir.url)
-        defer { witness.stop() }
-        try witness.waitForPort(server: rig.masterServer)
-        try JackTools.connect(witness.serverPort, inputs[3], server: rig.masterServer)
         let slaveLog = dir.file("slave.log"), masterLog = dir.file("master.log")
         let slave = try startAqsync([
             session.path, "--part", "B", "--server", rig.slaveServer, "--client-name", "njB-\(id)", "--no-start-server", "--allow-loss",
@@ -314,18 +323,32 @@ struct NetJackStartOnJACKTests {
         while !text(slaveLog).contains("waiting for the master's start stamp") && slave.isRunning && Date() < waiting { usleep(20_000) }
         let master = try startAqsync([
             session.path, "--part", "A", "--server", rig.masterServer, "--client-name", "njA-\(id)", "--no-start-server", "--allow-loss",
-            "--connect", inputs[0], "--netjack-master", "\(rig.toSlave(1)),\(rig.toSlave(2)),\(rig.fromSlave(1))", "--lead", "1",
+            "--no-connect", "--netjack-master", "\(rig.toSlave(1)),\(rig.toSlave(2)),\(rig.fromSlave(1))", "--lead", "1",
         ], log: masterLog)
         defer { master.terminateAndReap() }
         let playing = Date().addingTimeInterval(10)
         while !text(masterLog).contains("playing '") && master.isRunning && Date() < playing { usleep(20_000) }
         usleep(1_000_000)
         let away: Duration
-        do { away = try rig.changeMasterPeriod(512) } catch {
+        do { away = event == .periodChange ? try rig.changeMasterPeriod(512) : try rig.restartMaster() } catch {
             // The servers' logs are in the error; what both aqsyncs printed is beside them.
             throw TestingError("\(error)\n--- master aqsync:\n\(text(masterLog))\n--- slave aqsync:\n\(text(slaveLog))")
         }
-        // The slave's part comes back with new ports on the master: recorded from there on.
+        // Recorded on the master from the slave's return on (the slave's part comes back with
+        // new ports there; a restarted master has none of the clients it had): part A, part B,
+        // the witness's count and the server's counter.
+        var env = ProcessInfo.processInfo.environment
+        env["JACK_DEFAULT_SERVER"] = rig.masterServer
+        let recorder = try JackRecorder(server: rig.masterServer, channels: 4, url: dir.file("rec.wav"))
+        defer { recorder.stop() }
+        let inputs = recorder.inputPortNames
+        let witness = try FrameCountWitness(environment: env, connectTo: [inputs[2]], directory: dir.url)
+        defer { witness.stop() }
+        try witness.waitForPort(server: rig.masterServer)
+        try JackTools.connect(witness.serverPort, inputs[3], server: rig.masterServer)
+        let aOut = "njA-\(id):out_1"
+        let connectedA = Date().addingTimeInterval(10)
+        while (try? JackTools.connect(aOut, inputs[0], server: rig.masterServer)) == nil && master.isRunning && Date() < connectedA { usleep(20_000) }
         try JackTools.connect(rig.fromSlave(2), inputs[1], server: rig.masterServer)
         for p in [master, slave] {
             let end = Date().addingTimeInterval(25)
@@ -336,12 +359,16 @@ struct NetJackStartOnJACKTests {
         recorder.stop()
         let m = text(masterLog), s = text(slaveLog)
         let outputs = "--- master aqsync:\n\(m)\n--- slave aqsync:\n\(s)"
-        print("aPeriodChangeIsRelearnt: the slave was away \(away); " + (m + s).split(separator: "\n").filter { $0.contains("netjack") }.joined(separator: " / "))
+        print("\(event.rawValue): the slave was away \(away); " + (m + s).split(separator: "\n").filter { $0.contains("netjack") }.joined(separator: " / "))
         #expect(master.terminationStatus == 0 && slave.terminationStatus == 0, "\(outputs)")
         #expect(m.contains("netjack master: L = 1536"), "\(outputs)")
         #expect(m.contains("aqsync: netjack: connected again") && s.contains("aqsync: netjack: connected again"), "\(outputs)")
-        #expect(m.contains("L changed from 1536 to 3072"), "L re-learnt in-band: (l + 1) × 512\n\(outputs)")
-        #expect(m.contains("3072 now") && m.contains("the start stamp now carries the start by L = 3072"), "\(outputs)")
+        if event == .periodChange {
+            #expect(m.contains("L changed from 1536 to 3072"), "L re-learnt in-band: (l + 1) × 512\n\(outputs)")
+            #expect(m.contains("3072 now") && m.contains("the start stamp now carries the start by L = 3072"), "\(outputs)")
+        } else {
+            #expect(m.contains("JACK server back after") && m.contains("the echo reader reopened"), "\(outputs)")
+        }
         #expect(s.contains("aqsync: netjack: the part moved back into step"), "\(outputs)")
         // D jumps by about the time the slave was away (its counter stood still), a whole number of periods.
         let jump = s.split(separator: "\n").first { $0.contains("aqsync: netjack: D changed from") && !$0.contains("moved and came back") }
@@ -374,7 +401,7 @@ struct NetJackStartOnJACKTests {
         }
         let marks = (timeline.breaks + timeline.slips + timeline.xruns).sorted()
         let summary = "A: \(a.count) clicks; B: \(b.count) clicks, after the move: \(judged.count) clicks judged, off: \(bOff.prefix(6)); witness marks \(marks.prefix(6))"
-        print("aPeriodChangeIsRelearnt: \(summary); A at \(aFrames.prefix(5)) recorded \(a.prefix(5)), B at \(bFrames.prefix(5)) recorded \(b.prefix(5)) of \(b.count)")
+        print("\(event.rawValue): \(summary); A at \(aFrames.prefix(5)) recorded \(a.prefix(5)), B at \(bFrames.prefix(5)) recorded \(b.prefix(5)) of \(b.count)")
         if bOff.isEmpty && judged.count >= 12 { return .judged }
         let figures = aqsyncPlayFigures(m).merging(aqsyncPlayFigures(s), uniquingKeysWith: +)
         if !marks.isEmpty && !isLast {
