@@ -334,7 +334,9 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
     /// caller keeps every connection the device made, one a user took away included.
     public func reconnectSidePorts() -> [String] {
         control.withLock { c in
-            guard c.running, let client = state.pointee.client else { return [] }
+            // A client whose server just went away (before the event thread let go of it):
+            // libjack asserts in a port call on it.
+            guard c.running, !state.pointee.shutDown.load(ordering: .acquiring), let client = state.pointee.client else { return [] }
             var made: [String] = []
             for p in c.sideConnections {
                 guard let source = jack_port_by_name(client, p[0]), jack_port_by_name(client, p[1]) != nil,
@@ -923,6 +925,9 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
             // runs on its own thread: it may block for as long as the dying server keeps it
             // waiting.
             retired = detachClient(&c, muted: true)
+            // The process's other clients of this server (a netjack master's echo reader) are
+            // let go of too, before the reconnection below can open anything.
+            JackLifecycle.shared.letGoOfCompanions(of: serverName)
             var reconnecting = false
             if wasRunning, options.reconnect, c.core != nil, c.reconnector == nil {
                 c.reconnector = JackReconnector(device: self, lostAt: ContinuousClock.now)

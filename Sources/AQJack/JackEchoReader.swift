@@ -34,12 +34,15 @@ public final class JackEchoReader: @unchecked Sendable {
     /// Entered while a dead client's close runs.
     private let closing = DispatchGroup()
 
-    fileprivate struct State {
+    fileprivate struct State: ~Copyable {
         var client: OpaquePointer?
         var input: OpaquePointer?
         var link: UnsafeMutablePointer<NetJackLinkState>
         /// The event thread's signal, for the shutdown callback.
         var events: UnsafeMutablePointer<JackEventSignal>?
+        /// Set by the shutdown callback itself: no libjack call may touch the client any more
+        /// (libjack asserts in a port call on a client whose server has gone).
+        let dead = Atomic<Bool>(false)
     }
 
     /// Opens a client named `name` on server `server` (nil: the default), activates it and
@@ -58,6 +61,7 @@ public final class JackEchoReader: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         try open()
+        JackLifecycle.shared.addCompanion(ObjectIdentifier(self), server: serverName) { [weak self] in self?.serverWentAway() }
     }
 
     /// Opens, activates and connects the client (``init(server:name:from:link:)``); when
@@ -77,6 +81,7 @@ public final class JackEchoReader: @unchecked Sendable {
         self.events = events
         gone = false
         state.pointee.events = events.signal
+        state.pointee.dead.store(false, ordering: .relaxed)
         state.pointee.client = client
         state.pointee.input = jack_port_register(client, "in", aq_jack_default_audio_type(), UInt(JackPortIsInput.rawValue), 0)
         jack_on_info_shutdown(client, jackEchoReaderShutdown, UnsafeMutableRawPointer(state))
@@ -120,7 +125,8 @@ public final class JackEchoReader: @unchecked Sendable {
             do throws(DeviceError) { try open(connecting: false) } catch { return .none }
             return .reopened
         }
-        guard let client = state.pointee.client, let input = state.pointee.input, jack_port_connected(input) == 0,
+        guard !state.pointee.dead.load(ordering: .acquiring), let client = state.pointee.client, let input = state.pointee.input,
+              jack_port_connected(input) == 0,
               jack_port_by_name(client, from) != nil else { return .none }
         return from.withCString { s in "\(clientName):in".withCString { jack_connect(client, s, $0) } } == 0 ? .connected : .none
     }
@@ -128,6 +134,7 @@ public final class JackEchoReader: @unchecked Sendable {
     /// Deactivates and closes the client (idempotent); waits for a dead client's close under
     /// way. Control thread; blocks for libjack's close.
     public func close() {
+        JackLifecycle.shared.removeCompanion(ObjectIdentifier(self))
         lock.lock()
         defer { lock.unlock() }
         closeLocked()
@@ -151,16 +158,20 @@ public final class JackEchoReader: @unchecked Sendable {
         state.pointee.events = nil
     }
 
-    /// On the event thread: the server went away. The dead client is let go of at once (its
-    /// close announced to the process-wide gate before anyone here opens another client:
-    /// libjack crashed closing a dead client after a new one had opened), on a thread of its
-    /// own; ``reconnect()`` opens another once the server is back.
+    /// The server went away: on the reader's event thread (its own shutdown notice), or
+    /// earlier on the device's (``JackLifecycle/letGoOfCompanions(of:)``). The dead client is
+    /// let go of at once (its close announced to the process-wide gate before anyone here
+    /// opens another client: libjack crashed closing a dead client after a new one had
+    /// opened), on a thread of its own; ``reconnect()`` opens another once the server is back.
+    /// The first call does it; later ones find no client.
     private func serverWentAway() {
         lock.lock()
         defer { lock.unlock() }
         guard let client = state.pointee.client else { return }
         let close = JackClientClose(
-            client: client, deactivate: true, muted: true,
+            // Not deactivated: jack_deactivate on a client of a dead server dereferences the
+            // server's shared memory (it crashed here); the close alone lets go of it.
+            client: client, deactivate: false, muted: true,
             what: "closing JACK client “\(clientName)” (the slave's echo) on server “\(serverName)”", device: closing, cleanup: {})
         state.pointee.client = nil
         state.pointee.input = nil
@@ -182,8 +193,9 @@ public final class JackEchoReader: @unchecked Sendable {
 /// wakes the reader's event thread.
 @_noLocks
 private func jackEchoReaderShutdown(_ code: jack_status_t, _ reason: UnsafePointer<CChar>?, _ arg: UnsafeMutableRawPointer?) {
-    guard let st = arg?.assumingMemoryBound(to: JackEchoReader.State.self), let events = st.pointee.events else { return }
-    signalShutdown(events, code: code.rawValue, reason: reason)
+    guard let st = arg?.assumingMemoryBound(to: JackEchoReader.State.self) else { return }
+    st.pointee.dead.store(true, ordering: .releasing)
+    if let events = st.pointee.events { signalShutdown(events, code: code.rawValue, reason: reason) }
 }
 
 /// The reader's process callback: L from the echoed stamps. JACK's thread; no lock, no

@@ -50,6 +50,33 @@ final class JackLifecycle: @unchecked Sendable {
     /// Closes announced and not finished, by ticket: what and since when.
     private var pending: [Int: (what: String, since: ContinuousClock.Instant)] = [:]
     private var nextTicket = 0
+    /// Clients of the process beside a device's own (``JackEchoReader``), by server: what lets
+    /// go of each one's client when the server went away (``letGoOfCompanions(of:)``).
+    private let companions = Mutex<[ObjectIdentifier: (server: String, letGo: @Sendable () -> Void)]>([:])
+
+    /// Registers a client beside a device's (`id`: its owner), of server `server`: when a
+    /// device of that server learns the server went away, `letGo` is called (on the device's
+    /// event thread, under its control lock: it must announce its close, ``JackClientClose``,
+    /// and take no device lock) before the device's reconnection can open anything. Any
+    /// control thread; does not block.
+    func addCompanion(_ id: ObjectIdentifier, server: String, letGo: @escaping @Sendable () -> Void) {
+        companions.withLock { $0[id] = (server, letGo) }
+    }
+
+    /// Forgets a companion (its client closed). Any control thread; does not block.
+    func removeCompanion(_ id: ObjectIdentifier) {
+        _ = companions.withLock { $0.removeValue(forKey: id) }
+    }
+
+    /// Lets go of every companion client of `server` (a device of it learned the server went
+    /// away): each one's close is announced before this returns, so that no open of the process
+    /// can start before those dead clients are closed (libjack would reuse the dead server's
+    /// shared memory for it). A companion's own shutdown notice may come later or never.
+    /// Device's event thread.
+    func letGoOfCompanions(of server: String) {
+        let all = companions.withLock { c in c.values.filter { $0.server == server }.map(\.letGo) }
+        for letGo in all { letGo() }
+    }
 
     init() {
         mutex = .allocate(capacity: 1)

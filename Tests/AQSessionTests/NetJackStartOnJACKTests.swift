@@ -350,6 +350,20 @@ struct NetJackStartOnJACKTests {
         let connectedA = Date().addingTimeInterval(10)
         while (try? JackTools.connect(aOut, inputs[0], server: rig.masterServer)) == nil && master.isRunning && Date() < connectedA { usleep(20_000) }
         try JackTools.connect(rig.fromSlave(2), inputs[1], server: rig.masterServer)
+        // The slave's witness, from the rejoin on (its system ports are new then): the master's
+        // frame stamps as they arrive beside the slave server's counter, so a cycle the slave
+        // loses while B is judged (the servers' D moves) is known independently of aqsync.
+        let slaveRecorder = try JackRecorder(server: rig.slaveServer, channels: 2, url: dir.file("slave-rec.wav"))
+        defer { slaveRecorder.stop() }
+        var slaveEnv = ProcessInfo.processInfo.environment
+        slaveEnv["JACK_DEFAULT_SERVER"] = rig.slaveServer
+        let slaveDir = dir.file("slave-witness")
+        try FileManager.default.createDirectory(at: slaveDir, withIntermediateDirectories: true)
+        let slaveWitness = try FrameCountWitness(environment: slaveEnv, directory: slaveDir)
+        defer { slaveWitness.stop() }
+        try slaveWitness.waitForPort(server: rig.slaveServer)
+        try JackTools.connect("system:capture_1", slaveRecorder.inputPortNames[0], server: rig.slaveServer)
+        try JackTools.connect(slaveWitness.serverPort, slaveRecorder.inputPortNames[1], server: rig.slaveServer)
         for p in [master, slave] {
             let end = Date().addingTimeInterval(25)
             while p.isRunning && Date() < end { usleep(20_000) }
@@ -357,6 +371,7 @@ struct NetJackStartOnJACKTests {
         master.terminateAndReap()
         slave.terminateAndReap()
         recorder.stop()
+        slaveRecorder.stop()
         let m = text(masterLog), s = text(slaveLog)
         let outputs = "--- master aqsync:\n\(m)\n--- slave aqsync:\n\(s)"
         print("\(event.rawValue): the slave was away \(away); " + (m + s).split(separator: "\n").filter { $0.contains("netjack") }.joined(separator: " / "))
@@ -400,12 +415,20 @@ struct NetJackStartOnJACKTests {
             (f, aFrames.map { (f - Self.offset - $0) }.min { abs($0) < abs($1) } ?? 0)
         }
         let marks = (timeline.breaks + timeline.slips + timeline.xruns).sorted()
+        // The servers' D while recorded on the slave (slave server frame − master device frame).
+        let slaveWav = try slaveRecorder.read()
+        var serverD: [Int] = []
+        for (m, c) in zip(slaveWav.channels[0], slaveWav.channels[1]) {
+            guard let mf = FrameStamp.frame(in: m), let sf = FrameStamp.frame(in: c) else { continue }
+            let d = FrameStamp.offset(from: mf, to: UInt64(sf))
+            if serverD.last != d { serverD.append(d) }
+        }
         let summary = "A: \(a.count) clicks; B: \(b.count) clicks, after the move: \(judged.count) clicks judged, off: \(bOff.prefix(6)); witness marks \(marks.prefix(6))"
         print("\(event.rawValue): \(summary); A at \(aFrames.prefix(5)) recorded \(a.prefix(5)), B at \(bFrames.prefix(5)) recorded \(b.prefix(5)) of \(b.count)")
         if bOff.isEmpty && judged.count >= 12 { return .judged }
         let figures = aqsyncPlayFigures(m).merging(aqsyncPlayFigures(s), uniquingKeysWith: +)
-        if !marks.isEmpty && !isLast {
-            return .witnessCouldNotTell(reason: "\(summary): the recorder or the master lost frames", aqsyncFigures: figures)
+        if (!marks.isEmpty || serverD.count > 1) && !isLast {
+            return .witnessCouldNotTell(reason: "\(summary); the servers' D on the slave: \(serverD.prefix(6)): the recorder, the master or the slave lost frames", aqsyncFigures: figures)
         }
         Issue.record("\(summary)\n\(outputs)")
         return .judged
