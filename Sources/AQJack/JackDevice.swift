@@ -106,7 +106,7 @@ public struct JackSidePorts: Sendable, Equatable {
 /// unsafe memory owned by the device and shared with JACK's threads through atomics and the
 /// activate/deactivate ordering described in `JackCallbackState`.
 public final class JackDevice: AudioDevice, @unchecked Sendable {
-    /// A connection the device made to one of its own ports (``reconnectSidePorts()``).
+    /// A connection the device made to one of its own ports (``reconnectMissingConnections()``).
     struct MadeConnection: Sendable {
         var source: String, destination: String
     }
@@ -323,16 +323,15 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
     /// inputs). Any control thread.
     public var sidePortNames: [String] { control.withLock { $0.sidePortNames } }
 
-    /// Makes again the side ports' connections that are missing while both ports exist (a
-    /// netjack2 slave that rejoined its master, after a period change or a restart, has new
-    /// ports there, and the old connections went with the old ones). Returns the connections
+    /// Makes again the connections the device made that are missing while both ports exist:
+    /// the side ports' (a netjack2 slave that rejoined its master, after a period change or a
+    /// restart, has new ports there, and the old connections went with the old ones), and
+    /// those of its own outputs and inputs made at its start (the slave server's
+    /// `system:playback_N` are registered again when it rejoins). The caller keeps every
+    /// connection the device made, one a user took away included. Returns the connections
     /// made ("SOURCE -> DESTINATION"), none when nothing was missing or the device is not
     /// running. Any control thread; blocks briefly (the device's lock, libjack's connect).
-    ///
-    /// The connections of the device's own outputs and inputs made at its start are made again
-    /// too (the slave server's `system:playback_N` are registered again when it rejoins): the
-    /// caller keeps every connection the device made, one a user took away included.
-    public func reconnectSidePorts() -> [String] {
+    public func reconnectMissingConnections() -> [String] {
         control.withLock { c in
             // A client whose server just went away (before the event thread let go of it):
             // libjack asserts in a port call on it.

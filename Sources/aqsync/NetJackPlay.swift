@@ -100,7 +100,7 @@ final class NetJackSide: @unchecked Sendable {
                     changes.withLock { $0.append(line) }
                 }
                 if turn % 5 == 0 {
-                    var made = device.reconnectSidePorts()
+                    var made = device.reconnectMissingConnections()
                     switch reader?.reconnect() {
                     case .connected?: made.append("(the echo) -> \(reader?.clientName ?? ""):in")
                     case .reopened?: made.append("(the echo reader reopened: the server came back) -> \(reader?.clientName ?? ""):in")
@@ -145,6 +145,9 @@ final class NetJackSide: @unchecked Sendable {
         var carried: Int?
         var seen: Int64?
         var steady = 0
+        /// Slave: the start frame a move to failed for (not tried again for the same frame:
+        /// the player has ended, stopped or is paused).
+        var failed: Int64?
     }
 
     /// One turn of keeping the parts in step, on the watcher thread; returns what to report.
@@ -170,7 +173,7 @@ final class NetJackSide: @unchecked Sendable {
         guard let (frame, _) = link.slaveStart else { return nil }
         let placedAt = placedFrame.load(ordering: .relaxed)
         let delta = Int64(FrameStamp.offset(from: Int(UInt64(bitPattern: placedAt) & 0xFF_FFFF), to: UInt64(bitPattern: frame)))
-        guard delta != 0 else {
+        guard delta != 0, state.failed != frame else {
             state.steady = 0
             return nil
         }
@@ -183,6 +186,7 @@ final class NetJackSide: @unchecked Sendable {
             let how = moved == delta ? "" : " (\(moved) frames: the refill took longer than its lead; moved again next)"
             return "netjack: the part moved back into step: \(abs(delta)) frames \(delta > 0 ? "later" : "earlier")\(how), where the master's stamps place it (slave device frame \(placedAt + moved) for its start)"
         } catch {
+            state.failed = frame
             return "netjack: the part could not be moved back into step (\(abs(delta)) frames \(delta > 0 ? "later" : "earlier")): \(error.description)"
         }
     }
