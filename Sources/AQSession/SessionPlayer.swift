@@ -283,13 +283,19 @@ package final class SessionPlayer: @unchecked Sendable {
     ///   or not 0 with takes to record; `.playback` naming the track when the engine refuses a
     ///   queue, a format or a buffer; `.unreadableFile`/`.unsupportedAudio` for a file that
     ///   changed since it was loaded). Queues made so far are disposed of.
-    package init(session: Session, engine: AudioQueueEngine, options: Options = Options(), from: SessionTime = .frames(0)) throws(SessionError) {
+    /// - Parameter prepared: the tracks' feeds made ahead for this session
+    ///   (``prepare(_:deviceRate:from:bufferFrames:)``, `aqsync play` while its device opens):
+    ///   used when made for the device's rate, `from` and `options.bufferFrames`, else ignored
+    ///   (every feed made here, as without).
+    package init(
+        session: Session, engine: AudioQueueEngine, options: Options = Options(), from: SessionTime = .frames(0), prepared: Preparation? = nil
+    ) throws(SessionError) {
         self.session = session
         self.engine = engine
         self.options = options
         let rate = engine.device.sampleRate
-        let full = session.deviceLength(deviceRate: rate)
-        let position = from.deviceFrames(sessionRate: session.sampleRate ?? rate, deviceRate: rate)
+        let (timeline, loopRange, full) = Self.timeline(of: session, deviceRate: rate, from: from)
+        let position = timeline.position
         if position >= full {
             throw SessionError(.invalidValue, file: session.url.path,
                 "--from \(Self.describe(from)) (frame \(position) at \(Int(rate)) Hz) is at or past the session's end (frame \(full), \(Self.formatClock(Double(full) / rate))): nothing to play")
@@ -297,8 +303,6 @@ package final class SessionPlayer: @unchecked Sendable {
         if position > 0 && options.recordTakes && !session.takes.isEmpty {
             throw SessionError(.invalidValue, file: session.url.path, "--from and [[record]] takes cannot be used together yet (takes are placed from the session start)")
         }
-        let sessionRate = session.sampleRate ?? rate
-        let loopRange = session.loop?.deviceRange(sessionRate: sessionRate, deviceRate: rate)
         if let loopRange, loopRange.upperBound > full {
             throw SessionError(.invalidValue, file: session.url.path,
                 "the loop's end (frame \(loopRange.upperBound) at \(Int(rate)) Hz) is past the session's end (frame \(full))")
@@ -306,7 +310,6 @@ package final class SessionPlayer: @unchecked Sendable {
         if loopRange != nil && options.recordTakes && !session.takes.isEmpty {
             throw SessionError(.invalidValue, file: session.url.path, "a loop and [[record]] takes cannot be used together yet (takes are placed on the session's frames)")
         }
-        let timeline = PlayTimeline(position: position, end: full, loop: loopRange, count: session.loop?.count)
         self.currentTimeline = timeline
         self.loopRange = loopRange
         var made: [Track] = []
@@ -317,7 +320,9 @@ package final class SessionPlayer: @unchecked Sendable {
         // Every track's file opened and its first source made (parsing, a decoder, a rate
         // converter) on as many threads as the machine has: the largest part of a session's
         // time to its first frame (docs/benchmarking.md, "Time to the first frame").
-        let feeds = Self.makeFeeds(for: session, deviceRate: rate, timeline: timeline, bufferFrames: options.bufferFrames)
+        // Made ahead while the device opened (`aqsync play`), when they fit.
+        let feeds = prepared?.feeds(deviceRate: rate, position: position, bufferFrames: options.bufferFrames, trackCount: session.tracks.count)
+            ?? Self.makeFeeds(for: session, deviceRate: rate, timeline: timeline, bufferFrames: options.bufferFrames)
         do throws(SessionError) {
             for (i, spec) in session.tracks.enumerated() {
                 let feed = try feeds[i].get()

@@ -255,6 +255,15 @@ final class Player: @unchecked Sendable {
         // --capture: the outputs come back on the ports after the takes' (out_i on
         // in_(takes+i)), and the capture records every capture port, the takes' included.
         let inputChannels = takeLayout.total + (command.capture == nil ? 0 : channels)
+        // Meters for the terminal's display and for OSC's /aqsync/meters.
+        let playerOptions = SessionPlayer.Options(metering: tty || command.osc != nil, recordTakes: true)
+        // The first session's tracks (files opened, first sources made) are prepared on other
+        // threads while the client opens and activates, for the rate it is expected to run at
+        // (the player makes them again if it runs at another; docs/benchmarking.md, "Time to
+        // the first frame"). Not with --transport, whose follower reads the files itself.
+        let preparation = command.transport == nil ? TrackPreparation(session: session, from: from, bufferFrames: playerOptions.bufferFrames) : nil
+        // Every way out waits for it: no file is being opened as the process exits.
+        defer { _ = preparation?.take() }
         // The server: the one asked for (or the default) when a client opens on it, else a
         // private one. No probe client first: the client aqsync plays through is the first it
         // opens (a probe opened and closed on a server that has just started is one more
@@ -304,8 +313,6 @@ final class Player: @unchecked Sendable {
             printError(error.message)
             return 1
         }
-        // Meters for the terminal's display and for OSC's /aqsync/meters.
-        let playerOptions = SessionPlayer.Options(metering: tty || command.osc != nil, recordTakes: true)
         let engine: AudioQueueEngine
         do {
             engine = try AudioQueueEngine(device: device, capacities: sessions.count > 1
@@ -326,9 +333,10 @@ final class Player: @unchecked Sendable {
         }
         let setList: SetListPlayback
         do throws(SessionError) {
+            let prepared = preparation?.take()
             setList = sessions.count > 1
-                ? try SetListPlayback(sessions: sessions, engine: engine, options: playerOptions, leadSeconds: command.lead)
-                : try SetListPlayback(session: session, engine: engine, options: playerOptions, from: from, leadSeconds: command.lead)
+                ? try SetListPlayback(sessions: sessions, engine: engine, options: playerOptions, leadSeconds: command.lead, prepared: prepared)
+                : try SetListPlayback(session: session, engine: engine, options: playerOptions, from: from, leadSeconds: command.lead, prepared: prepared)
         } catch {
             printError(error.description)
             return 1

@@ -52,24 +52,25 @@ final class SetListPlayback: @unchecked Sendable {
     var failure: String? { lock.withLock { failed } }
     var lateFrames: Int64 { lock.withLock { late } }
 
-    /// Makes the first session's player (not started).
-    init(sessions: [Session], engine: AudioQueueEngine, options: SessionPlayer.Options, leadSeconds: Double) throws(SessionError) {
+    /// Makes the first session's player (not started), with its tracks' feeds `prepared` ahead
+    /// when they fit (``TrackPreparation``).
+    init(sessions: [Session], engine: AudioQueueEngine, options: SessionPlayer.Options, leadSeconds: Double, prepared: SessionPlayer.Preparation? = nil) throws(SessionError) {
         self.sessions = sessions
         self.engine = engine
         self.options = options
         rate = engine.device.sampleRate
         leadFrames = Int64((leadSeconds * engine.device.sampleRate).rounded(.up))
-        playing = try SessionPlayer(session: sessions[0], engine: engine, options: options)
+        playing = try SessionPlayer(session: sessions[0], engine: engine, options: options, prepared: prepared)
     }
 
     /// Like the first init, with `--from` (one session only).
-    init(session: Session, engine: AudioQueueEngine, options: SessionPlayer.Options, from: SessionTime, leadSeconds: Double) throws(SessionError) {
+    init(session: Session, engine: AudioQueueEngine, options: SessionPlayer.Options, from: SessionTime, leadSeconds: Double, prepared: SessionPlayer.Preparation? = nil) throws(SessionError) {
         sessions = [session]
         self.engine = engine
         self.options = options
         rate = engine.device.sampleRate
         leadFrames = Int64((leadSeconds * engine.device.sampleRate).rounded(.up))
-        playing = try SessionPlayer(session: session, engine: engine, options: options, from: from)
+        playing = try SessionPlayer(session: session, engine: engine, options: options, from: from, prepared: prepared)
     }
 
     var isSetList: Bool { sessions.count > 1 }
