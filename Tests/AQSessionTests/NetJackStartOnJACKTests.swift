@@ -89,21 +89,9 @@ struct NetJackStartOnJACKTests {
         try witness.waitForPort(server: rig.masterServer)
         try JackTools.connect(witness.serverPort, inputs[3], server: rig.masterServer)
         try JackTools.connect(rig.fromSlave(2), inputs[1], server: rig.masterServer)
-        // The slave's own witness: on the slave, jack-record records the master's frame stamps
-        // as they arrive (system:capture_1) beside a witness's count of the slave server's
-        // counter: per recorded frame, slave server frame − master frame, D as the servers
-        // themselves have it, independent of aqsync. A cycle the slave loses moves it.
-        let slaveRecorder = try JackRecorder(server: rig.slaveServer, channels: 2, url: dir.file("slave-rec.wav"))
-        defer { slaveRecorder.stop() }
-        var slaveEnv = ProcessInfo.processInfo.environment
-        slaveEnv["JACK_DEFAULT_SERVER"] = rig.slaveServer
-        let slaveDir = dir.file("slave-witness")
-        try FileManager.default.createDirectory(at: slaveDir, withIntermediateDirectories: true)
-        let slaveWitness = try FrameCountWitness(environment: slaveEnv, directory: slaveDir)
-        defer { slaveWitness.stop() }
-        try slaveWitness.waitForPort(server: rig.slaveServer)
-        try JackTools.connect("system:capture_1", slaveRecorder.inputPortNames[0], server: rig.slaveServer)
-        try JackTools.connect(slaveWitness.serverPort, slaveRecorder.inputPortNames[1], server: rig.slaveServer)
+        // The slave's own witness of the servers' D (``SlaveDWitness``).
+        let slaveD = try SlaveDWitness(rig: rig, dir: dir)
+        defer { slaveD.stop() }
         let logged = (rig.masterLog.count, rig.slaveLog.count)
 
         // The slave first: it learns D at once and waits for the master's start stamp.
@@ -137,16 +125,9 @@ struct NetJackStartOnJACKTests {
         master.terminateAndReap()
         slave.terminateAndReap()
         recorder.stop()
-        slaveRecorder.stop()
         let wav = try recorder.read()
-        let slaveWav = try slaveRecorder.read()
         // Where the servers' D moved: (master device frame, new D), in recorded order.
-        var serverD: [(master: Int, d: Int)] = []
-        for (m, c) in zip(slaveWav.channels[0], slaveWav.channels[1]) {
-            guard let mf = FrameStamp.frame(in: m), let sf = FrameStamp.frame(in: c) else { continue }
-            let d = FrameStamp.offset(from: mf, to: UInt64(sf))
-            if serverD.last?.d != d { serverD.append((mf, d)) }
-        }
+        let serverD = try slaveD.changes()
         // The master's device frame of session frame 0 (its log), to place clicks against them.
         let masterStart = masterOut.split(separator: "\n").first { $0.contains("session start at device frame ") }
             .flatMap { l in l.components(separatedBy: "session start at device frame ").last.flatMap { Int($0.prefix { $0.isNumber }) } }
@@ -350,20 +331,10 @@ struct NetJackStartOnJACKTests {
         let connectedA = Date().addingTimeInterval(10)
         while (try? JackTools.connect(aOut, inputs[0], server: rig.masterServer)) == nil && master.isRunning && Date() < connectedA { usleep(20_000) }
         try JackTools.connect(rig.fromSlave(2), inputs[1], server: rig.masterServer)
-        // The slave's witness, from the rejoin on (its system ports are new then): the master's
-        // frame stamps as they arrive beside the slave server's counter, so a cycle the slave
-        // loses while B is judged (the servers' D moves) is known independently of aqsync.
-        let slaveRecorder = try JackRecorder(server: rig.slaveServer, channels: 2, url: dir.file("slave-rec.wav"))
-        defer { slaveRecorder.stop() }
-        var slaveEnv = ProcessInfo.processInfo.environment
-        slaveEnv["JACK_DEFAULT_SERVER"] = rig.slaveServer
-        let slaveDir = dir.file("slave-witness")
-        try FileManager.default.createDirectory(at: slaveDir, withIntermediateDirectories: true)
-        let slaveWitness = try FrameCountWitness(environment: slaveEnv, directory: slaveDir)
-        defer { slaveWitness.stop() }
-        try slaveWitness.waitForPort(server: rig.slaveServer)
-        try JackTools.connect("system:capture_1", slaveRecorder.inputPortNames[0], server: rig.slaveServer)
-        try JackTools.connect(slaveWitness.serverPort, slaveRecorder.inputPortNames[1], server: rig.slaveServer)
+        // The slave's witness, from the rejoin on (its system ports are new then): a cycle the
+        // slave loses while B is judged (the servers' D moves) is known independently of aqsync.
+        let slaveD = try SlaveDWitness(rig: rig, dir: dir)
+        defer { slaveD.stop() }
         for p in [master, slave] {
             let end = Date().addingTimeInterval(25)
             while p.isRunning && Date() < end { usleep(20_000) }
@@ -371,7 +342,6 @@ struct NetJackStartOnJACKTests {
         master.terminateAndReap()
         slave.terminateAndReap()
         recorder.stop()
-        slaveRecorder.stop()
         let m = text(masterLog), s = text(slaveLog)
         let outputs = "--- master aqsync:\n\(m)\n--- slave aqsync:\n\(s)"
         print("\(event.rawValue): the slave was away \(away); " + (m + s).split(separator: "\n").filter { $0.contains("netjack") }.joined(separator: " / "))
@@ -416,13 +386,7 @@ struct NetJackStartOnJACKTests {
         }
         let marks = (timeline.breaks + timeline.slips + timeline.xruns).sorted()
         // The servers' D while recorded on the slave (slave server frame − master device frame).
-        let slaveWav = try slaveRecorder.read()
-        var serverD: [Int] = []
-        for (m, c) in zip(slaveWav.channels[0], slaveWav.channels[1]) {
-            guard let mf = FrameStamp.frame(in: m), let sf = FrameStamp.frame(in: c) else { continue }
-            let d = FrameStamp.offset(from: mf, to: UInt64(sf))
-            if serverD.last != d { serverD.append(d) }
-        }
+        let serverD = try slaveD.changes().map(\.d)
         let summary = "A: \(a.count) clicks; B: \(b.count) clicks, after the move: \(judged.count) clicks judged, off: \(bOff.prefix(6)); witness marks \(marks.prefix(6))"
         print("\(event.rawValue): \(summary); A at \(aFrames.prefix(5)) recorded \(a.prefix(5)), B at \(bFrames.prefix(5)) recorded \(b.prefix(5)) of \(b.count)")
         if bOff.isEmpty && judged.count >= 12 { return .judged }
@@ -432,5 +396,49 @@ struct NetJackStartOnJACKTests {
         }
         Issue.record("\(summary)\n\(outputs)")
         return .judged
+    }
+}
+
+/// The slave's own witness of the servers' D: on the slave, `jack-record` records the master's
+/// frame stamps as they arrive (`system:capture_1`) beside a ``FrameCountWitness``'s count of
+/// the slave server's counter: per recorded frame, slave server frame − master device frame, D
+/// as the servers themselves have it, independent of aqsync. A cycle the slave loses moves it.
+///
+/// Thread safety: one test thread.
+final class SlaveDWitness {
+    let recorder: JackRecorder
+    let witness: FrameCountWitness
+
+    /// Starts the recorder and the witness on the rig's slave and connects them.
+    init(rig: NetJackRig, dir: TempDir) throws {
+        recorder = try JackRecorder(server: rig.slaveServer, channels: 2, url: dir.file("slave-rec.wav"))
+        var env = ProcessInfo.processInfo.environment
+        env["JACK_DEFAULT_SERVER"] = rig.slaveServer
+        let witnessDir = dir.file("slave-witness")
+        try FileManager.default.createDirectory(at: witnessDir, withIntermediateDirectories: true)
+        witness = try FrameCountWitness(environment: env, directory: witnessDir)
+        try witness.waitForPort(server: rig.slaveServer)
+        try JackTools.connect("system:capture_1", recorder.inputPortNames[0], server: rig.slaveServer)
+        try JackTools.connect(witness.serverPort, recorder.inputPortNames[1], server: rig.slaveServer)
+    }
+
+    /// Stops both (idempotent).
+    func stop() {
+        recorder.stop()
+        witness.stop()
+    }
+
+    /// Stops the recorder and returns where the servers' D moved: (master device frame, new
+    /// D), in recorded order (the first entry is D at the start).
+    func changes() throws -> [(master: Int, d: Int)] {
+        recorder.stop()
+        let wav = try recorder.read()
+        var out: [(master: Int, d: Int)] = []
+        for (m, c) in zip(wav.channels[0], wav.channels[1]) {
+            guard let mf = FrameStamp.frame(in: m), let sf = FrameStamp.frame(in: c) else { continue }
+            let d = FrameStamp.offset(from: mf, to: UInt64(sf))
+            if out.last?.d != d { out.append((mf, d)) }
+        }
+        return out
     }
 }
