@@ -24,20 +24,24 @@ extension SessionPlayer {
         let trackCount: Int
         /// In track order, as ``makeFeeds(for:deviceRate:timeline:bufferFrames:)`` returns them.
         let feeds: [Result<TrackFeed?, SessionError>]
+        /// The timeline the feeds were made on: the player must take this one (its loop
+        /// passes are a shared reference the feeds follow).
+        let timeline: PlayTimeline
 
-        init(deviceRate: Double, position: Int64, bufferFrames: Int, trackCount: Int, feeds: [Result<TrackFeed?, SessionError>]) {
+        init(deviceRate: Double, bufferFrames: Int, trackCount: Int, timeline: PlayTimeline, feeds: [Result<TrackFeed?, SessionError>]) {
             self.deviceRate = deviceRate
-            self.position = position
+            self.position = timeline.position
             self.bufferFrames = bufferFrames
             self.trackCount = trackCount
+            self.timeline = timeline
             self.feeds = feeds
         }
 
-        /// The feeds, when they were made for this rate, position, buffering and number of
-        /// tracks (nil: the player makes its own).
-        func feeds(deviceRate: Double, position: Int64, bufferFrames: Int, trackCount: Int) -> [Result<TrackFeed?, SessionError>]? {
+        /// The feeds and their timeline, when they were made for this rate, position,
+        /// buffering and number of tracks (nil: the player makes its own).
+        func feeds(deviceRate: Double, position: Int64, bufferFrames: Int, trackCount: Int) -> (timeline: PlayTimeline, feeds: [Result<TrackFeed?, SessionError>])? {
             guard deviceRate == self.deviceRate, position == self.position, bufferFrames == self.bufferFrames, trackCount == self.trackCount else { return nil }
-            return feeds
+            return (timeline, feeds)
         }
     }
 
@@ -74,6 +78,6 @@ extension SessionPlayer {
         let t = timeline(of: session, deviceRate: deviceRate, from: from)
         guard t.timeline.position < t.full, (t.loop?.upperBound ?? 0) <= t.full else { return nil }
         let feeds = makeFeeds(for: session, deviceRate: deviceRate, timeline: t.timeline, bufferFrames: bufferFrames)
-        return Preparation(deviceRate: deviceRate, position: t.timeline.position, bufferFrames: bufferFrames, trackCount: session.tracks.count, feeds: feeds)
+        return Preparation(deviceRate: deviceRate, bufferFrames: bufferFrames, trackCount: session.tracks.count, timeline: t.timeline, feeds: feeds)
     }
 }

@@ -310,7 +310,11 @@ package final class SessionPlayer: @unchecked Sendable {
         if loopRange != nil && options.recordTakes && !session.takes.isEmpty {
             throw SessionError(.invalidValue, file: session.url.path, "a loop and [[record]] takes cannot be used together yet (takes are placed on the session's frames)")
         }
-        self.currentTimeline = timeline
+        // Feeds made ahead while the device opened (`aqsync play`), when they fit. With them, the
+        // timeline they were made on: its loop passes (a reference, ``LoopPasses``) are what
+        // the feeds follow, so a release (``releaseLoop()``) must reach those.
+        let ahead = prepared?.feeds(deviceRate: rate, position: position, bufferFrames: options.bufferFrames, trackCount: session.tracks.count)
+        self.currentTimeline = ahead?.timeline ?? timeline
         self.loopRange = loopRange
         var made: [Track] = []
         let cond = self.cond
@@ -320,9 +324,7 @@ package final class SessionPlayer: @unchecked Sendable {
         // Every track's file opened and its first source made (parsing, a decoder, a rate
         // converter) on as many threads as the machine has: the largest part of a session's
         // time to its first frame (docs/benchmarking.md, "Time to the first frame").
-        // Made ahead while the device opened (`aqsync play`), when they fit.
-        let feeds = prepared?.feeds(deviceRate: rate, position: position, bufferFrames: options.bufferFrames, trackCount: session.tracks.count)
-            ?? Self.makeFeeds(for: session, deviceRate: rate, timeline: timeline, bufferFrames: options.bufferFrames)
+        let feeds = ahead?.feeds ?? Self.makeFeeds(for: session, deviceRate: rate, timeline: timeline, bufferFrames: options.bufferFrames)
         do throws(SessionError) {
             for (i, spec) in session.tracks.enumerated() {
                 let feed = try feeds[i].get()

@@ -45,6 +45,39 @@ struct PreparedFeedsTests {
         }
     }
 
+    /// A loop until released, with feeds prepared ahead: the release reaches the feeds (they
+    /// follow the timeline they were made on, which the player takes), so the loop ends and
+    /// the player reaches the session's end. (CI met `aqsync play` looping on after the `l` key
+    /// when the player kept a timeline of its own.)
+    @Test func aReleasedLoopEndsWithPreparedFeeds() throws {
+        let fx = try LoopRenderTests.make(loop: "loop = { from = \"a\", to = \"b\" }")
+        let session = try SessionLoader.load(fx.url)
+        let ahead = SessionPlayer.prepare(session, deviceRate: 48000, from: .frames(0), bufferFrames: SessionPlayer.Options().bufferFrames)
+        let device = ManualDevice(sampleRate: 48000, channels: 4, framesPerCycle: 1000, uid: "prepared-loop")
+        let engine = try AudioQueueEngine(device: device)
+        defer { engine.close() }
+        let player = try SessionPlayer(session: session, engine: engine, prepared: ahead)
+        defer { player.close() }
+        try player.start(at: AudioTimeStamp(sampleTime: 0))
+        var passes: Int?
+        while device.currentFrame < player.lengthFrames {
+            // Released in the middle of the 4th pass (the loop is 24 000…72 000: the first pass
+            // ends at player frame 72 000, the k-th at 72 000 + (k − 1) × 48 000).
+            if passes == nil && device.currentFrame >= 72_000 + 2 * 48_000 + 24_000 { passes = player.releaseLoop() }
+            let n = Int(min(1000, player.lengthFrames - device.currentFrame))
+            if n <= 0 { break }  // the release decided an end already passed
+            try player.waitUntilEnqueued(through: device.currentFrame + Int64(n))
+            _ = device.render(frames: n, cycle: n)
+            if device.currentFrame >= 60 * 48_000 {
+                Issue.record("the released loop did not end: \(player.positionText(atDeviceFrame: device.currentFrame))")
+                return
+            }
+        }
+        // The feeders run at most 4 buffers of 8192 frames ahead: the pass playing or the next.
+        #expect(passes == 4 || passes == 5, "\(String(describing: passes)) passes")
+        #expect(player.waitUntilFinished(timeout: 5))
+    }
+
     /// Nothing is prepared for a position at or past the session's end (the player refuses it
     /// itself, with its own message).
     @Test func nothingPreparedPastTheEnd() throws {
