@@ -18,19 +18,16 @@ extension SessionPlayer {
     package final class Preparation: @unchecked Sendable {
         /// The device rate the feeds were made for.
         package let deviceRate: Double
-        /// The session position (device frames at `deviceRate`) they start at.
-        let position: Int64
         let bufferFrames: Int
         let trackCount: Int
         /// In track order, as ``makeFeeds(for:deviceRate:timeline:bufferFrames:)`` returns them.
         let feeds: [Result<TrackFeed?, SessionError>]
-        /// The timeline the feeds were made on: the player must take this one (its loop
-        /// passes are a shared reference the feeds follow).
+        /// The timeline the feeds were made on (its position: where they start): the player
+        /// must take this one (its loop passes are a shared reference the feeds follow).
         let timeline: PlayTimeline
 
         init(deviceRate: Double, bufferFrames: Int, trackCount: Int, timeline: PlayTimeline, feeds: [Result<TrackFeed?, SessionError>]) {
             self.deviceRate = deviceRate
-            self.position = timeline.position
             self.bufferFrames = bufferFrames
             self.trackCount = trackCount
             self.timeline = timeline
@@ -40,7 +37,7 @@ extension SessionPlayer {
         /// The feeds and their timeline, when they were made for this rate, position,
         /// buffering and number of tracks (nil: the player makes its own).
         func feeds(deviceRate: Double, position: Int64, bufferFrames: Int, trackCount: Int) -> (timeline: PlayTimeline, feeds: [Result<TrackFeed?, SessionError>])? {
-            guard deviceRate == self.deviceRate, position == self.position, bufferFrames == self.bufferFrames, trackCount == self.trackCount else { return nil }
+            guard deviceRate == self.deviceRate, position == timeline.position, bufferFrames == self.bufferFrames, trackCount == self.trackCount else { return nil }
             return (timeline, feeds)
         }
     }

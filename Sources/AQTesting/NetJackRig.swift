@@ -94,13 +94,7 @@ package final class NetJackRig: @unchecked Sendable {
         try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         do throws(TestingError) {
             try makeNetwork()
-            master = try startServer(
-                namespace: masterNamespace, name: masterServer,
-                backend: ["-d", "dummy", "-r", "\(options.sampleRate)", "-p", "\(options.period)"], log: "master.log")
-            // netmanager listens on the multicast address, or (`-a`) on the master's own.
-            let load = try JackTools.run(
-                "jack_load", (options.masterAddress ? ["-i", "-a 10.201.0.1"] : []) + ["netmanager"], server: masterServer)
-            guard load.status == 0 else { throw TestingError("jack_load netmanager failed: \(load.output)") }
+            try startMaster(log: "master.log")
             var net = ["-d", "net", "-n", slaveClient, "-l", "\(options.latency)", "-C", "\(options.channels)", "-P", "\(options.channels)"]
             if options.masterAddress { net += ["-a", "10.201.0.1"] }
             slave = try startServer(
@@ -179,14 +173,20 @@ package final class NetJackRig: @unchecked Sendable {
         let clock = ContinuousClock()
         let start = clock.now
         if let master { Self.end(master, name: masterServer) }
-        master = try startServer(
-            namespace: masterNamespace, name: masterServer,
-            backend: ["-d", "dummy", "-r", "\(options.sampleRate)", "-p", "\(options.period)"], log: "master-restarted.log")
-        let load = try JackTools.run(
-            "jack_load", (options.masterAddress ? ["-i", "-a 10.201.0.1"] : []) + ["netmanager"], server: masterServer)
-        guard load.status == 0 else { throw TestingError("jack_load netmanager failed after the restart: \(load.output)") }
+        try startMaster(log: "master-restarted.log")
         try waitForSlave(timeout: timeout)
         return clock.now - start
+    }
+
+    /// Starts the master's jackd (dummy backend) in its namespace and loads `netmanager` into it,
+    /// listening on the multicast address, or (`-a`) on the master's own.
+    private func startMaster(log: String) throws(TestingError) {
+        master = try startServer(
+            namespace: masterNamespace, name: masterServer,
+            backend: ["-d", "dummy", "-r", "\(options.sampleRate)", "-p", "\(options.period)"], log: log)
+        let load = try JackTools.run(
+            "jack_load", (options.masterAddress ? ["-i", "-a 10.201.0.1"] : []) + ["netmanager"], server: masterServer)
+        guard load.status == 0 else { throw TestingError("jack_load netmanager failed: \(load.output)") }
     }
 
     /// Stops the slave, then the master (SIGTERM, up to 5 s each, then SIGKILL and the

@@ -79,15 +79,9 @@ struct NetJackStartOnJACKTests {
         let rig = try NetJackRig(options)
         defer { rig.stop() }
         let id = "\(getpid())-\(UUID().uuidString.prefix(4))"
-        var env = ProcessInfo.processInfo.environment
-        env["JACK_DEFAULT_SERVER"] = rig.masterServer
-        let recorder = try JackRecorder(server: rig.masterServer, channels: 4, url: dir.file("rec.wav"))
-        defer { recorder.stop() }
+        let (recorder, witness) = try Self.masterRecording(rig, dir)
+        defer { recorder.stop(); witness.stop() }
         let inputs = recorder.inputPortNames
-        let witness = try FrameCountWitness(environment: env, connectTo: [inputs[2]], directory: dir.url)
-        defer { witness.stop() }
-        try witness.waitForPort(server: rig.masterServer)
-        try JackTools.connect(witness.serverPort, inputs[3], server: rig.masterServer)
         try JackTools.connect(rig.fromSlave(2), inputs[1], server: rig.masterServer)
         // The slave's own witness of the servers' D (``SlaveDWitness``).
         let slaveD = try SlaveDWitness(rig: rig, dir: dir)
@@ -282,6 +276,32 @@ struct NetJackStartOnJACKTests {
         try liveRun("aMasterRestartIsRelearnt") { _, isLast in try rejoinRun(isLast: isLast, .masterRestart) }
     }
 
+    /// On the master: `jack-record` of 4 channels (1: part A, 2: part B, to connect; 3: the
+    /// in-run witness's own count; 4: the server's counter, both connected here) and the
+    /// ``FrameCountWitness``.
+    static func masterRecording(_ rig: NetJackRig, _ dir: TempDir) throws -> (JackRecorder, FrameCountWitness) {
+        var env = ProcessInfo.processInfo.environment
+        env["JACK_DEFAULT_SERVER"] = rig.masterServer
+        let recorder = try JackRecorder(server: rig.masterServer, channels: 4, url: dir.file("rec.wav"))
+        let inputs = recorder.inputPortNames
+        let witness: FrameCountWitness
+        do {
+            witness = try FrameCountWitness(environment: env, connectTo: [inputs[2]], directory: dir.url)
+        } catch {
+            recorder.stop()
+            throw error
+        }
+        do {
+            try witness.waitForPort(server: rig.masterServer)
+            try JackTools.connect(witness.serverPort, inputs[3], server: rig.masterServer)
+        } catch {
+            witness.stop()
+            recorder.stop()
+            throw error
+        }
+        return (recorder, witness)
+    }
+
     enum Rejoin: String { case periodChange = "aPeriodChangeIsRelearnt", masterRestart = "aMasterRestartIsRelearnt" }
 
     /// What both rejoin tests run: the parts started, the event, the master's recording from
@@ -327,15 +347,9 @@ struct NetJackStartOnJACKTests {
         // Recorded on the master from the slave's return on (the slave's part comes back with
         // new ports there; a restarted master has none of the clients it had): part A, part B,
         // the witness's count and the server's counter.
-        var env = ProcessInfo.processInfo.environment
-        env["JACK_DEFAULT_SERVER"] = rig.masterServer
-        let recorder = try JackRecorder(server: rig.masterServer, channels: 4, url: dir.file("rec.wav"))
-        defer { recorder.stop() }
+        let (recorder, witness) = try Self.masterRecording(rig, dir)
+        defer { recorder.stop(); witness.stop() }
         let inputs = recorder.inputPortNames
-        let witness = try FrameCountWitness(environment: env, connectTo: [inputs[2]], directory: dir.url)
-        defer { witness.stop() }
-        try witness.waitForPort(server: rig.masterServer)
-        try JackTools.connect(witness.serverPort, inputs[3], server: rig.masterServer)
         let aOut = "njA-\(id):out_1"
         let connectedA = Date().addingTimeInterval(10)
         while (try? JackTools.connect(aOut, inputs[0], server: rig.masterServer)) == nil && master.isRunning && Date() < connectedA { usleep(20_000) }
