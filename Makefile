@@ -3,7 +3,7 @@
 #   make test   install what is missing, build, and run every test
 SHELL := /bin/bash
 SWIFT ?= swift
-DEBS := jackd2 libjack-jackd2-dev jack-tools libsoxr-dev libsoundtouch-dev sox ffmpeg pkg-config libavcodec-dev libavutil-dev pipewire pipewire-jack pipewire-bin wireplumber dbus binutils librsvg2-bin gcc g++ libgme-dev tmux liblo-tools
+DEBS := jackd2 libjack-jackd2-dev jack-tools libsoxr-dev libsoundtouch-dev sox ffmpeg pkg-config libavcodec-dev libavutil-dev libmpg123-dev pipewire pipewire-jack pipewire-bin wireplumber dbus binutils librsvg2-bin gcc g++ libgme-dev tmux liblo-tools
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: transport-check loop-check deps build release test check-nolocks jack-reclaim demo fuzz clean bench bench-offline bench-check capacity-check

@@ -51,6 +51,9 @@ let package = Package(
         // linked but dlopened by AQConvert's packet decoder and encoder on first use (issue 25):
         // their ~96 dependencies cost every process's start otherwise (docs/codecs.md).
         .target(name: "CAVCodec"),
+        // libmpg123 (Debian: libmpg123-dev for the header), dlopened the same way: AQConvert's
+        // packet decoder decodes MPEG Layer III with it when it loads (docs/codecs.md).
+        .target(name: "CMPG123"),
 
         // Plain value types shared by the parser and the engine (formats, four-char codes).
         .target(name: "AQTypes", swiftSettings: strict),
@@ -64,8 +67,8 @@ let package = Package(
         // control register, MXCSR or FPCR).
         .target(name: "CFloatMode"),
         // Off-render-thread conversion: PCM decoding to float, libsoxr rate conversion,
-        // libavcodec packet decoding (MP3, AAC, ALAC).
-        .target(name: "AQConvert", dependencies: ["AQTypes", "CSoxr", "CAVCodec", "CSoundTouch"], swiftSettings: strict),
+        // libavcodec and libmpg123 packet decoding (MP3, AAC, ALAC, FLAC…).
+        .target(name: "AQConvert", dependencies: ["AQTypes", "CSoxr", "CAVCodec", "CMPG123", "CSoundTouch"], swiftSettings: strict),
         // The only importer of CJACK: a device driven by JACK's process callback.
         .target(name: "AQJack", dependencies: ["AQCore", "CJACK"], swiftSettings: strict),
         // Starting and stopping a jackd of our own (aqsync's private server, the tests'): kept

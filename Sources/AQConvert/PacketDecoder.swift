@@ -1,5 +1,10 @@
 import AQTypes
 import CAVCodec
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// Why a ``PacketDecoder`` could not be made.
 ///
@@ -60,21 +65,21 @@ public final class PacketDecoder {
     /// Decoded frames that did not fit into the capacity given and were dropped.
     public private(set) var droppedFrames: Int = 0
 
-    private var context: UnsafeMutablePointer<AVCodecContext>?
-    private let packet: UnsafeMutablePointer<AVPacket>
-    private let frame: UnsafeMutablePointer<AVFrame>
-    /// Packet bytes copied here with libavcodec's required zero padding after them.
-    private var padded: UnsafeMutableRawPointer
-    private var paddedCapacity: Int
-    private let codec: UnsafePointer<AVCodec>
-    private let extradata: [UInt8]
-    /// An AAC decoder told a layer is absent that the stream may carry (SBR on an LC queue, PS
-    /// on an HE queue): libavcodec then logs an error for every packet that carries it, so this
-    /// decoder's messages are lowered by 24 (error → verbose, hidden at FFmpeg's default level);
-    /// damaged packets are still counted in ``corruptPackets``.
-    private var quietAbsentLayers = false
-    private var packetsSinceReset = 0
+    /// The library this decoder decodes with: `libmpg123` (MPEG Layer III, when it loads and
+    /// `AQSYNC_MP3_DECODER` is not `libavcodec`) or `libavcodec` (every other format). Any thread.
+    public var library: String {
+        switch backend {
+        case .mpg123: return "libmpg123"
+        case .avcodec: return "libavcodec"
+        }
+    }
 
+    private enum Backend {
+        case avcodec(AVCodecStream)
+        case mpg123(MPG123Stream)
+    }
+    private let backend: Backend
+    private var packetsSinceReset = 0
     /// True for the formats this decoder handles: `.mp1`, `.mp2`, `.mp3`, `aac `, `aach`, `aacp`,
     /// `alac`, `flac`, `opus`, `vorb`, `ima4`. Any thread.
     public static func canDecode(_ format: AudioStreamBasicDescription) -> Bool {
@@ -150,11 +155,15 @@ public final class PacketDecoder {
     /// has), in that order; none when libavcodec cannot be loaded. Any thread but the render
     /// thread: the first call in the process may load libavcodec (``AVCodecLibrary/load()``).
     public static func decodableFormatIDs() -> [FourCharCode] {
-        guard AVCodecLibrary.load() == nil else { return [] }
+        let avcodec = AVCodecLibrary.load() == nil
+        let mpg123 = mp3ThroughMPG123 && MPG123Library.load() == nil
         return [AudioFormatID.mpegLayer1, AudioFormatID.mpegLayer2, AudioFormatID.mpegLayer3, AudioFormatID.mpeg4AAC,
          AudioFormatID.mpeg4AAC_HE, AudioFormatID.mpeg4AAC_HE_V2, AudioFormatID.appleLossless, flacFormatID, opusFormatID, vorbisFormatID,
          AudioFormatID.appleIMA4]
-            .filter { id in codecID(id).map { aq_avcodec_find_decoder($0) != nil } ?? false }
+            .filter { id in
+                if id == AudioFormatID.mpegLayer3 && mpg123 { return true }
+                return avcodec && (codecID(id).map { aq_avcodec_find_decoder($0) != nil } ?? false)
+            }
     }
 
     /// Checks that `format` is one this decoder can open (format ID, rate, channel count, a
@@ -181,6 +190,7 @@ public final class PacketDecoder {
                 throw PacketDecoderError(kind: .unsupportedFormat, message: "Apple IMA4 packets are 34 × \(format.channelsPerFrame) bytes of 64 frames, not \(format.bytesPerPacket) bytes of \(format.framesPerPacket) frames")
             }
         }
+        if usesMPG123(format) { return }
         if let why = AVCodecLibrary.load() {
             throw PacketDecoderError(kind: .decoderUnavailable, message: why)
         }
@@ -188,6 +198,22 @@ public final class PacketDecoder {
             throw PacketDecoderError(kind: .decoderUnavailable, message: "libavcodec has no decoder for \(format.formatID)")
         }
     }
+
+    /// True when `format` decodes through libmpg123: MPEG Layer III with one or two channels,
+    /// libmpg123 loads (``MPG123Library/load()``; the first call may load it), and the
+    /// environment variable `AQSYNC_MP3_DECODER` is not `libavcodec` (read once a process).
+    /// Any thread but the render thread.
+    static func usesMPG123(_ format: AudioStreamBasicDescription) -> Bool {
+        format.formatID == AudioFormatID.mpegLayer3 && (1...2).contains(format.channelsPerFrame)
+            && mp3ThroughMPG123 && MPG123Library.load() == nil
+    }
+
+    /// False when `AQSYNC_MP3_DECODER=libavcodec` (FFmpeg's decoder for MP3 too: its output is
+    /// `ffmpeg -f f32le`'s bit for bit, libmpg123's differs by rounding, below 2e-7).
+    static let mp3ThroughMPG123: Bool = {
+        guard let v = getenv("AQSYNC_MP3_DECODER") else { return true }
+        return String(cString: v) != "libavcodec"
+    }()
 
     /// Opens a decoder for `format`. The first decoder or encoder of a process loads libavcodec
     /// (``AVCodecLibrary/load()``): make it on a control, feeder or worker thread, never the
@@ -205,6 +231,17 @@ public final class PacketDecoder {
     /// - Throws: ``PacketDecoderError`` (`'fmt?'`).
     public init(format: AudioStreamBasicDescription, magicCookie: [UInt8] = []) throws(PacketDecoderError) {
         try PacketDecoder.validate(format)
+        self.format = format
+        channelCount = Int(format.channelsPerFrame)
+        if PacketDecoder.usesMPG123(format), let stream = MPG123Stream(rate: format.sampleRate, channels: channelCount) {
+            maximumFramesPerPacket = PacketDecoder.maximumFramesPerPacket(format)
+            backend = .mpg123(stream)
+            return
+        }
+        // libmpg123 refused the stream's parameters after loading: libavcodec decodes it.
+        if let why = AVCodecLibrary.load() {
+            throw PacketDecoderError(kind: .decoderUnavailable, message: why)
+        }
         let id = PacketDecoder.codecID(format.formatID)!
         var extra: [UInt8] = []
         var quieten = false
@@ -247,11 +284,6 @@ public final class PacketDecoder {
         guard let codec = aq_avcodec_find_decoder(id) else {
             throw PacketDecoderError(kind: .decoderUnavailable, message: "libavcodec has no decoder for \(format.formatID)")
         }
-        self.codec = codec
-        self.format = format
-        self.extradata = extra
-        quietAbsentLayers = quieten
-        channelCount = Int(format.channelsPerFrame)
         var most = PacketDecoder.maximumFramesPerPacket(format)
         if format.formatID == AudioFormatID.appleLossless, extra.count >= 36 {
             // ALACSpecificConfig.frameLength, big-endian, after the 12-byte atom header.
@@ -265,63 +297,7 @@ public final class PacketDecoder {
         }
         if format.formatID == opusFormatID { most = 5760 }
         maximumFramesPerPacket = most
-        guard let p = aq_av_packet_alloc(), let f = aq_av_frame_alloc() else {
-            throw PacketDecoderError(kind: .decoderUnavailable, message: "libavcodec could not allocate a packet or frame")
-        }
-        packet = p
-        frame = f
-        paddedCapacity = 8192
-        padded = aq_av_malloc(paddedCapacity + Int(AV_INPUT_BUFFER_PADDING_SIZE))!
-        do throws(PacketDecoderError) {
-            try open()
-        } catch {
-            var pp: UnsafeMutablePointer<AVPacket>? = packet
-            aq_av_packet_free(&pp)
-            var ff: UnsafeMutablePointer<AVFrame>? = frame
-            aq_av_frame_free(&ff)
-            aq_av_free(padded)
-            throw error
-        }
-    }
-
-    deinit {
-        var c = context
-        aq_avcodec_free_context(&c)
-        var pp: UnsafeMutablePointer<AVPacket>? = packet
-        aq_av_packet_free(&pp)
-        var ff: UnsafeMutablePointer<AVFrame>? = frame
-        aq_av_frame_free(&ff)
-        aq_av_free(padded)
-    }
-
-    private func open() throws(PacketDecoderError) {
-        guard let ctx = aq_avcodec_alloc_context3(codec) else {
-            throw PacketDecoderError(kind: .decoderUnavailable, message: "libavcodec could not allocate a decoder context")
-        }
-        ctx.pointee.sample_rate = Int32(format.sampleRate.rounded())
-        if format.formatID == opusFormatID {
-            // libavcodec's Opus decoder would drop the pre-skip itself; here, as in Core Audio,
-            // the gapless window (the parser's priming frames) does.
-            ctx.pointee.flags2 |= Int32(bitPattern: UInt32(AV_CODEC_FLAG2_SKIP_MANUAL))
-        }
-        aq_av_channel_layout_default(&ctx.pointee.ch_layout, Int32(channelCount))
-        if format.formatID == AudioFormatID.appleIMA4 { ctx.pointee.block_align = Int32(34 * channelCount) }
-        if quietAbsentLayers { ctx.pointee.log_level_offset = 24 }  // error (16) → verbose (40)
-        if !extradata.isEmpty {
-            let n = extradata.count
-            let e = aq_av_mallocz(n + Int(AV_INPUT_BUFFER_PADDING_SIZE))!.assumingMemoryBound(to: UInt8.self)
-            extradata.withUnsafeBufferPointer { e.update(from: $0.baseAddress!, count: n) }
-            ctx.pointee.extradata = e
-            ctx.pointee.extradata_size = Int32(n)
-        }
-        let r = aq_avcodec_open2(ctx, codec, nil)
-        if r < 0 {
-            var c: UnsafeMutablePointer<AVCodecContext>? = ctx
-            aq_avcodec_free_context(&c)
-            let kind: PacketDecoderError.Kind = extradata.isEmpty ? .decoderUnavailable : .badMagicCookie
-            throw PacketDecoderError(kind: kind, message: "libavcodec refused to open the \(format.formatID) decoder: \(PacketDecoder.errorText(r))")
-        }
-        context = ctx
+        backend = .avcodec(try AVCodecStream(codec: codec, format: format, extradata: extra, quietAbsentLayers: quieten))
     }
 
     static func errorText(_ code: Int32) -> String {
@@ -334,7 +310,10 @@ public final class PacketDecoder {
     /// Starts a new stream: drops whatever the decoder holds (bit reservoir, overlap) so the
     /// next packet decodes as the first of a stream. The corrupt-packet count is kept.
     public func reset() {
-        if let context { aq_avcodec_flush_buffers(context) }
+        switch backend {
+        case .avcodec(let s): s.reset()
+        case .mpg123(let s): s.reset()
+        }
         packetsSinceReset = 0
     }
 
@@ -351,52 +330,39 @@ public final class PacketDecoder {
         _ packetBytes: UnsafeRawBufferPointer, framesIfCorrupt: Int,
         into output: UnsafePointer<UnsafeMutablePointer<Float>>, offset: Int, capacity: Int
     ) -> Int {
-        guard let context else { return 0 }
-        let n = packetBytes.count
-        if n == 0 { return silence(framesIfCorrupt, output, offset, capacity) }
-        if n > paddedCapacity {
-            aq_av_free(padded)
-            paddedCapacity = n
-            padded = aq_av_malloc(n + Int(AV_INPUT_BUFFER_PADDING_SIZE))!
+        if packetBytes.count == 0 { return silence(framesIfCorrupt, output, offset, capacity) }
+        let written: Int
+        switch backend {
+        case .mpg123(let s):
+            written = s.decode(packetBytes, into: output, offset: offset, capacity: capacity, dropped: &droppedFrames)
+        case .avcodec(let s):
+            switch s.decode(packetBytes, into: output, offset: offset, capacity: capacity, dropped: &droppedFrames) {
+            case .refused: return silence(framesIfCorrupt, output, offset, capacity)
+            case .partial(let n): return n + silence(framesIfCorrupt, output, offset + n, capacity)
+            case .decoded(let n): written = n
+            }
         }
-        padded.copyMemory(from: packetBytes.baseAddress!, byteCount: n)
-        (padded + n).initializeMemory(as: UInt8.self, repeating: 0, count: Int(AV_INPUT_BUFFER_PADDING_SIZE))
-        aq_av_packet_unref(packet)
-        packet.pointee.data = padded.assumingMemoryBound(to: UInt8.self)
-        packet.pointee.size = Int32(n)
-        var r = aq_avcodec_send_packet(context, packet)
-        packet.pointee.data = nil
-        packet.pointee.size = 0
-        if r == aq_averror_eagain() {
-            // Cannot happen when every frame is received after each packet; be safe anyway.
-            var written = receiveAll(output, offset, capacity)
-            r = aq_avcodec_send_packet(context, packet)
-            if r < 0 { return written + silence(framesIfCorrupt, output, offset + written, capacity) }
-            written += receiveAll(output, offset + written, capacity)
-            return written
-        }
-        if r < 0 { return silence(framesIfCorrupt, output, offset, capacity) }
-        let written = receiveAll(output, offset, capacity)
         let first = packetsSinceReset == 0
         packetsSinceReset += 1
         // Vorbis's first packet of a stream only primes the overlap: nothing comes out.
         if written == 0, first, format.formatID == vorbisFormatID { return 0 }
         // A packet that decodes to nothing although it should hold frames (an ALAC packet
-        // that ends at once, say) is as lost as one libavcodec refuses.
+        // that ends at once, say) is as lost as one the library refuses.
         if written < 0 || (written == 0 && framesIfCorrupt > 0) {
             return silence(framesIfCorrupt, output, offset, capacity)
         }
         return written
     }
 
-    /// Ends the stream: tells libavcodec no more packets come and writes the frames it still
-    /// held (none for FFmpeg's MP3, AAC and ALAC decoders, which have no frame delay; the call
-    /// is there for decoders that do). Call ``reset()`` before decoding another stream.
+    /// Ends the stream: writes the frames the decoder still held (none for libmpg123's and
+    /// FFmpeg's MP3 decoders and FFmpeg's AAC and ALAC decoders, which have no frame delay; the
+    /// call is there for decoders that do). Call ``reset()`` before decoding another stream.
     /// - Returns: frames written at `offset`.
     public func drain(into output: UnsafePointer<UnsafeMutablePointer<Float>>, offset: Int, capacity: Int) -> Int {
-        guard let context else { return 0 }
-        guard aq_avcodec_send_packet(context, nil) >= 0 else { return 0 }
-        return max(0, receiveAll(output, offset, capacity))
+        switch backend {
+        case .avcodec(let s): return s.drain(into: output, offset: offset, capacity: capacity, dropped: &droppedFrames)
+        case .mpg123: return 0
+        }
     }
 
     private func silence(_ frames: Int, _ output: UnsafePointer<UnsafeMutablePointer<Float>>, _ offset: Int, _ capacity: Int) -> Int {
@@ -407,69 +373,6 @@ public final class PacketDecoder {
         return n
     }
 
-    /// Receives every frame libavcodec has ready. Returns frames written, or -1 if decoding
-    /// failed before any frame came out.
-    private func receiveAll(_ output: UnsafePointer<UnsafeMutablePointer<Float>>, _ offset: Int, _ capacity: Int) -> Int {
-        guard let context else { return 0 }
-        var written = 0
-        while true {
-            let r = aq_avcodec_receive_frame(context, frame)
-            if r == aq_averror_eagain() || r == aq_averror_eof() { break }
-            if r < 0 { return written == 0 ? -1 : written }
-            defer { aq_av_frame_unref(frame) }
-            let frames = Int(frame.pointee.nb_samples)
-            if Int(frame.pointee.ch_layout.nb_channels) != channelCount
-                || Double(frame.pointee.sample_rate) != format.sampleRate.rounded()
-            {
-                return written == 0 ? -1 : written
-            }
-            let room = max(0, capacity - offset - written)
-            let n = min(frames, room)
-            droppedFrames += frames - n
-            if n > 0, !copy(frames: n, to: output, at: offset + written) { return written == 0 ? -1 : written }
-            written += n
-        }
-        return written
-    }
-
-    /// Copies the first `n` frames of `frame` as Float32 planes. False for a sample format
-    /// this decoder does not convert.
-    private func copy(frames n: Int, to output: UnsafePointer<UnsafeMutablePointer<Float>>, at: Int) -> Bool {
-        guard let planes = frame.pointee.extended_data else { return false }
-        let ch = channelCount
-        let fmt = AVSampleFormat(rawValue: frame.pointee.format)
-        switch fmt {
-        case AV_SAMPLE_FMT_FLTP:
-            for c in 0..<ch {
-                let src = UnsafeRawPointer(planes[c]!).assumingMemoryBound(to: Float.self)
-                (output[c] + at).update(from: src, count: n)
-            }
-        case AV_SAMPLE_FMT_S16P:
-            for c in 0..<ch {
-                let src = UnsafeRawPointer(planes[c]!).assumingMemoryBound(to: Int16.self)
-                let dst = output[c] + at
-                for i in 0..<n { dst[i] = Float(src[i]) * (1 / 32768) }
-            }
-        case AV_SAMPLE_FMT_S32P:
-            for c in 0..<ch {
-                let src = UnsafeRawPointer(planes[c]!).assumingMemoryBound(to: Int32.self)
-                let dst = output[c] + at
-                for i in 0..<n { dst[i] = Float(src[i]) * (1 / 2_147_483_648) }
-            }
-        case AV_SAMPLE_FMT_FLT:
-            let src = UnsafeRawPointer(planes[0]!).assumingMemoryBound(to: Float.self)
-            for c in 0..<ch { let dst = output[c] + at; for i in 0..<n { dst[i] = src[i * ch + c] } }
-        case AV_SAMPLE_FMT_S16:
-            let src = UnsafeRawPointer(planes[0]!).assumingMemoryBound(to: Int16.self)
-            for c in 0..<ch { let dst = output[c] + at; for i in 0..<n { dst[i] = Float(src[i * ch + c]) * (1 / 32768) } }
-        case AV_SAMPLE_FMT_S32:
-            let src = UnsafeRawPointer(planes[0]!).assumingMemoryBound(to: Int32.self)
-            for c in 0..<ch { let dst = output[c] + at; for i in 0..<n { dst[i] = Float(src[i * ch + c]) * (1 / 2_147_483_648) } }
-        default:
-            return false
-        }
-        return true
-    }
 
     // MARK: - Magic cookies
 
