@@ -34,7 +34,8 @@ public struct PacketDecoderError: Error, Hashable, Sendable, CustomStringConvert
 }
 
 /// Decodes compressed audio packets (MPEG Layer I, II and III, AAC-LC, HE-AAC and HE-AAC v2,
-/// Apple Lossless, FLAC, Opus, Vorbis, Apple IMA4) to planar Float32 at the format's rate with libavcodec.
+/// Apple Lossless, FLAC, Opus, Vorbis, Apple IMA4) to planar Float32 at the format's rate with libavcodec,
+/// and MPEG Layer III with libmpg123 when it loads (``library``; docs/codecs.md, "MP3 through libmpg123").
 /// An AAC format's ID names the layers decoded (``aacDecoderConfig(formatID:asc:)``).
 ///
 /// Feed packets in stream order with ``decode(_:framesIfCorrupt:into:offset:capacity:)``; at the
@@ -48,7 +49,8 @@ public struct PacketDecoderError: Error, Hashable, Sendable, CustomStringConvert
 ///
 /// **Samples.** Whatever libavcodec's sample format (float, 16- or 32-bit integers, planar or
 /// interleaved), frames are written as Float32 scaled as FFmpeg's own conversion does
-/// (x / 32768, x / 2147483648, floats copied), so output matches `ffmpeg -f f32le` bit for bit.
+/// (x / 32768, x / 2147483648, floats copied), so output matches `ffmpeg -f f32le` bit for bit;
+/// libmpg123's MP3 output differs from FFmpeg's by rounding (below 1e-5).
 ///
 /// Thread safety: **not thread-safe.** One control or worker thread at a time (it may be handed
 /// between threads between calls). Never the render thread: libavcodec allocates and its time
