@@ -97,8 +97,9 @@ struct NetJackStartOnJACKTests {
 
     /// A session of `parts` (clicks every ``spacing`` frames from each part's offset, 2 s
     /// each, on the one output).
-    static func session(_ dir: TempDir, parts: [(name: String, offset: Int, amplitude: Float)]) throws -> URL {
-        let frames = 96_000
+    static func session(
+        _ dir: TempDir, parts: [(name: String, offset: Int, amplitude: Float)], frames: Int = 96_000, name: String = "parts.toml"
+    ) throws -> URL {
         var toml = "[output]\nchannels = 1\n"
         for p in parts {
             _ = try makeImpulseFile(
@@ -106,7 +107,7 @@ struct NetJackStartOnJACKTests {
                 amplitude: p.amplitude, encoding: ["-e", "signed-integer", "-b", "16"])
             toml += "[[track]]\nfile = \"\(p.name.lowercased()).wav\"\npart = \"\(p.name)\"\n"
         }
-        return try dir.write("parts.toml", toml)
+        return try dir.write(name, toml)
     }
 
     private func run(isLast: Bool, _ options: NetJackRig.Options) throws -> LiveRunVerdict {
@@ -346,6 +347,129 @@ struct NetJackStartOnJACKTests {
             return
         }
         try liveRun("aMasterRestartIsRelearnt") { _, isLast in try rejoinRun(isLast: isLast, .masterRestart) }
+    }
+
+    /// Two slaves and a period change on the master (`jack_bufsize 512` while all three parts
+    /// play; issue 26, "several slaves": each link kept in step on its own). The master drops
+    /// both slaves, which rejoin with new ports there; the master's aqsync connects each link
+    /// again, reads each slave's L afresh ((5 + 1) × 512 = 3072) and carries each slave's start
+    /// stamp anew by its own L; each slave's aqsync moves its part back into step. Judged on
+    /// the master as ``aPeriodChangeIsRelearnt()``: every click of B and of C in the last 4 s
+    /// exactly its offset after a click of A, in the master server's frames.
+    @Test(.timeLimit(.minutes(3))) func twoSlavesRelearnAfterAPeriodChange() throws {
+        if let reason = NetJackRig.unavailableReason() {
+            print("NetJackStartOnJACKTests: skipped: \(reason)")
+            return
+        }
+        try liveRun("twoSlavesRelearnAfterAPeriodChange") { _, isLast in try twoSlavesRejoinRun(isLast: isLast) }
+    }
+
+    private func twoSlavesRejoinRun(isLast: Bool) throws -> LiveRunVerdict {
+        let dir = try TempDir()
+        let parts = Self.parts
+        let session = try Self.session(dir, parts: parts, frames: 480_000, name: "long.toml")
+        var options = NetJackRig.Options()
+        options.slaves = 2
+        let rig = try NetJackRig(options)
+        defer { rig.stop() }
+        let id = "\(getpid())-\(UUID().uuidString.prefix(4))"
+        func text(_ u: URL) -> String { (try? String(contentsOf: u, encoding: .utf8)) ?? "" }
+        let masterLog = dir.file("master.log"), slaveLogs = [dir.file("slave.log"), dir.file("slave2.log")]
+        var slaves: [Process] = []
+        defer { for p in slaves { p.terminateAndReap() } }
+        for k in 0..<2 {
+            let part = parts[k + 1].name
+            slaves.append(try startAqsync([
+                session.path, "--part", part, "--server", rig.slaves[k].server, "--client-name", "nj\(part)-\(id)", "--no-start-server", "--allow-loss",
+                "--connect", "system:playback_2", "--netjack-slave", "system:capture_1,system:capture_2,system:playback_1",
+            ], log: slaveLogs[k]))
+        }
+        for (k, p) in slaves.enumerated() {
+            let waiting = Date().addingTimeInterval(10)
+            while !text(slaveLogs[k]).contains("waiting for the master's start stamp") && p.isRunning && Date() < waiting { usleep(20_000) }
+        }
+        let links = (0..<2).flatMap { k in ["--netjack-master", "\(rig.toSlave(1, of: k)),\(rig.toSlave(2, of: k)),\(rig.fromSlave(1, of: k))"] }
+        let master = try startAqsync([
+            session.path, "--part", "A", "--server", rig.masterServer, "--client-name", "njA-\(id)", "--no-start-server", "--allow-loss",
+            "--no-connect", "--lead", "1",
+        ] + links, log: masterLog)
+        defer { master.terminateAndReap() }
+        let playing = Date().addingTimeInterval(10)
+        while !text(masterLog).contains("playing '") && master.isRunning && Date() < playing { usleep(20_000) }
+        usleep(1_000_000)
+        let away: Duration
+        do { away = try rig.changeMasterPeriod(512) } catch {
+            // The rejoin is the servers' doing (as in rejoinRun): repeated, printed, at most 3
+            // runs, unless aqsync's own figures moved.
+            master.terminateAndReap()
+            for p in slaves { p.terminateAndReap() }
+            let why = "\(error)\n--- master aqsync:\n\(text(masterLog))" + slaveLogs.map { "\n--- slave aqsync:\n\(text($0))" }.joined()
+            if isLast { throw TestingError(why) }
+            let figures = slaveLogs.reduce(aqsyncPlayFigures(text(masterLog))) { $0.merging(aqsyncPlayFigures(text($1)), uniquingKeysWith: +) }
+            return .witnessCouldNotTell(reason: "the netjack2 rig's slaves did not come back: \(why)", aqsyncFigures: figures)
+        }
+        // Recorded on the master from the rejoin on: A, B, C, the witness's count and the
+        // server's counter; and each slave's witness of its servers' D.
+        let (recorder, witness) = try Self.masterRecording(rig, dir, parts: 3)
+        defer { recorder.stop(); witness.stop() }
+        let inputs = recorder.inputPortNames
+        let connectedA = Date().addingTimeInterval(10)
+        while (try? JackTools.connect("njA-\(id):out_1", inputs[0], server: rig.masterServer)) == nil && master.isRunning && Date() < connectedA { usleep(20_000) }
+        for k in 0..<2 { try JackTools.connect(rig.fromSlave(2, of: k), inputs[1 + k], server: rig.masterServer) }
+        var slaveDs: [SlaveDWitness] = []
+        defer { for w in slaveDs { w.stop() } }
+        for k in 0..<2 { slaveDs.append(try SlaveDWitness(rig: rig, dir: dir, slave: k)) }
+        for p in [master] + slaves {
+            let end = Date().addingTimeInterval(25)
+            while p.isRunning && Date() < end { usleep(20_000) }
+        }
+        master.terminateAndReap()
+        for p in slaves { p.terminateAndReap() }
+        recorder.stop()
+        let m = text(masterLog), s1 = text(slaveLogs[0]), s2 = text(slaveLogs[1])
+        let outputs = "--- master aqsync:\n\(m)\n--- slave aqsync (B):\n\(s1)\n--- slave aqsync (C):\n\(s2)"
+        print("twoSlavesRelearnAfterAPeriodChange: the slaves were away \(away); " + (m + s1 + s2).split(separator: "\n").filter { $0.contains("netjack") }.joined(separator: " / "))
+        #expect(master.terminationStatus == 0 && slaves.allSatisfy { $0.terminationStatus == 0 }, "\(outputs)")
+        for c in rig.slaves.map(\.client) {
+            // Each link on its own: connected again, its L re-learnt in-band, its stamp carried.
+            #expect(m.contains("netjack master: L = 1536 for slave \(c)"), "\(outputs)")
+            #expect(m.contains("netjack (slave \(c)): L changed from 1536 to 3072"), "\(outputs)")
+            #expect(m.contains("netjack (slave \(c)): the start stamp now carries the start by L = 3072"), "\(outputs)")
+            #expect(m.contains("\(c):to_slave_1"), "\(outputs)")
+        }
+        #expect(m.contains("aqsync: netjack: connected again"), "\(outputs)")
+        #expect(s1.contains("aqsync: netjack: the part moved back into step") && s2.contains("aqsync: netjack: the part moved back into step"), "\(outputs)")
+
+        // The clicks, in the master server's frames; B and C in the last 4 s (after the move).
+        let wav = try recorder.read()
+        let timeline = WitnessTimeline(channel: wav.channels[3], serverChannel: wav.channels[4])
+        let clicks = (0..<3).map { peaks(wav.channels[$0], threshold: 0.25) }
+        let frames = clicks.map { $0.compactMap { timeline.serverFrames[$0] } }
+        guard !frames[0].isEmpty, zip(frames, clicks).allSatisfy({ $0.count == $1.count }) else {
+            Issue.record("no click of A, or a click where the witness's server counter is missing: \(clicks)\n\(outputs)")
+            return .judged
+        }
+        let aSet = Set(frames[0])
+        var judged: [Int] = [], off: [(String, Int, Int)] = []
+        for p in 1..<3 {
+            let last = frames[p].last ?? 0
+            let recent = frames[p].filter { ((last - $0) & 0xFF_FFFF) < 192_000 }
+            judged.append(recent.count)
+            for f in recent where !aSet.contains((f - parts[p].offset) & 0xFF_FFFF) {
+                off.append((parts[p].name, f, frames[0].map { f - parts[p].offset - $0 }.min { abs($0) < abs($1) } ?? 0))
+            }
+        }
+        let marks = (timeline.breaks + timeline.slips + timeline.xruns).sorted()
+        let serverDs = try slaveDs.map { try $0.changes().map(\.d) }
+        let summary = "A: \(clicks[0].count) clicks; B: \(clicks[1].count), C: \(clicks[2].count); judged in the last 4 s: B \(judged[0]), C \(judged[1]); off: \(off.prefix(6)); witness marks \(marks.prefix(6))"
+        print("twoSlavesRelearnAfterAPeriodChange: \(summary)")
+        if off.isEmpty && judged.allSatisfy({ $0 >= 12 }) { return .judged }
+        let figures = [s1, s2].reduce(aqsyncPlayFigures(m)) { $0.merging(aqsyncPlayFigures($1), uniquingKeysWith: +) }
+        if (!marks.isEmpty || serverDs.contains { $0.count > 1 }) && !isLast {
+            return .witnessCouldNotTell(reason: "\(summary); the servers' D on the slaves: \(serverDs.map { $0.prefix(6) }): the recorder, the master or a slave lost frames", aqsyncFigures: figures)
+        }
+        Issue.record("\(summary)\n\(outputs)")
+        return .judged
     }
 
     /// On the master: `jack-record` of `parts` + 2 channels (1: part A, 2…: the slaves' parts,
