@@ -128,9 +128,10 @@ final class NetJackSide: @unchecked Sendable {
     }
 
     /// The line reporting that D or L moved since `seen` (the watcher's previous reading), or
-    /// nil when it did not.
-    func change(since seen: NetJackLink.Watch) -> String? {
+    /// nil when it did not; `seen` becomes the reading compared.
+    func change(since seen: inout NetJackLink.Watch) -> String? {
         let w = link.watch
+        defer { seen = w }
         guard w.changes != seen.changes || w.latest != seen.latest, let now = w.latest else { return nil }
         let was = seen.latest ?? now
         let n = w.changes - seen.changes
@@ -255,8 +256,7 @@ final class NetJackSides: @unchecked Sendable {
                     }
                 }
                 for (k, side) in sides.enumerated() {
-                    if let line = side.change(since: seen[k]) { say(line) }
-                    seen[k] = side.link.watch
+                    if let line = side.change(since: &seen[k]) { say(line) }
                 }
             }
         }
