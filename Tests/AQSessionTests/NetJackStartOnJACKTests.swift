@@ -319,6 +319,47 @@ struct NetJackStartOnJACKTests {
         #expect(m.terminationStatus == 0 && s1.terminationStatus == 0, "master:\n\(text(masterLog))\nslave in time:\n\(text(inTime))")
         print("noEchoAndALateSlaveAreRefused: \(text(alone).split(separator: "\n").last ?? "") / \(text(late).split(separator: "\n").last ?? "")")
     }
+    /// Two slaves, only the first's aqsync running: the master with a link to each waits for
+    /// both echoes, and when the second's does not come it exits 1 before anything plays,
+    /// naming that slave's echo reader and saying the other's came (issue 26, "several
+    /// slaves").
+    @Test(.timeLimit(.minutes(2))) func aSlaveWithoutEchoIsNamed() throws {
+        if let reason = NetJackRig.unavailableReason() {
+            print("NetJackStartOnJACKTests: skipped: \(reason)")
+            return
+        }
+        let dir = try TempDir()
+        let session = try Self.session(dir, parts: Self.parts)
+        var options = NetJackRig.Options()
+        options.slaves = 2
+        let rig = try NetJackRig(options)
+        defer { rig.stop() }
+        let id = "\(getpid())-\(UUID().uuidString.prefix(4))"
+        func text(_ u: URL) -> String { (try? String(contentsOf: u, encoding: .utf8)) ?? "" }
+        let slaveLog = dir.file("slave.log"), masterLog = dir.file("master.log")
+        let slave = try startAqsync([
+            session.path, "--part", "B", "--server", rig.slaveServer, "--client-name", "njB-\(id)", "--no-start-server", "--allow-loss",
+            "--connect", "system:playback_2", "--netjack-slave", "system:capture_1,system:capture_2,system:playback_1",
+        ], log: slaveLog)
+        defer { slave.terminateAndReap() }
+        let waiting = Date().addingTimeInterval(10)
+        while !text(slaveLog).contains("waiting for the master's start stamp") && slave.isRunning && Date() < waiting { usleep(20_000) }
+        let links = (0..<2).flatMap { k in ["--netjack-master", "\(rig.toSlave(1, of: k)),\(rig.toSlave(2, of: k)),\(rig.fromSlave(1, of: k))"] }
+        let master = try startAqsync([
+            session.path, "--part", "A", "--server", rig.masterServer, "--client-name", "njA-\(id)", "--no-start-server", "--allow-loss",
+            "--no-connect", "--lead", "1",
+        ] + links, log: masterLog)
+        defer { master.terminateAndReap() }
+        let end = Date().addingTimeInterval(20)
+        while master.isRunning && Date() < end { usleep(20_000) }
+        let m = text(masterLog)
+        #expect(!master.isRunning && master.terminationStatus == 1, "\(m)")
+        #expect(m.contains("--netjack-master: no echo of the master's frame stamps came back on njA-\(id)-echo2:in (slave \(rig.slaves[1].client))"), "\(m)")
+        #expect(m.contains("(the echo of slave \(rig.slaves[0].client) came)") && m.contains("nothing started"), "\(m)")
+        #expect(!m.contains("playing '"), "\(m)")
+        print("aSlaveWithoutEchoIsNamed: \(m.split(separator: "\n").last ?? "")")
+    }
+
     /// A period change on the master (`jack_bufsize 512` while both parts play): the slave is
     /// dropped and rejoins about 2 s later with new ports on the master. Both aqsyncs connect
     /// their side of the link again, re-learn D and L in-band (L becomes (5 + 1) × 512 = 3072)
