@@ -270,3 +270,100 @@ public struct NetJackLinkState: ~Copyable {
         }
     }
 }
+
+/// Several ``NetJackLink``s driven by one device's hook: a master aqsync serving several
+/// netjack2 slaves (one link per slave: its own frame stamps, start stamp and echo), or one
+/// link alone. Link `k` is handed the side ports `k × inputsPerLink ..< (k + 1) × inputsPerLink`
+/// and `k × outputsPerLink ..< (k + 1) × outputsPerLink` (master: 0 inputs and 2 outputs per
+/// link; slave: 2 inputs and 1 output).
+///
+/// The links are fixed when the group is made, before the device calls its hook: the render
+/// thread reads a table allocated once (the links' state pointers), never an array, and takes
+/// no lock. Thread safety: ``hook`` runs on one render thread at a time; the rest is
+/// read-only, any thread.
+public final class NetJackLinks: @unchecked Sendable {
+    /// The links, in side-port order.
+    public let links: [NetJackLink]
+    /// Side ports each link is handed.
+    public let inputsPerLink: Int, outputsPerLink: Int
+    private let table: UnsafeMutablePointer<NetJackLinksTable>
+    private let states: UnsafeMutablePointer<UnsafeMutablePointer<NetJackLinkState>>
+
+    /// A group of `links` (all of one role), each handed `inputsPerLink` side inputs and
+    /// `outputsPerLink` side outputs; by default what the role needs (master: 0 and 2, slave:
+    /// 2 and 1). Any thread.
+    public init(_ links: [NetJackLink], inputsPerLink: Int? = nil, outputsPerLink: Int? = nil) {
+        self.links = links
+        let master = links.first?.role != .slave
+        self.inputsPerLink = inputsPerLink ?? (master ? 0 : 2)
+        self.outputsPerLink = outputsPerLink ?? (master ? 2 : 1)
+        states = .allocate(capacity: max(1, links.count))
+        for (k, l) in links.enumerated() { (states + k).initialize(to: l.state) }
+        table = .allocate(capacity: 1)
+        table.initialize(to: NetJackLinksTable(
+            count: links.count, inputsPerLink: self.inputsPerLink, outputsPerLink: self.outputsPerLink, states: states))
+    }
+
+    deinit {
+        table.deinitialize(count: 1)
+        table.deallocate()
+        states.deinitialize(count: links.count)
+        states.deallocate()
+    }
+
+    /// The device's per-cycle hook for every link: keep the group (and so its links) until the
+    /// device no longer calls it.
+    public var hook: CycleHook { CycleHook(context: UnsafeMutableRawPointer(table), process: netJackLinksCycle) }
+
+    /// One cycle of every link (the hook's function), for tests without a server. Render
+    /// thread.
+    @_noLocks
+    public func cycle(
+        frame: Int64, counter: UInt32, frames: Int,
+        inputs: UnsafePointer<UnsafeMutablePointer<Float>>?, inputCount: Int,
+        outputs: UnsafePointer<UnsafeMutablePointer<Float>>?, outputCount: Int
+    ) {
+        NetJackLinksTable.cycle(table, frame: frame, counter: counter, frames: frames, inputs: inputs, inputCount: inputCount, outputs: outputs, outputCount: outputCount)
+    }
+}
+
+/// What the render thread reads of a ``NetJackLinks``: plain memory, fixed before the hook runs.
+struct NetJackLinksTable {
+    let count: Int, inputsPerLink: Int, outputsPerLink: Int
+    let states: UnsafeMutablePointer<UnsafeMutablePointer<NetJackLinkState>>
+
+    /// Each link's cycle with its own side ports; a link whose ports are not all there is
+    /// skipped. Render thread: no lock, no allocation.
+    @_noLocks
+    static func cycle(
+        _ table: UnsafeMutablePointer<NetJackLinksTable>, frame: Int64, counter: UInt32, frames: Int,
+        inputs: UnsafePointer<UnsafeMutablePointer<Float>>?, inputCount: Int,
+        outputs: UnsafePointer<UnsafeMutablePointer<Float>>?, outputCount: Int
+    ) {
+        let t = table.pointee
+        for k in 0..<t.count {
+            let i0 = k * t.inputsPerLink, o0 = k * t.outputsPerLink
+            guard i0 + t.inputsPerLink <= inputCount, o0 + t.outputsPerLink <= outputCount else { return }
+            var ins: UnsafePointer<UnsafeMutablePointer<Float>>?
+            var outs: UnsafePointer<UnsafeMutablePointer<Float>>?
+            if let inputs, t.inputsPerLink > 0 { ins = inputs + i0 }
+            if let outputs, t.outputsPerLink > 0 { outs = outputs + o0 }
+            NetJackLinkState.cycle(
+                t.states[k], frame: frame, counter: counter, frames: frames,
+                inputs: ins, inputCount: t.inputsPerLink, outputs: outs, outputCount: t.outputsPerLink)
+        }
+    }
+}
+
+/// ``NetJackLinks/hook``'s C function. Render thread.
+@_noLocks
+private func netJackLinksCycle(
+    _ context: UnsafeMutableRawPointer?, _ frame: Int64, _ counter: UInt32, _ frames: UInt32,
+    _ inputs: UnsafePointer<UnsafeMutablePointer<Float>>?, _ inputCount: Int,
+    _ outputs: UnsafePointer<UnsafeMutablePointer<Float>>?, _ outputCount: Int
+) {
+    guard let context else { return }
+    NetJackLinksTable.cycle(
+        context.assumingMemoryBound(to: NetJackLinksTable.self), frame: frame, counter: counter, frames: Int(frames),
+        inputs: inputs, inputCount: inputCount, outputs: outputs, outputCount: outputCount)
+}

@@ -9,6 +9,12 @@ import Synchronization
 /// the second. Both servers share this machine's /dev/shm, so clients of this process reach
 /// either by its server name, and the names are distinct (JACK's registry is machine-wide).
 ///
+/// With ``Options/slaves`` above 1, each slave has a namespace of its own, joined to the
+/// master's by its own veth pair whose master end is in a bridge there (the bridge has
+/// 10.201.0.1/24 and the multicast route, snooping off so the slaves' multicast reaches the
+/// master; slave K has 10.201.0.(K + 1)): one master, several slaves, as several machines on
+/// one switch.
+///
 /// Stopped (servers, then namespaces) by ``stop()`` or when released; a server that does not
 /// exit on SIGTERM is killed and its registry slot reclaimed.
 ///
@@ -33,6 +39,8 @@ package final class NetJackRig: @unchecked Sendable {
         /// (`-d net -a 10.201.0.1`). Both are needed: a slave given the address does not find
         /// a master listening on the multicast address.
         package var masterAddress = false
+        /// How many slaves join the master (each in a namespace of its own).
+        package var slaves = 1
         /// netjack2's defaults: an asynchronous slave, latency 5, two channels, on a 48 kHz
         /// master with 256-frame periods.
         package init() {}
@@ -46,12 +54,27 @@ package final class NetJackRig: @unchecked Sendable {
     /// `NAME:to_slave_N` (inputs, heard on the slave's `system:capture_N`) and
     /// `NAME:from_slave_N` (outputs, what the slave plays on `system:playback_N`).
     package let slaveClient: String
-    /// The network namespaces.
+    /// The network namespaces (the first slave's).
     package let masterNamespace: String, slaveNamespace: String
 
+    /// One slave of the rig: its JACK server name, its client name on the master (`NAME:to_slave_N`,
+    /// `NAME:from_slave_N` there) and its network namespace. A plain value.
+    package struct Slave: Sendable {
+        package let server: String, client: String, namespace: String
+        /// The veth pair's ends: in the master's namespace, in the slave's.
+        let vethMaster: String, vethSlave: String
+        /// Its address, and its server's log file's name.
+        let address: String, log: String
+    }
+    /// Every slave, the first being ``slaveServer``, ``slaveClient``, ``slaveNamespace``.
+    package let slaves: [Slave]
+
     private let vethMaster: String, vethSlave: String
+    /// The bridge in the master's namespace (several slaves only).
+    private let bridge: String
     private let directory: URL
-    private var master: ChildProcess?, slave: ChildProcess?
+    private var master: ChildProcess?
+    private var slaveProcesses: [ChildProcess?] = []
     private var namespacesMade = false
     /// True when the servers were started with `-R`.
     package private(set) var isRealtime = false
@@ -89,19 +112,31 @@ package final class NetJackRig: @unchecked Sendable {
         // Interface names have at most 15 characters.
         vethMaster = "njm\(getpid() % 10_000_000)-\(n % 100)"
         vethSlave = "njs\(getpid() % 10_000_000)-\(n % 100)"
+        bridge = "njb\(getpid() % 10_000_000)-\(n % 100)"
+        let (vm, vs, ss, sc, sn) = (vethMaster, vethSlave, slaveServer, slaveClient, slaveNamespace)
+        slaves = (0..<max(1, options.slaves)).map { k in
+            k == 0
+                ? Slave(server: ss, client: sc, namespace: sn, vethMaster: vm, vethSlave: vs, address: "10.201.0.2/24", log: "slave.log")
+                : Slave(
+                    server: "aqnjs\(k + 1)-\(tag)", client: "njslave\(k + 1)-\(tag)", namespace: "aqnj-s\(k + 1)-\(tag)",
+                    vethMaster: "nj\(k + 1)m\(getpid() % 10_000_000)-\(n % 100)", vethSlave: "nj\(k + 1)s\(getpid() % 10_000_000)-\(n % 100)",
+                    address: "10.201.0.\(k + 2)/24", log: "slave\(k + 1).log")
+        }
         if n == 1 { Self.sweepStale() }
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("aqnj-\(tag)")
         try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         do throws(TestingError) {
             try makeNetwork()
             try startMaster(log: "master.log")
-            var net = ["-d", "net", "-n", slaveClient, "-l", "\(options.latency)", "-C", "\(options.channels)", "-P", "\(options.channels)"]
-            if options.masterAddress { net += ["-a", "10.201.0.1"] }
-            slave = try startServer(
-                namespace: slaveNamespace, name: slaveServer, extra: options.sync ? ["-S"] : [], backend: net, log: "slave.log")
+            for s in slaves {
+                var net = ["-d", "net", "-n", s.client, "-l", "\(options.latency)", "-C", "\(options.channels)", "-P", "\(options.channels)"]
+                if options.masterAddress { net += ["-a", "10.201.0.1"] }
+                slaveProcesses.append(try startServer(
+                    namespace: s.namespace, name: s.server, extra: options.sync ? ["-S"] : [], backend: net, log: s.log))
+            }
             try waitForSlave(timeout: timeout)
         } catch {
-            let logs = "\n--- master:\n\(masterLog)\n--- slave:\n\(slaveLog)"
+            let logs = "\n--- master:\n\(masterLog)" + slaves.indices.map { "\n--- slave \($0 + 1):\n\(slaveLog(of: $0))" }.joined()
             stop()
             throw TestingError("netjack rig: \(error.message)\(logs)")
         }
@@ -109,18 +144,23 @@ package final class NetJackRig: @unchecked Sendable {
 
     deinit { stop() }
 
-    /// The master's output (this process's side) of the slave's playback `channel` (1-based).
-    package func fromSlave(_ channel: Int) -> String { "\(slaveClient):from_slave_\(channel)" }
-    /// The master's input that the slave hears on its capture `channel` (1-based).
-    package func toSlave(_ channel: Int) -> String { "\(slaveClient):to_slave_\(channel)" }
+    /// The master's output (this process's side) of a slave's playback `channel` (1-based);
+    /// `slave`: which (0-based, in ``slaves``).
+    package func fromSlave(_ channel: Int, of slave: Int = 0) -> String { "\(slaves[slave].client):from_slave_\(channel)" }
+    /// The master's input that a slave hears on its capture `channel` (1-based).
+    package func toSlave(_ channel: Int, of slave: Int = 0) -> String { "\(slaves[slave].client):to_slave_\(channel)" }
 
-    /// True while the master's and the slave's jackd run.
+    /// True while the master's and every slave's jackd run.
     package var isMasterRunning: Bool { master?.isRunning == true }
-    package var isSlaveRunning: Bool { slave?.isRunning == true }
+    package var isSlaveRunning: Bool { !slaveProcesses.isEmpty && slaveProcesses.allSatisfy { $0?.isRunning == true } }
 
-    /// The master's and the slave's output so far.
+    /// The master's and the (first) slave's output so far.
     package var masterLog: String { (try? String(contentsOf: directory.appendingPathComponent("master.log"), encoding: .utf8)) ?? "" }
-    package var slaveLog: String { (try? String(contentsOf: directory.appendingPathComponent("slave.log"), encoding: .utf8)) ?? "" }
+    package var slaveLog: String { slaveLog(of: 0) }
+    /// A slave's server's output so far (0-based, in ``slaves``).
+    package func slaveLog(of slave: Int) -> String {
+        (try? String(contentsOf: directory.appendingPathComponent(slaves[slave].log), encoding: .utf8)) ?? ""
+    }
 
     /// Waits until the slave's ports are on the master and the slave server accepts clients,
     /// polling both port lists every 100 ms (joining has no notification a test can wait on).
@@ -129,15 +169,17 @@ package final class NetJackRig: @unchecked Sendable {
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
         while clock.now < deadline {
-            guard master?.isRunning == true, slave?.isRunning == true else { throw TestingError("a server exited") }
-            if ((try? JackTools.ports(server: masterServer)) ?? []).contains(toSlave(1)),
-               ((try? JackTools.ports(server: slaveServer)) ?? []).contains("system:capture_1") { return }
+            guard master?.isRunning == true, isSlaveRunning else { throw TestingError("a server exited") }
+            let onMaster = (try? JackTools.ports(server: masterServer)) ?? []
+            if slaves.indices.allSatisfy({ onMaster.contains(toSlave(1, of: $0)) }),
+               slaves.allSatisfy({ ((try? JackTools.ports(server: $0.server)) ?? []).contains("system:capture_1") }) { return }
             Thread.sleep(forTimeInterval: 0.1)
         }
         let ports = ((try? JackTools.ports(server: masterServer)) ?? []).filter { !$0.hasPrefix("system:") }
         throw TestingError(
             "the slave did not join the master within \(timeout); the master's client ports: \(ports)"
-                + "\n--- master jackd:\n\(masterLog.suffix(3000))\n--- slave jackd:\n\(slaveLog.suffix(3000))")
+                + "\n--- master jackd:\n\(masterLog.suffix(3000))"
+                + slaves.indices.map { "\n--- slave \($0 + 1) jackd:\n\(slaveLog(of: $0).suffix(3000))" }.joined())
     }
 
     /// Changes the master's period with `jack_bufsize`: the master drops the slave (its ports
@@ -193,14 +235,14 @@ package final class NetJackRig: @unchecked Sendable {
     /// registry slot reclaimed), and deletes the namespaces (and with them the veth pair).
     /// Idempotent.
     package func stop() {
-        if let slave { Self.end(slave, name: slaveServer) }
+        for (k, p) in slaveProcesses.enumerated() { if let p { Self.end(p, name: slaves[k].server) } }
         if let master { Self.end(master, name: masterServer) }
-        slave = nil
+        slaveProcesses = []
         master = nil
         if namespacesMade {
-            _ = try? JackTools.run(Self.ip, ["link", "del", vethMaster], server: "")  // when it never moved
+            for s in slaves { _ = try? JackTools.run(Self.ip, ["link", "del", s.vethMaster], server: "") }  // when it never moved
             _ = try? JackTools.run(Self.ip, ["netns", "del", masterNamespace], server: "")
-            _ = try? JackTools.run(Self.ip, ["netns", "del", slaveNamespace], server: "")
+            for s in slaves { _ = try? JackTools.run(Self.ip, ["netns", "del", s.namespace], server: "") }
             namespacesMade = false
         }
         try? FileManager.default.removeItem(at: directory)
@@ -213,13 +255,29 @@ package final class NetJackRig: @unchecked Sendable {
 
     private func makeNetwork() throws(TestingError) {
         namespacesMade = true
-        let (m, s) = (masterNamespace, slaveNamespace)
+        let m = masterNamespace
         try run(["netns", "add", m])
-        try run(["netns", "add", s])
-        try run(["link", "add", vethMaster, "type", "veth", "peer", "name", vethSlave])
-        try run(["link", "set", vethMaster, "netns", m])
-        try run(["link", "set", vethSlave, "netns", s])
-        for (ns, dev, address) in [(m, vethMaster, "10.201.0.1/24"), (s, vethSlave, "10.201.0.2/24")] {
+        for s in slaves { try run(["netns", "add", s.namespace]) }
+        for s in slaves {
+            try run(["link", "add", s.vethMaster, "type", "veth", "peer", "name", s.vethSlave])
+            try run(["link", "set", s.vethMaster, "netns", m])
+            try run(["link", "set", s.vethSlave, "netns", s.namespace])
+        }
+        var ends = slaves.map { ($0.namespace, $0.vethSlave, $0.address) }
+        if slaves.count == 1 {
+            ends.insert((m, vethMaster, "10.201.0.1/24"), at: 0)
+        } else {
+            // Several slaves: the master's ends of their veth pairs in one bridge, which has the
+            // master's address; multicast snooping off (no querier here: the slaves' multicast
+            // must reach the master's netmanager).
+            try run(["-n", m, "link", "add", bridge, "type", "bridge", "mcast_snooping", "0"])
+            for s in slaves {
+                try run(["-n", m, "link", "set", s.vethMaster, "master", bridge])
+                try run(["-n", m, "link", "set", s.vethMaster, "up"])
+            }
+            ends.insert((m, bridge, "10.201.0.1/24"), at: 0)
+        }
+        for (ns, dev, address) in ends {
             try run(["-n", ns, "addr", "add", address, "dev", dev])
             try run(["-n", ns, "link", "set", "lo", "up"])
             try run(["-n", ns, "link", "set", dev, "up"])
@@ -262,13 +320,13 @@ package final class NetJackRig: @unchecked Sendable {
     }
 
     /// Removes what rigs of test processes that are gone left behind (a test process killed
-    /// before its rigs stopped): namespaces `aqnj-m-PID-N` and `aqnj-s-PID-N` whose PID no
+    /// before its rigs stopped): namespaces `aqnj-m-PID-N` and `aqnj-s-PID-N` (`aqnj-sK-PID-N`) whose PID no
     /// longer runs, after ending the jackd still running in them (SIGTERM, then SIGKILL after
     /// 5 s). Namespaces of running processes are left alone.
     private static func sweepStale() {
         guard let list = try? JackTools.run(ip, ["netns", "list"], server: ""), list.status == 0 else { return }
         for line in list.output.split(separator: "\n") {
-            guard let ns = line.split(separator: " ").first.map(String.init), ns.hasPrefix("aqnj-m-") || ns.hasPrefix("aqnj-s-"),
+            guard let ns = line.split(separator: " ").first.map(String.init), ns.hasPrefix("aqnj-m-") || ns.hasPrefix("aqnj-s"),
                   let pid = Int32(ns.split(separator: "-")[2]), kill(pid, 0) != 0 && errno == ESRCH
             else { continue }
             let pids = ((try? JackTools.run(ip, ["netns", "pids", ns], server: ""))?.output ?? "").split(separator: "\n").compactMap { Int32($0) }

@@ -87,8 +87,8 @@ struct PlayCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Start the session (frame 0, or --from's position) on the device frame of this wall-clock (CLOCK_REALTIME) instant: ISO 8601 with a zone (2026-11-27T12:00:03.250Z) or seconds from now (+3, +2.5s); at least --lead ahead, else refused; refused too when the server's clock runs more than 1000 ppm off nominal (docs/multi-machine.md).", valueName: "INSTANT"))
     var startAt: String?
 
-    @Option(help: ArgumentHelp("On a netjack2 master: write the frame stamps of this aqsync's device frames to the slave's TO1, the stamp of the master frame the slave's part must render at (the session start minus the slave→master latency L) to TO2, and measure L from the slave's echo on FROM; the slave's aqsync (--netjack-slave) then leaves its part on the master's outputs on the same frame as this one's (docs/netjack.md).", valueName: "TO1,TO2,FROM"))
-    var netjackMaster: String?
+    @Option(help: ArgumentHelp("On a netjack2 master: write the frame stamps of this aqsync's device frames to a slave's TO1, the stamp of the master frame the slave's part must render at (the session start minus that slave's slave→master latency L) to TO2, and measure L from the slave's echo on FROM; the slave's aqsync (--netjack-slave) then leaves its part on the master's outputs on the same frame as this one's. Give it once per slave (each slave's own to_slave/from_slave ports): every link has its own stamps, L and start stamp, and the master starts once every slave's L is known (docs/netjack.md).", valueName: "TO1,TO2,FROM"))
+    var netjackMaster: [String] = []
 
     @Option(help: ArgumentHelp("On a netjack2 slave: read the master's frame stamps on capture port CAP1 and its start stamp on CAP2, echo the stamps on playback port PLAY, and start the session on the slave frame the master's start stamp gives (instead of --lead or --start-at); refused if it comes too late (docs/netjack.md).", valueName: "CAP1,CAP2,PLAY"))
     var netjackSlave: String?
@@ -164,7 +164,7 @@ final class Player: @unchecked Sendable {
     /// The netjack2 link while the device may call its hook (``startNetJack(device:)``): kept
     /// by the player, which outlives the engine, so that its render-thread state is never
     /// freed under a cycle.
-    let netJackKeep = Mutex<NetJackSide?>(nil)
+    let netJackKeep = Mutex<NetJackSides?>(nil)
 
     /// The session position playback starts at (`--from`).
     let from: SessionTime
@@ -380,39 +380,31 @@ final class Player: @unchecked Sendable {
             }
         }
         let connected = (0..<channels).map { device.connections(ofOutput: $0) }
-        // --netjack-master / --netjack-slave: the link's hook, the master's echo reader.
-        var netJack: NetJackSide?
-        if command.netjackMaster != nil || command.netjackSlave != nil {
-            guard let side = startNetJack(device: device) else { return 1 }
-            netJack = side
+        // --netjack-master / --netjack-slave: the links' hook, the master's echo readers.
+        var netJack: NetJackSides?
+        if !command.netjackMaster.isEmpty || command.netjackSlave != nil {
+            guard let sides = startNetJack(device: device) else { return 1 }
+            netJack = sides
         }
         defer { netJack?.stop() }
         let epoch0 = engine.discontinuity.epoch
         let sessionStart: Int64
         do {
-            if let side = netJack, side.link.role == .slave {
-                guard let s = try netJackSlaveStart(side, player: player, engine: engine, rate: rate) else { return 128 + caughtSignal.load(ordering: .relaxed) }
+            if let sides = netJack, !sides.isMaster {
+                guard let s = try netJackSlaveStart(sides.sides[0], player: player, engine: engine, rate: rate) else { return 128 + caughtSignal.load(ordering: .relaxed) }
                 sessionStart = s
             } else {
-                // The master: L is known before the start is decided (by 0.9 s before the
-                // instant, when the conversion's references are taken; 5 s without one).
-                var latency = 0
-                if let side = netJack {
+                // The master: every slave's L is known before the start is decided (by 0.9 s
+                // before the instant, when the conversion's references are taken; 5 s without one).
+                var latencies: [Int] = []
+                if let sides = netJack {
                     let deadline = startAt.map { Date(timeIntervalSince1970: Double($0.nanoseconds) / 1e9 - 0.9) } ?? Date().addingTimeInterval(5)
-                    guard let l = netJackLatency(side, until: deadline) else { return caughtSignal.load(ordering: .relaxed) != 0 ? 128 + caughtSignal.load(ordering: .relaxed) : 1 }
-                    latency = l
+                    guard let l = netJackLatencies(sides, until: deadline) else { return caughtSignal.load(ordering: .relaxed) != 0 ? 128 + caughtSignal.load(ordering: .relaxed) : 1 }
+                    latencies = l
                 }
                 guard let s = try startSession(player, engine: engine, rate: rate) else { return 128 + caughtSignal.load(ordering: .relaxed) }
                 sessionStart = s
-                if let side = netJack {
-                    // L again, at the decision (it moves only with a lost cycle).
-                    latency = side.link.watch.latest ?? latency
-                    side.link.setRenderStamp(masterStart: s, latency: latency)
-                    side.placedBy.store(latency, ordering: .relaxed)
-                    side.placedFrame.store(s, ordering: .relaxed)
-                    side.placed.store(true, ordering: .releasing)
-                    log("netjack master: L = \(latency) (slave→master, measured from the echo: \(side.link.watch)); the slave renders its part at master frame \(s - Int64(latency)) (start stamp \(Int(NetJackStart.renderStamp(masterStart: s, latency: latency))))")
-                }
+                if let sides = netJack { netJackMasterPlaced(sides, start: s, latencies: latencies) }
             }
         } catch {
             printError(error.description)
@@ -517,7 +509,7 @@ final class Player: @unchecked Sendable {
         }
         if !setList.isSetList { printReport(reports) }
         for t in takeReports { log(t.summary) }
-        if let netJack { log(netJack.report) }
+        if let netJack { for line in netJack.report { log(line) } }
         let deviceLost = device.lostFrames - lost0
         let xruns = device.discontinuityCount(.xrun) - xruns0
         let skipped = device.lostTimePolicy == .followWallClock

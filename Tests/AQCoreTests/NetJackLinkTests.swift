@@ -108,4 +108,75 @@ import Testing
         echo.withUnsafeBufferPointer { NetJackLinkState.recordEcho(link.state, $0.baseAddress!, count: 4, counter: 100) }
         #expect(link.watch.stamps == 0)
     }
+
+    /// Runs one cycle of every link of `group` with these side inputs and outputs.
+    func cycle(_ group: NetJackLinks, frame: Int64, counter: UInt32 = 0, inputs: inout [[Float]], outputs: inout [[Float]]) {
+        let frames = (inputs.first ?? outputs.first ?? []).count
+        var ins = inputs.map { b -> UnsafeMutablePointer<Float> in
+            let p = UnsafeMutablePointer<Float>.allocate(capacity: b.count)
+            p.initialize(from: b, count: b.count)
+            return p
+        }
+        var outs = outputs.map { b -> UnsafeMutablePointer<Float> in
+            let p = UnsafeMutablePointer<Float>.allocate(capacity: b.count)
+            p.initialize(repeating: 0, count: b.count)
+            return p
+        }
+        defer { for p in ins + outs { p.deallocate() } }
+        ins.withUnsafeMutableBufferPointer { i in
+            outs.withUnsafeMutableBufferPointer { o in
+                group.cycle(
+                    frame: frame, counter: counter, frames: frames, inputs: UnsafePointer(i.baseAddress), inputCount: i.count,
+                    outputs: UnsafePointer(o.baseAddress), outputCount: o.count)
+            }
+        }
+        outputs = outs.enumerated().map { Array(UnsafeBufferPointer(start: $0.element, count: outputs[$0.offset].count)) }
+    }
+
+    /// One master, two slaves (issue 26, "several slaves"): each link is handed its own two
+    /// side outputs (the stamps of the device frames, and its own start stamp: the start minus
+    /// its own L), measures its own L from its own echo, and is carried anew alone.
+    @Test func severalMasterLinksEachWithItsOwnPortsAndL() {
+        let one = NetJackLink(role: .master), two = NetJackLink(role: .master)
+        let group = NetJackLinks([one, two])
+        #expect(group.inputsPerLink == 0 && group.outputsPerLink == 2 && group.links.count == 2)
+        let n = 8
+        var ins: [[Float]] = []
+        var outs = [[Float]](repeating: [Float](repeating: 0, count: n), count: 4)
+        cycle(group, frame: 10_000, counter: 9_744, inputs: &ins, outputs: &outs)
+        let stamps = (0..<n).map { FrameStamp.sample(for: UInt64(10_000 + $0)) }
+        #expect(outs[0] == stamps && outs[2] == stamps, "each slave gets the device frames' stamps")
+        #expect(outs[1].allSatisfy { $0 == 0 } && outs[3].allSatisfy { $0 == 0 }, "no start decided: no start stamp")
+        // Slave 1 echoes with L 1536 (-l 5), slave 2 with L 768 (-l 2), each to its own reader.
+        let echo = (0..<n).map { FrameStamp.sample(for: UInt64(10_000 + $0)) }
+        echo.withUnsafeBufferPointer { NetJackLinkState.recordEcho(one.state, $0.baseAddress!, count: n, counter: 9_744 + 1536) }
+        echo.withUnsafeBufferPointer { NetJackLinkState.recordEcho(two.state, $0.baseAddress!, count: n, counter: 9_744 + 768) }
+        #expect(one.watch.latest == 1536 && two.watch.latest == 768)
+        one.setRenderStamp(masterStart: 40_000, latency: 1536)
+        two.setRenderStamp(masterStart: 40_000, latency: 768)
+        cycle(group, frame: 10_008, counter: 9_752, inputs: &ins, outputs: &outs)
+        #expect(outs[1].allSatisfy { FrameStamp.frame(in: $0) == 40_000 - 1536 }, "\(outs[1])")
+        #expect(outs[3].allSatisfy { FrameStamp.frame(in: $0) == 40_000 - 768 }, "\(outs[3])")
+        // Slave 2 rejoins with another L: only its start stamp is carried anew.
+        two.setRenderStamp(masterStart: 40_000, latency: 1536)
+        cycle(group, frame: 10_016, counter: 9_760, inputs: &ins, outputs: &outs)
+        #expect(outs[1].allSatisfy { FrameStamp.frame(in: $0) == 40_000 - 1536 } && outs[3].allSatisfy { FrameStamp.frame(in: $0) == 40_000 - 1536 })
+        // Fewer side outputs than links need (a port missing): the links without theirs are
+        // skipped, the others still written.
+        var three = [[Float]](repeating: [Float](repeating: 0, count: n), count: 3)
+        cycle(group, frame: 10_024, counter: 9_768, inputs: &ins, outputs: &three)
+        #expect(three[0] == (0..<n).map { FrameStamp.sample(for: UInt64(10_024 + $0)) } && three[2].allSatisfy { $0 == 0 })
+    }
+
+    /// A slave's group of one link: its two inputs and one output, as the link alone.
+    @Test func aSlaveGroupIsItsLink() {
+        let link = NetJackLink(role: .slave)
+        let group = NetJackLinks([link])
+        #expect(group.inputsPerLink == 2 && group.outputsPerLink == 1)
+        let n = 8, d: Int64 = 5_120
+        var ins = [(0..<n).map { FrameStamp.sample(for: UInt64(50_000 + $0)) }, [Float](repeating: FrameStamp.sample(for: 64_000), count: n)]
+        var outs = [[Float](repeating: 0, count: n)]
+        cycle(group, frame: 50_000 + d, inputs: &ins, outputs: &outs)
+        #expect(link.watch.latest == Int(d) && link.slaveStart?.frame == 64_000 + d && outs[0] == ins[0])
+    }
 }

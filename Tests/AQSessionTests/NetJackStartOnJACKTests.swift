@@ -73,116 +73,189 @@ struct NetJackStartOnJACKTests {
         }
     }
 
+    /// One master, two slaves (issue 26, "several slaves"): ``NetJackRig`` with three
+    /// namespaces (the master's bridge joining two slaves), part A played by the master's
+    /// aqsync with one `--netjack-master` per slave, part B by an aqsync on the first slave and
+    /// part C (clicks 7000 frames after A's) by one on the second. Each link has its own frame
+    /// stamps, L, start stamp and echo reader; on the master every click of A, B and C must be
+    /// on its session frame in the master server's frames, 0 frames off (judged and repeated
+    /// as ``slavePartLeavesTheMasterOnItsFrame()``, with a witness of the servers' D on each
+    /// slave).
+    @Test(.timeLimit(.minutes(4))) func twoSlavesEachLeaveTheMasterOnTheirFrames() throws {
+        if let reason = NetJackRig.unavailableReason() {
+            print("NetJackStartOnJACKTests: skipped: \(reason)")
+            return
+        }
+        var options = NetJackRig.Options()
+        options.slaves = 2
+        try liveRun("twoSlavesEachLeaveTheMasterOnTheirFrames") { _, isLast in try run(isLast: isLast, options) }
+    }
+
+    /// The parts: A on the master, then one per slave (B, C), each's first click after A's by
+    /// its offset, and its amplitude.
+    static let parts: [(name: String, offset: Int, amplitude: Float)] = [("A", 0, 0.5), ("B", offset, 0.8), ("C", 7_000, 0.65)]
+
+    /// A session of `parts` (clicks every ``spacing`` frames from each part's offset, 2 s
+    /// each, on the one output).
+    static func session(
+        _ dir: TempDir, parts: [(name: String, offset: Int, amplitude: Float)], frames: Int = 96_000, name: String = "parts.toml"
+    ) throws -> URL {
+        var toml = "[output]\nchannels = 1\n"
+        for p in parts {
+            _ = try makeImpulseFile(
+                dir, "\(p.name.lowercased()).wav", rate: 48000, frames: frames, impulses: [Array(stride(from: p.offset, to: frames, by: spacing))],
+                amplitude: p.amplitude, encoding: ["-e", "signed-integer", "-b", "16"])
+            toml += "[[track]]\nfile = \"\(p.name.lowercased()).wav\"\npart = \"\(p.name)\"\n"
+        }
+        return try dir.write(name, toml)
+    }
+
     private func run(isLast: Bool, _ options: NetJackRig.Options) throws -> LiveRunVerdict {
         let dir = try TempDir()
-        let session = try Self.session(dir)
+        let slaves = max(1, options.slaves)
+        let parts = Array(Self.parts.prefix(slaves + 1))
+        let name = slaves == 1 ? "slavePartLeavesTheMasterOnItsFrame" : "twoSlavesEachLeaveTheMasterOnTheirFrames"
+        let session = try slaves == 1 ? Self.session(dir) : Self.session(dir, parts: parts)
         let rig = try NetJackRig(options)
         defer { rig.stop() }
         let id = "\(getpid())-\(UUID().uuidString.prefix(4))"
-        let (recorder, witness) = try Self.masterRecording(rig, dir)
+        let (recorder, witness) = try Self.masterRecording(rig, dir, parts: parts.count)
         defer { recorder.stop(); witness.stop() }
         let inputs = recorder.inputPortNames
-        try JackTools.connect(rig.fromSlave(2), inputs[1], server: rig.masterServer)
-        // The slave's own witness of the servers' D (``SlaveDWitness``).
-        let slaveD = try SlaveDWitness(rig: rig, dir: dir)
-        defer { slaveD.stop() }
-        let logged = (rig.masterLog.count, rig.slaveLog.count)
+        for k in 0..<slaves { try JackTools.connect(rig.fromSlave(2, of: k), inputs[1 + k], server: rig.masterServer) }
+        // Each slave's own witness of the servers' D (``SlaveDWitness``).
+        var slaveDs: [SlaveDWitness] = []
+        defer { for w in slaveDs { w.stop() } }
+        for k in 0..<slaves { slaveDs.append(try SlaveDWitness(rig: rig, dir: dir, slave: k)) }
+        let logged = (rig.masterLog.count, (0..<slaves).map { rig.slaveLog(of: $0).count })
 
-        // The slave first: it learns D at once and waits for the master's start stamp.
-        let slaveLog = dir.file("slave.log"), masterLog = dir.file("master.log")
-        let slave = try startAqsync([
-            session.path, "--part", "B", "--server", rig.slaveServer, "--client-name", "njB-\(id)", "--no-start-server", "--allow-loss",
-            "--connect", "system:playback_2", "--netjack-slave", "system:capture_1,system:capture_2,system:playback_1",
-        ], log: slaveLog)
-        defer { slave.terminateAndReap() }
-        let ready = Date().addingTimeInterval(10)
-        while !((try? String(contentsOf: slaveLog, encoding: .utf8)) ?? "").contains("waiting for the master's start stamp") {
-            guard slave.isRunning, Date() < ready else {
-                throw TestingError("the slave's aqsync did not come to wait for the start stamp: \((try? String(contentsOf: slaveLog, encoding: .utf8)) ?? "")")
+        // The slaves first: each learns D at once and waits for the master's start stamp.
+        let masterLog = dir.file("master.log")
+        let slaveLogs = (0..<slaves).map { dir.file($0 == 0 ? "slave.log" : "slave\($0 + 1).log") }
+        var slaveProcesses: [Process] = []
+        defer { for p in slaveProcesses { p.terminateAndReap() } }
+        for k in 0..<slaves {
+            let part = parts[k + 1].name
+            slaveProcesses.append(try startAqsync([
+                session.path, "--part", part, "--server", rig.slaves[k].server, "--client-name", "nj\(part)-\(id)", "--no-start-server", "--allow-loss",
+                "--connect", "system:playback_2", "--netjack-slave", "system:capture_1,system:capture_2,system:playback_1",
+            ], log: slaveLogs[k]))
+        }
+        for (k, slave) in slaveProcesses.enumerated() {
+            let ready = Date().addingTimeInterval(10)
+            while !((try? String(contentsOf: slaveLogs[k], encoding: .utf8)) ?? "").contains("waiting for the master's start stamp") {
+                guard slave.isRunning, Date() < ready else {
+                    throw TestingError("the slave's aqsync (\(parts[k + 1].name)) did not come to wait for the start stamp: \((try? String(contentsOf: slaveLogs[k], encoding: .utf8)) ?? "")")
+                }
+                usleep(20_000)
             }
-            usleep(20_000)
         }
         let start = Self.startAt
             ? ["--start-at", StartInstant.format(SystemInstant.now(.realtime).adding(seconds: 3).nanoseconds)] : ["--lead", "3"]
+        let links = (0..<slaves).flatMap { k in ["--netjack-master", "\(rig.toSlave(1, of: k)),\(rig.toSlave(2, of: k)),\(rig.fromSlave(1, of: k))"] }
         let master = try startAqsync([
             session.path, "--part", "A", "--server", rig.masterServer, "--client-name", "njA-\(id)", "--no-start-server", "--allow-loss",
-            "--connect", inputs[0], "--netjack-master", "\(rig.toSlave(1)),\(rig.toSlave(2)),\(rig.fromSlave(1))",
-        ] + start, log: masterLog)
+            "--connect", inputs[0],
+        ] + links + start, log: masterLog)
         defer { master.terminateAndReap() }
-        for p in [master, slave] {
+        for p in [master] + slaveProcesses {
             let end = Date().addingTimeInterval(20)
             while p.isRunning && Date() < end { usleep(20_000) }
         }
         let masterOut = (try? String(contentsOf: masterLog, encoding: .utf8)) ?? ""
-        let slaveOut = (try? String(contentsOf: slaveLog, encoding: .utf8)) ?? ""
-        let finished = !master.isRunning && !slave.isRunning
+        let slaveOuts = slaveLogs.map { (try? String(contentsOf: $0, encoding: .utf8)) ?? "" }
+        let finished = !master.isRunning && slaveProcesses.allSatisfy { !$0.isRunning }
         master.terminateAndReap()
-        slave.terminateAndReap()
+        for p in slaveProcesses { p.terminateAndReap() }
         recorder.stop()
         let wav = try recorder.read()
-        // Where the servers' D moved: (master device frame, new D), in recorded order.
-        let serverD = try slaveD.changes()
+        // Where each slave's servers' D moved: (master device frame, new D), in recorded order.
+        let serverDs = try slaveDs.map { try $0.changes() }
         // The master's device frame of session frame 0 (its log), to place clicks against them.
         let masterStart = masterOut.split(separator: "\n").first { $0.contains("session start at device frame ") }
             .flatMap { l in l.components(separatedBy: "session start at device frame ").last.flatMap { Int($0.prefix { $0.isNumber }) } }
         let trouble = NetJackMeasurement.trouble(in: String(rig.masterLog.dropFirst(logged.0))).map { "master: \($0)" }
-            + NetJackMeasurement.trouble(in: String(rig.slaveLog.dropFirst(logged.1))).map { "slave: \($0)" }
-        let dText = serverD.map { "\($0.d) from master frame \($0.master)" }.joined(separator: ", ")
-        let outputs = "--- slave's servers' D (slave server frame − master device frame): \(dText)\n--- master aqsync:\n\(masterOut)\n--- slave aqsync:\n\(slaveOut)"
+            + (0..<slaves).flatMap { k in NetJackMeasurement.trouble(in: String(rig.slaveLog(of: k).dropFirst(logged.1[k]))).map { "slave \(k + 1): \($0)" } }
+        let dText = serverDs.enumerated().map { k, d in
+            (slaves == 1 ? "" : "slave \(k + 1): ") + d.map { "\($0.d) from master frame \($0.master)" }.joined(separator: ", ")
+        }.joined(separator: "; ")
+        let outputs = "--- slave's servers' D (slave server frame − master device frame): \(dText)\n--- master aqsync:\n\(masterOut)"
+            + slaveOuts.enumerated().map { k, o in "\n--- slave aqsync\(slaves == 1 ? "" : " (\(parts[k + 1].name))"):\n\(o)" }.joined()
         #expect(finished, "an aqsync still ran 20 s after its start\n\(outputs)")
-        #expect(master.terminationStatus == 0 && slave.terminationStatus == 0, "exit statuses \(master.terminationStatus), \(slave.terminationStatus)\n\(outputs)")
+        #expect(master.terminationStatus == 0 && slaveProcesses.allSatisfy { $0.terminationStatus == 0 }, "exit statuses \(master.terminationStatus), \(slaveProcesses.map(\.terminationStatus))\n\(outputs)")
+        if slaves > 1 {
+            // Each link named in the master's log, with its own L.
+            for k in 0..<slaves { #expect(masterOut.contains("netjack master: L = 1536 for slave \(rig.slaves[k].client)"), "\(outputs)") }
+        }
 
-        let a = peaks(wav.channels[0], threshold: 0.25), b = peaks(wav.channels[1], threshold: 0.25)
-        let timeline = WitnessTimeline(channel: wav.channels[2], serverChannel: wav.channels[3])
+        let clicks = parts.indices.map { peaks(wav.channels[$0], threshold: 0.25) }
+        let a = clicks[0]
+        let timeline = WitnessTimeline(channel: wav.channels[parts.count], serverChannel: wav.channels[parts.count + 1])
         // The servers' or the recorder's doing only where the witness marked that frames were
         // lost (a break, a slip or an xrun report) before the first click off, from 3.2 s
-        // before A's first click on (when the slave's start was placed: a cycle the slave
+        // before A's first click on (when the slaves' starts were placed: a cycle a slave
         // loses after that moves D, and its part, by a period; the master's xrun report of it
         // lands up to WitnessMarks.reportDelay frames later).
         let marks = (timeline.breaks + timeline.slips + timeline.xruns).sorted()
         func lost(before recorded: Int) -> Bool {
             marks.contains { $0 >= (a.first ?? 0) - 153_600 && $0 <= recorded + WitnessMarks.reportDelay }
         }
-        // Or the slave's witness: the servers' D moved between the placing of the slave's start
+        // Each click's frame on the master: the server's counter where it was recorded.
+        let frames = clicks.map { $0.map { timeline.serverFrames[$0] } }
+        let aFrames = frames[0]
+        // Or a slave's witness: its servers' D moved between the placing of the slave's start
         // and the click (master server frame `frame`; master device frame = it − shift).
         func slaveLost(before frame: Int?) -> Bool {
             guard let frame, let masterStart, let a0 = aFrames.first ?? nil else { return false }
             let device = frame - (a0 - masterStart)
-            return serverD.dropFirst().contains { $0.master >= masterStart - 153_600 && $0.master <= device }
+            return serverDs.contains { $0.dropFirst().contains { $0.master >= masterStart - 153_600 && $0.master <= device } }
         }
         let witnessSays = "the witness marked breaks \(timeline.breaks.prefix(4)), slips \(timeline.slips.prefix(4)), xruns \(timeline.xruns.prefix(4)) (recorded frames), and the servers reported: \(trouble.prefix(4))"
-        let figures = aqsyncPlayFigures(masterOut).merging(aqsyncPlayFigures(slaveOut), uniquingKeysWith: +)
-        // Each click's frame on the master: the server's counter where it was recorded.
-        let aFrames = a.map { timeline.serverFrames[$0] }, bFrames = b.map { timeline.serverFrames[$0] }
-        let line = outputs.split(separator: "\n").filter { $0.contains("netjack") || $0.contains("start at") }.joined(separator: " / ")
-        print("slavePartLeavesTheMasterOnItsFrame: A at master frames \(aFrames.map { $0.map(String.init) ?? "?" }), B at \(bFrames.map { $0.map(String.init) ?? "?" }); recorded A \(a), B \(b); servers' trouble: \(trouble.count) line(s); \(line)")
-        guard a.count == Self.clicks, b.count == Self.clicks, let first = aFrames.first, let s = first else {
-            if (lost(before: wav.channels[0].count) || serverD.count > 1) && !isLast {
-                return .witnessCouldNotTell(reason: "\(a.count) clicks of A and \(b.count) of B recorded where \(witnessSays)", aqsyncFigures: figures)
+        let figures = slaveOuts.reduce(aqsyncPlayFigures(masterOut)) { $0.merging(aqsyncPlayFigures($1), uniquingKeysWith: +) }
+        let line = ([masterOut] + slaveOuts).joined(separator: "\n").split(separator: "\n").filter { $0.contains("netjack") || $0.contains("start at") }.joined(separator: " / ")
+        let at = parts.indices.map { p in "\(parts[p].name) at master frames \(frames[p].map { $0.map(String.init) ?? "?" })" }.joined(separator: ", ")
+        print("\(name): \(at); recorded \(parts.indices.map { "\(parts[$0].name) \(clicks[$0])" }.joined(separator: ", ")); servers' trouble: \(trouble.count) line(s); \(line)")
+        let counts = parts.indices.map { "\(clicks[$0].count) clicks of \(parts[$0].name)" }.joined(separator: " and ")
+        guard clicks.allSatisfy({ $0.count == Self.clicks }), let first = aFrames.first, let s = first else {
+            if (lost(before: wav.channels[0].count) || serverDs.contains { $0.count > 1 }) && !isLast {
+                return .witnessCouldNotTell(reason: "\(counts) recorded where \(witnessSays)", aqsyncFigures: figures)
             }
-            Issue.record("\(a.count) clicks of A and \(b.count) of B recorded, \(Self.clicks) each expected (or the witness's server counter is missing at A's first)\n\(outputs)\ntrouble: \(trouble)")
+            Issue.record("\(counts) recorded, \(Self.clicks) each expected (or the witness's server counter is missing at A's first)\n\(outputs)\ntrouble: \(trouble)")
             return .judged
         }
-        #expect(a.allSatisfy { abs(wav.channels[0][$0] - 0.5) < 0.05 } && b.allSatisfy { abs(wav.channels[1][$0] - 0.8) < 0.05 }, "clicks of the wrong amplitude: A \(a.map { wav.channels[0][$0] }), B \(b.map { wav.channels[1][$0] })")
-        // Every click against the session frame it plays: A's k-th at s + k × spacing, B's at
-        // s + offset + k × spacing, in master (server) frames; and the same in recorded frames.
+        #expect(parts.indices.allSatisfy { p in clicks[p].allSatisfy { abs(wav.channels[p][$0] - parts[p].amplitude) < 0.05 } },
+                "clicks of the wrong amplitude: \(parts.indices.map { p in clicks[p].map { wav.channels[p][$0] } })")
+        // Every click against the session frame it plays: part p's k-th at s + its offset +
+        // k × spacing, in master (server) frames; and the same in recorded frames.
         var off: [String] = []
         var firstOff = Int.max
         var firstOffFrame: Int?
         for k in 0..<Self.clicks {
-            let wantA = s + k * Self.spacing, wantB = s + Self.offset + k * Self.spacing
             let before = firstOff
-            if aFrames[k] != wantA { off.append("A\(k) at \(aFrames[k].map(String.init) ?? "?") (\((aFrames[k] ?? wantA) - wantA))"); firstOff = min(firstOff, a[k]) }
-            if bFrames[k] != wantB { off.append("B\(k) at \(bFrames[k].map(String.init) ?? "?") (\((bFrames[k] ?? wantB) - wantB))"); firstOff = min(firstOff, b[k]) }
-            // In recorded frames too, unless the master's frames are right and the recorder
-            // lost frames between the two clicks (a break of the witness there).
-            let recorderLost = aFrames[k] == wantA && bFrames[k] == wantB && timeline.breaks.contains { $0 > min(a[k], b[k]) && $0 <= max(a[k], b[k]) }
-            if b[k] - a[k] != Self.offset && !recorderLost { off.append("B\(k) − A\(k) recorded \(b[k] - a[k])"); firstOff = min(firstOff, a[k], b[k]) }
-            if before == Int.max && firstOff != Int.max { firstOffFrame = max(aFrames[k] ?? 0, bFrames[k] ?? 0) }
+            for p in parts.indices {
+                let want = s + parts[p].offset + k * Self.spacing
+                if frames[p][k] != want {
+                    off.append("\(parts[p].name)\(k) at \(frames[p][k].map(String.init) ?? "?") (\((frames[p][k] ?? want) - want))")
+                    firstOff = min(firstOff, clicks[p][k])
+                }
+            }
+            for p in parts.indices.dropFirst() {
+                // In recorded frames too, unless the master's frames are right and the recorder
+                // lost frames between the two clicks (a break of the witness there).
+                let (x, y) = (a[k], clicks[p][k])
+                let recorderLost = aFrames[k] == s + k * Self.spacing && frames[p][k] == s + parts[p].offset + k * Self.spacing
+                    && timeline.breaks.contains { $0 > min(x, y) && $0 <= max(x, y) }
+                if y - x != parts[p].offset && !recorderLost {
+                    off.append("\(parts[p].name)\(k) − A\(k) recorded \(y - x)")
+                    firstOff = min(firstOff, x, y)
+                }
+            }
+            if before == Int.max && firstOff != Int.max { firstOffFrame = parts.indices.map { frames[$0][k] ?? 0 }.max() }
         }
         if off.isEmpty {
-            let l = masterOut.split(separator: "\n").first { $0.contains("netjack master: L = ") }.map { String($0.prefix(24)) } ?? "?"
-            print("slavePartLeavesTheMasterOnItsFrame (\(options.sync ? "sync" : "async") -l \(options.latency)): every click on its frame (B − A = \(Self.offset) in master frames, 0 frames off); \(l); the slave's servers' D: \(dText)")
+            let l = masterOut.split(separator: "\n").filter { $0.contains("netjack master: L = ") }.map { String($0.prefix(slaves == 1 ? 24 : 60)) }.joined(separator: ", ")
+            let rel = parts.dropFirst().map { "\($0.name) − A = \($0.offset)" }.joined(separator: ", ")
+            print("\(name) (\(options.sync ? "sync" : "async") -l \(options.latency)\(slaves == 1 ? "" : ", \(slaves) slaves")): every click on its frame (\(rel) in master frames, 0 frames off); \(l); the slave's servers' D: \(dText)")
             return .judged
         }
         let excused = lost(before: firstOff) || slaveLost(before: firstOffFrame)
@@ -246,6 +319,47 @@ struct NetJackStartOnJACKTests {
         #expect(m.terminationStatus == 0 && s1.terminationStatus == 0, "master:\n\(text(masterLog))\nslave in time:\n\(text(inTime))")
         print("noEchoAndALateSlaveAreRefused: \(text(alone).split(separator: "\n").last ?? "") / \(text(late).split(separator: "\n").last ?? "")")
     }
+    /// Two slaves, only the first's aqsync running: the master with a link to each waits for
+    /// both echoes, and when the second's does not come it exits 1 before anything plays,
+    /// naming that slave's echo reader and saying the other's came (issue 26, "several
+    /// slaves").
+    @Test(.timeLimit(.minutes(2))) func aSlaveWithoutEchoIsNamed() throws {
+        if let reason = NetJackRig.unavailableReason() {
+            print("NetJackStartOnJACKTests: skipped: \(reason)")
+            return
+        }
+        let dir = try TempDir()
+        let session = try Self.session(dir, parts: Self.parts)
+        var options = NetJackRig.Options()
+        options.slaves = 2
+        let rig = try NetJackRig(options)
+        defer { rig.stop() }
+        let id = "\(getpid())-\(UUID().uuidString.prefix(4))"
+        func text(_ u: URL) -> String { (try? String(contentsOf: u, encoding: .utf8)) ?? "" }
+        let slaveLog = dir.file("slave.log"), masterLog = dir.file("master.log")
+        let slave = try startAqsync([
+            session.path, "--part", "B", "--server", rig.slaveServer, "--client-name", "njB-\(id)", "--no-start-server", "--allow-loss",
+            "--connect", "system:playback_2", "--netjack-slave", "system:capture_1,system:capture_2,system:playback_1",
+        ], log: slaveLog)
+        defer { slave.terminateAndReap() }
+        let waiting = Date().addingTimeInterval(10)
+        while !text(slaveLog).contains("waiting for the master's start stamp") && slave.isRunning && Date() < waiting { usleep(20_000) }
+        let links = (0..<2).flatMap { k in ["--netjack-master", "\(rig.toSlave(1, of: k)),\(rig.toSlave(2, of: k)),\(rig.fromSlave(1, of: k))"] }
+        let master = try startAqsync([
+            session.path, "--part", "A", "--server", rig.masterServer, "--client-name", "njA-\(id)", "--no-start-server", "--allow-loss",
+            "--no-connect", "--lead", "1",
+        ] + links, log: masterLog)
+        defer { master.terminateAndReap() }
+        let end = Date().addingTimeInterval(20)
+        while master.isRunning && Date() < end { usleep(20_000) }
+        let m = text(masterLog)
+        #expect(!master.isRunning && master.terminationStatus == 1, "\(m)")
+        #expect(m.contains("--netjack-master: no echo of the master's frame stamps came back on njA-\(id)-echo2:in (slave \(rig.slaves[1].client))"), "\(m)")
+        #expect(m.contains("(the echo of slave \(rig.slaves[0].client) came)") && m.contains("nothing started"), "\(m)")
+        #expect(!m.contains("playing '"), "\(m)")
+        print("aSlaveWithoutEchoIsNamed: \(m.split(separator: "\n").last ?? "")")
+    }
+
     /// A period change on the master (`jack_bufsize 512` while both parts play): the slave is
     /// dropped and rejoins about 2 s later with new ports on the master. Both aqsyncs connect
     /// their side of the link again, re-learn D and L in-band (L becomes (5 + 1) × 512 = 3072)
@@ -276,24 +390,147 @@ struct NetJackStartOnJACKTests {
         try liveRun("aMasterRestartIsRelearnt") { _, isLast in try rejoinRun(isLast: isLast, .masterRestart) }
     }
 
-    /// On the master: `jack-record` of 4 channels (1: part A, 2: part B, to connect; 3: the
-    /// in-run witness's own count; 4: the server's counter, both connected here) and the
-    /// ``FrameCountWitness``.
-    static func masterRecording(_ rig: NetJackRig, _ dir: TempDir) throws -> (JackRecorder, FrameCountWitness) {
+    /// Two slaves and a period change on the master (`jack_bufsize 512` while all three parts
+    /// play; issue 26, "several slaves": each link kept in step on its own). The master drops
+    /// both slaves, which rejoin with new ports there; the master's aqsync connects each link
+    /// again, reads each slave's L afresh ((5 + 1) × 512 = 3072) and carries each slave's start
+    /// stamp anew by its own L; each slave's aqsync moves its part back into step. Judged on
+    /// the master as ``aPeriodChangeIsRelearnt()``: every click of B and of C in the last 4 s
+    /// exactly its offset after a click of A, in the master server's frames.
+    @Test(.timeLimit(.minutes(3))) func twoSlavesRelearnAfterAPeriodChange() throws {
+        if let reason = NetJackRig.unavailableReason() {
+            print("NetJackStartOnJACKTests: skipped: \(reason)")
+            return
+        }
+        try liveRun("twoSlavesRelearnAfterAPeriodChange") { _, isLast in try twoSlavesRejoinRun(isLast: isLast) }
+    }
+
+    private func twoSlavesRejoinRun(isLast: Bool) throws -> LiveRunVerdict {
+        let dir = try TempDir()
+        let parts = Self.parts
+        let session = try Self.session(dir, parts: parts, frames: 480_000, name: "long.toml")
+        var options = NetJackRig.Options()
+        options.slaves = 2
+        let rig = try NetJackRig(options)
+        defer { rig.stop() }
+        let id = "\(getpid())-\(UUID().uuidString.prefix(4))"
+        func text(_ u: URL) -> String { (try? String(contentsOf: u, encoding: .utf8)) ?? "" }
+        let masterLog = dir.file("master.log"), slaveLogs = [dir.file("slave.log"), dir.file("slave2.log")]
+        var slaves: [Process] = []
+        defer { for p in slaves { p.terminateAndReap() } }
+        for k in 0..<2 {
+            let part = parts[k + 1].name
+            slaves.append(try startAqsync([
+                session.path, "--part", part, "--server", rig.slaves[k].server, "--client-name", "nj\(part)-\(id)", "--no-start-server", "--allow-loss",
+                "--connect", "system:playback_2", "--netjack-slave", "system:capture_1,system:capture_2,system:playback_1",
+            ], log: slaveLogs[k]))
+        }
+        for (k, p) in slaves.enumerated() {
+            let waiting = Date().addingTimeInterval(10)
+            while !text(slaveLogs[k]).contains("waiting for the master's start stamp") && p.isRunning && Date() < waiting { usleep(20_000) }
+        }
+        let links = (0..<2).flatMap { k in ["--netjack-master", "\(rig.toSlave(1, of: k)),\(rig.toSlave(2, of: k)),\(rig.fromSlave(1, of: k))"] }
+        let master = try startAqsync([
+            session.path, "--part", "A", "--server", rig.masterServer, "--client-name", "njA-\(id)", "--no-start-server", "--allow-loss",
+            "--no-connect", "--lead", "1",
+        ] + links, log: masterLog)
+        defer { master.terminateAndReap() }
+        let playing = Date().addingTimeInterval(10)
+        while !text(masterLog).contains("playing '") && master.isRunning && Date() < playing { usleep(20_000) }
+        usleep(1_000_000)
+        let away: Duration
+        do { away = try rig.changeMasterPeriod(512) } catch {
+            // The rejoin is the servers' doing (as in rejoinRun): repeated, printed, at most 3
+            // runs, unless aqsync's own figures moved.
+            master.terminateAndReap()
+            for p in slaves { p.terminateAndReap() }
+            let why = "\(error)\n--- master aqsync:\n\(text(masterLog))" + slaveLogs.map { "\n--- slave aqsync:\n\(text($0))" }.joined()
+            if isLast { throw TestingError(why) }
+            let figures = slaveLogs.reduce(aqsyncPlayFigures(text(masterLog))) { $0.merging(aqsyncPlayFigures(text($1)), uniquingKeysWith: +) }
+            return .witnessCouldNotTell(reason: "the netjack2 rig's slaves did not come back: \(why)", aqsyncFigures: figures)
+        }
+        // Recorded on the master from the rejoin on: A, B, C, the witness's count and the
+        // server's counter; and each slave's witness of its servers' D.
+        let (recorder, witness) = try Self.masterRecording(rig, dir, parts: 3)
+        defer { recorder.stop(); witness.stop() }
+        let inputs = recorder.inputPortNames
+        let connectedA = Date().addingTimeInterval(10)
+        while (try? JackTools.connect("njA-\(id):out_1", inputs[0], server: rig.masterServer)) == nil && master.isRunning && Date() < connectedA { usleep(20_000) }
+        for k in 0..<2 { try JackTools.connect(rig.fromSlave(2, of: k), inputs[1 + k], server: rig.masterServer) }
+        var slaveDs: [SlaveDWitness] = []
+        defer { for w in slaveDs { w.stop() } }
+        for k in 0..<2 { slaveDs.append(try SlaveDWitness(rig: rig, dir: dir, slave: k)) }
+        for p in [master] + slaves {
+            let end = Date().addingTimeInterval(25)
+            while p.isRunning && Date() < end { usleep(20_000) }
+        }
+        master.terminateAndReap()
+        for p in slaves { p.terminateAndReap() }
+        recorder.stop()
+        let m = text(masterLog), s1 = text(slaveLogs[0]), s2 = text(slaveLogs[1])
+        let outputs = "--- master aqsync:\n\(m)\n--- slave aqsync (B):\n\(s1)\n--- slave aqsync (C):\n\(s2)"
+        print("twoSlavesRelearnAfterAPeriodChange: the slaves were away \(away); " + (m + s1 + s2).split(separator: "\n").filter { $0.contains("netjack") }.joined(separator: " / "))
+        #expect(master.terminationStatus == 0 && slaves.allSatisfy { $0.terminationStatus == 0 }, "\(outputs)")
+        for c in rig.slaves.map(\.client) {
+            // Each link on its own: connected again, its L re-learnt in-band, its stamp carried.
+            #expect(m.contains("netjack master: L = 1536 for slave \(c)"), "\(outputs)")
+            #expect(m.contains("netjack (slave \(c)): L changed from 1536 to 3072"), "\(outputs)")
+            #expect(m.contains("netjack (slave \(c)): the start stamp now carries the start by L = 3072"), "\(outputs)")
+            #expect(m.contains("\(c):to_slave_1"), "\(outputs)")
+        }
+        #expect(m.contains("aqsync: netjack: connected again"), "\(outputs)")
+        #expect(s1.contains("aqsync: netjack: the part moved back into step") && s2.contains("aqsync: netjack: the part moved back into step"), "\(outputs)")
+
+        // The clicks, in the master server's frames; B and C in the last 4 s (after the move).
+        let wav = try recorder.read()
+        let timeline = WitnessTimeline(channel: wav.channels[3], serverChannel: wav.channels[4])
+        let clicks = (0..<3).map { peaks(wav.channels[$0], threshold: 0.25) }
+        let frames = clicks.map { $0.compactMap { timeline.serverFrames[$0] } }
+        guard !frames[0].isEmpty, zip(frames, clicks).allSatisfy({ $0.count == $1.count }) else {
+            Issue.record("no click of A, or a click where the witness's server counter is missing: \(clicks)\n\(outputs)")
+            return .judged
+        }
+        let aSet = Set(frames[0])
+        var judged: [Int] = [], off: [(String, Int, Int)] = []
+        for p in 1..<3 {
+            let last = frames[p].last ?? 0
+            let recent = frames[p].filter { ((last - $0) & 0xFF_FFFF) < 192_000 }
+            judged.append(recent.count)
+            for f in recent where !aSet.contains((f - parts[p].offset) & 0xFF_FFFF) {
+                off.append((parts[p].name, f, frames[0].map { f - parts[p].offset - $0 }.min { abs($0) < abs($1) } ?? 0))
+            }
+        }
+        let marks = (timeline.breaks + timeline.slips + timeline.xruns).sorted()
+        let serverDs = try slaveDs.map { try $0.changes().map(\.d) }
+        let summary = "A: \(clicks[0].count) clicks; B: \(clicks[1].count), C: \(clicks[2].count); judged in the last 4 s: B \(judged[0]), C \(judged[1]); off: \(off.prefix(6)); witness marks \(marks.prefix(6))"
+        print("twoSlavesRelearnAfterAPeriodChange: \(summary)")
+        if off.isEmpty && judged.allSatisfy({ $0 >= 12 }) { return .judged }
+        let figures = [s1, s2].reduce(aqsyncPlayFigures(m)) { $0.merging(aqsyncPlayFigures($1), uniquingKeysWith: +) }
+        if (!marks.isEmpty || serverDs.contains { $0.count > 1 }) && !isLast {
+            return .witnessCouldNotTell(reason: "\(summary); the servers' D on the slaves: \(serverDs.map { $0.prefix(6) }): the recorder, the master or a slave lost frames", aqsyncFigures: figures)
+        }
+        Issue.record("\(summary)\n\(outputs)")
+        return .judged
+    }
+
+    /// On the master: `jack-record` of `parts` + 2 channels (1: part A, 2…: the slaves' parts,
+    /// to connect; then the in-run witness's own count and the server's counter, both
+    /// connected here) and the ``FrameCountWitness``.
+    static func masterRecording(_ rig: NetJackRig, _ dir: TempDir, parts: Int = 2) throws -> (JackRecorder, FrameCountWitness) {
         var env = ProcessInfo.processInfo.environment
         env["JACK_DEFAULT_SERVER"] = rig.masterServer
-        let recorder = try JackRecorder(server: rig.masterServer, channels: 4, url: dir.file("rec.wav"))
+        let recorder = try JackRecorder(server: rig.masterServer, channels: parts + 2, url: dir.file("rec.wav"))
         let inputs = recorder.inputPortNames
         let witness: FrameCountWitness
         do {
-            witness = try FrameCountWitness(environment: env, connectTo: [inputs[2]], directory: dir.url)
+            witness = try FrameCountWitness(environment: env, connectTo: [inputs[parts]], directory: dir.url)
         } catch {
             recorder.stop()
             throw error
         }
         do {
             try witness.waitForPort(server: rig.masterServer)
-            try JackTools.connect(witness.serverPort, inputs[3], server: rig.masterServer)
+            try JackTools.connect(witness.serverPort, inputs[parts + 1], server: rig.masterServer)
         } catch {
             witness.stop()
             recorder.stop()
@@ -432,17 +669,29 @@ final class SlaveDWitness {
     let recorder: JackRecorder
     let witness: FrameCountWitness
 
-    /// Starts the recorder and the witness on the rig's slave and connects them.
-    init(rig: NetJackRig, dir: TempDir) throws {
-        recorder = try JackRecorder(server: rig.slaveServer, channels: 2, url: dir.file("slave-rec.wav"))
+    /// Starts the recorder and the witness on one of the rig's slaves (0-based, in
+    /// ``NetJackRig/slaves``) and connects them.
+    init(rig: NetJackRig, dir: TempDir, slave: Int = 0) throws {
+        let server = rig.slaves[slave].server, n = slave == 0 ? "" : "\(slave + 1)"
+        recorder = try JackRecorder(server: server, channels: 2, url: dir.file("slave\(n)-rec.wav"))
         var env = ProcessInfo.processInfo.environment
-        env["JACK_DEFAULT_SERVER"] = rig.slaveServer
-        let witnessDir = dir.file("slave-witness")
+        env["JACK_DEFAULT_SERVER"] = server
+        let witnessDir = dir.file("slave\(n)-witness")
         try FileManager.default.createDirectory(at: witnessDir, withIntermediateDirectories: true)
-        witness = try FrameCountWitness(environment: env, directory: witnessDir)
-        try witness.waitForPort(server: rig.slaveServer)
-        try JackTools.connect("system:capture_1", recorder.inputPortNames[0], server: rig.slaveServer)
-        try JackTools.connect(witness.serverPort, recorder.inputPortNames[1], server: rig.slaveServer)
+        do {
+            witness = try FrameCountWitness(environment: env, directory: witnessDir)
+        } catch {
+            recorder.stop()
+            throw error
+        }
+        do {
+            try witness.waitForPort(server: server)
+            try JackTools.connect("system:capture_1", recorder.inputPortNames[0], server: server)
+            try JackTools.connect(witness.serverPort, recorder.inputPortNames[1], server: server)
+        } catch {
+            stop()
+            throw error
+        }
     }
 
     /// Stops both (idempotent).

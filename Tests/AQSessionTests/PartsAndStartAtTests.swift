@@ -143,6 +143,14 @@ struct PartsAndStartAtTests {
         #expect(slaveAt.status == 64 && slaveAt.output.contains("--netjack-slave and --start-at exclude each other"), "\(slaveAt)")
         let following = try run(["--netjack-master", ports, "--transport", "follow"])
         #expect(following.status == 64 && following.output.contains("--netjack-master and --transport follow exclude each other"), "\(following)")
+        // Several --netjack-master (one per slave): each checked, and no port shared by two links.
+        let one = "s1:to_slave_1,s1:to_slave_2,s1:from_slave_1"
+        let badSecond = try run(["--netjack-master", one, "--netjack-master", "s2:to_slave_1,s2:to_slave_2"])
+        #expect(badSecond.status == 64 && badSecond.output.contains("--netjack-master takes three full JACK port names"), "\(badSecond)")
+        let shared = try run(["--netjack-master", one, "--netjack-master", "s2:to_slave_1,s2:to_slave_2,s1:from_slave_1"])
+        #expect(shared.status == 64 && shared.output.contains("names s1:from_slave_1, which the 1st --netjack-master names too"), "\(shared)")
+        let twice = try run(["--netjack-master", "s1:to_slave_1,s1:to_slave_1,s1:from_slave_1"])
+        #expect(twice.status == 64 && twice.output.contains("names s1:to_slave_1 twice"), "\(twice)")
         let list = try runTool(aqsyncURL().path, ["play", url.path, url.path, "--netjack-slave", ports], environment: env)
         #expect(list.status == 64 && list.output.contains("--netjack-slave starts one session, not a set list"), "\(list)")
     }
