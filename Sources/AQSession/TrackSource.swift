@@ -324,6 +324,27 @@ final class TrackSource {
         }
     }
 
+    /// `n` frames from ``outHead`` of the output planes, interleaved at `dst`, unchanged: mono
+    /// and stereo (nearly every track) without the general loop's index arithmetic (it was 7 %
+    /// of a 32-track MP3 render's CPU).
+    private func interleave(_ n: Int, into dst: UnsafeMutablePointer<Float>) {
+        switch channels {
+        case 1:
+            dst.update(from: outPlanes[0] + outHead, count: n)
+        case 2:
+            let l = outPlanes[0] + outHead, r = outPlanes[1] + outHead
+            for i in 0..<n {
+                dst[2 &* i] = l[i]
+                dst[2 &* i &+ 1] = r[i]
+            }
+        default:
+            for c in 0..<channels {
+                let src = outPlanes[c] + outHead
+                for i in 0..<n { dst[i &* channels &+ c] = src[i] }
+            }
+        }
+    }
+
     /// Writes up to `maxFrames` interleaved Float32 frames to `destination`, fades applied.
     /// - Returns: frames written; 0 at the end.
     func read(into destination: UnsafeMutablePointer<Float>, maxFrames: Int) throws(SessionError) -> Int {
@@ -335,12 +356,11 @@ final class TrackSource {
             }
             let n = Int(min(Int64(min(outCount, maxFrames - written)), length - produced))
             let dst = destination + written * channels
-            let unity = fades.isUnity(trackFrame, n)
-            for c in 0..<channels {
-                let src = outPlanes[c] + outHead
-                if unity {
-                    for i in 0..<n { dst[i * channels + c] = src[i] }
-                } else {
+            if fades.isUnity(trackFrame, n) {
+                interleave(n, into: dst)
+            } else {
+                for c in 0..<channels {
+                    let src = outPlanes[c] + outHead
                     for i in 0..<n { dst[i * channels + c] = src[i] * Float(fades.gain(trackFrame + Int64(i))) }
                 }
             }
