@@ -149,8 +149,22 @@ void aq_mpg123_stream_free(aq_mpg123_stream *s) {
 }
 
 int aq_mpg123_stream_reset(aq_mpg123_stream *s) {
-    lib.mpg123_close(s->handle);
-    return lib.mpg123_open_feed(s->handle);
+    // A new handle: closing the feed and opening another keeps synthesis state that makes the
+    // frames after a reset differ from a fresh stream's by rounding (up to 3e-8 on a sweep),
+    // and a loop pass or a seek must give the samples the first pass gave once the bit
+    // reservoir is full again (LoopRenderTests), as libavcodec's flush does.
+    int r = MPG123_OK;
+    mpg123_handle *old = s->handle;
+    s->handle = lib.mpg123_new(NULL, &r);
+    if (s->handle && (r = configure(s)) == MPG123_OK) {
+        lib.mpg123_delete(old);
+        return 0;
+    }
+    if (s->handle) lib.mpg123_delete(s->handle);
+    s->handle = old;
+    lib.mpg123_close(old);
+    int o = lib.mpg123_open_feed(old);
+    return o != MPG123_OK ? o : (r != MPG123_OK ? r : MPG123_ERR);
 }
 
 // The decoded format, after MPG123_NEW_FORMAT: 0 when it is the stream's, else libmpg123's

@@ -39,7 +39,8 @@ aq_mpg123_stream *aq_mpg123_stream_new(long rate, int channels, int *error);
 void aq_mpg123_stream_free(aq_mpg123_stream *stream);
 
 /// Drops everything the stream holds (bit reservoir, synthesis state): the next packet decodes
-/// as a stream's first. 0, or libmpg123's error code.
+/// as a fresh stream's first, on a new libmpg123 handle (allocates). 0; otherwise libmpg123's
+/// error code, and the old handle's feed was reopened instead.
 int aq_mpg123_stream_reset(aq_mpg123_stream *stream);
 
 /// Decodes one packet (`size` bytes; copied) into `output` (room for `capacity` frames of
