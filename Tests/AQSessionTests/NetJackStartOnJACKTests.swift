@@ -135,24 +135,12 @@ struct NetJackStartOnJACKTests {
         var slaveProcesses: [Process] = []
         defer { for p in slaveProcesses { p.terminateAndReap() } }
         for k in 0..<slaves {
-            let part = parts[k + 1].name
-            slaveProcesses.append(try startAqsync([
-                session.path, "--part", part, "--server", rig.slaves[k].server, "--client-name", "nj\(part)-\(id)", "--no-start-server", "--allow-loss",
-                "--connect", "system:playback_2", "--netjack-slave", "system:capture_1,system:capture_2,system:playback_1",
-            ], log: slaveLogs[k]))
+            slaveProcesses.append(try Self.startSlave(session, part: parts[k + 1].name, server: rig.slaves[k].server, id: id, log: slaveLogs[k]))
         }
-        for (k, slave) in slaveProcesses.enumerated() {
-            let ready = Date().addingTimeInterval(10)
-            while !((try? String(contentsOf: slaveLogs[k], encoding: .utf8)) ?? "").contains("waiting for the master's start stamp") {
-                guard slave.isRunning, Date() < ready else {
-                    throw TestingError("the slave's aqsync (\(parts[k + 1].name)) did not come to wait for the start stamp: \((try? String(contentsOf: slaveLogs[k], encoding: .utf8)) ?? "")")
-                }
-                usleep(20_000)
-            }
-        }
+        for (k, slave) in slaveProcesses.enumerated() { try Self.waitForStartStamp(slave, part: parts[k + 1].name, log: slaveLogs[k]) }
         let start = Self.startAt
             ? ["--start-at", StartInstant.format(SystemInstant.now(.realtime).adding(seconds: 3).nanoseconds)] : ["--lead", "3"]
-        let links = (0..<slaves).flatMap { k in ["--netjack-master", "\(rig.toSlave(1, of: k)),\(rig.toSlave(2, of: k)),\(rig.fromSlave(1, of: k))"] }
+        let links = Self.masterLinks(rig, slaves: slaves)
         let master = try startAqsync([
             session.path, "--part", "A", "--server", rig.masterServer, "--client-name", "njA-\(id)", "--no-start-server", "--allow-loss",
             "--connect", inputs[0],
@@ -337,14 +325,10 @@ struct NetJackStartOnJACKTests {
         let id = "\(getpid())-\(UUID().uuidString.prefix(4))"
         func text(_ u: URL) -> String { (try? String(contentsOf: u, encoding: .utf8)) ?? "" }
         let slaveLog = dir.file("slave.log"), masterLog = dir.file("master.log")
-        let slave = try startAqsync([
-            session.path, "--part", "B", "--server", rig.slaveServer, "--client-name", "njB-\(id)", "--no-start-server", "--allow-loss",
-            "--connect", "system:playback_2", "--netjack-slave", "system:capture_1,system:capture_2,system:playback_1",
-        ], log: slaveLog)
+        let slave = try Self.startSlave(session, part: "B", server: rig.slaveServer, id: id, log: slaveLog)
         defer { slave.terminateAndReap() }
-        let waiting = Date().addingTimeInterval(10)
-        while !text(slaveLog).contains("waiting for the master's start stamp") && slave.isRunning && Date() < waiting { usleep(20_000) }
-        let links = (0..<2).flatMap { k in ["--netjack-master", "\(rig.toSlave(1, of: k)),\(rig.toSlave(2, of: k)),\(rig.fromSlave(1, of: k))"] }
+        try Self.waitForStartStamp(slave, part: "B", log: slaveLog)
+        let links = Self.masterLinks(rig, slaves: 2)
         let master = try startAqsync([
             session.path, "--part", "A", "--server", rig.masterServer, "--client-name", "njA-\(id)", "--no-start-server", "--allow-loss",
             "--no-connect", "--lead", "1",
@@ -419,17 +403,10 @@ struct NetJackStartOnJACKTests {
         var slaves: [Process] = []
         defer { for p in slaves { p.terminateAndReap() } }
         for k in 0..<2 {
-            let part = parts[k + 1].name
-            slaves.append(try startAqsync([
-                session.path, "--part", part, "--server", rig.slaves[k].server, "--client-name", "nj\(part)-\(id)", "--no-start-server", "--allow-loss",
-                "--connect", "system:playback_2", "--netjack-slave", "system:capture_1,system:capture_2,system:playback_1",
-            ], log: slaveLogs[k]))
+            slaves.append(try Self.startSlave(session, part: parts[k + 1].name, server: rig.slaves[k].server, id: id, log: slaveLogs[k]))
         }
-        for (k, p) in slaves.enumerated() {
-            let waiting = Date().addingTimeInterval(10)
-            while !text(slaveLogs[k]).contains("waiting for the master's start stamp") && p.isRunning && Date() < waiting { usleep(20_000) }
-        }
-        let links = (0..<2).flatMap { k in ["--netjack-master", "\(rig.toSlave(1, of: k)),\(rig.toSlave(2, of: k)),\(rig.fromSlave(1, of: k))"] }
+        for (k, p) in slaves.enumerated() { try Self.waitForStartStamp(p, part: parts[k + 1].name, log: slaveLogs[k]) }
+        let links = Self.masterLinks(rig, slaves: 2)
         let master = try startAqsync([
             session.path, "--part", "A", "--server", rig.masterServer, "--client-name", "njA-\(id)", "--no-start-server", "--allow-loss",
             "--no-connect", "--lead", "1",
@@ -513,6 +490,33 @@ struct NetJackStartOnJACKTests {
         return .judged
     }
 
+    /// A slave's aqsync playing `part` on the slave server `server`, its output on
+    /// `system:playback_2`, its link on the slave's `capture_1`, `capture_2` and `playback_1`.
+    static func startSlave(_ session: URL, part: String, server: String, id: String, log: URL) throws -> Process {
+        try startAqsync([
+            session.path, "--part", part, "--server", server, "--client-name", "nj\(part)-\(id)", "--no-start-server", "--allow-loss",
+            "--connect", "system:playback_2", "--netjack-slave", "system:capture_1,system:capture_2,system:playback_1",
+        ], log: log)
+    }
+
+    /// Until the slave's aqsync says it waits for the master's start stamp (it has learnt D);
+    /// throws, with its log, when it exits first or has not said so within 10 s.
+    static func waitForStartStamp(_ slave: Process, part: String, log: URL) throws {
+        let ready = Date().addingTimeInterval(10)
+        func text() -> String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+        while !text().contains("waiting for the master's start stamp") {
+            guard slave.isRunning, Date() < ready else {
+                throw TestingError("the slave's aqsync (\(part)) did not come to wait for the start stamp: \(text())")
+            }
+            usleep(20_000)
+        }
+    }
+
+    /// `--netjack-master` for each of the rig's first `slaves` slaves (its TO1, TO2 and FROM).
+    static func masterLinks(_ rig: NetJackRig, slaves: Int) -> [String] {
+        (0..<slaves).flatMap { k in ["--netjack-master", "\(rig.toSlave(1, of: k)),\(rig.toSlave(2, of: k)),\(rig.fromSlave(1, of: k))"] }
+    }
+
     /// On the master: `jack-record` of `parts` + 2 channels (1: part A, 2…: the slaves' parts,
     /// to connect; then the in-run witness's own count and the server's counter, both
     /// connected here) and the ``FrameCountWitness``.
@@ -552,17 +556,13 @@ struct NetJackStartOnJACKTests {
         let id = "\(getpid())-\(UUID().uuidString.prefix(4))"
         func text(_ u: URL) -> String { (try? String(contentsOf: u, encoding: .utf8)) ?? "" }
         let slaveLog = dir.file("slave.log"), masterLog = dir.file("master.log")
-        let slave = try startAqsync([
-            session.path, "--part", "B", "--server", rig.slaveServer, "--client-name", "njB-\(id)", "--no-start-server", "--allow-loss",
-            "--connect", "system:playback_2", "--netjack-slave", "system:capture_1,system:capture_2,system:playback_1",
-        ], log: slaveLog)
+        let slave = try Self.startSlave(session, part: "B", server: rig.slaveServer, id: id, log: slaveLog)
         defer { slave.terminateAndReap() }
-        let waiting = Date().addingTimeInterval(10)
-        while !text(slaveLog).contains("waiting for the master's start stamp") && slave.isRunning && Date() < waiting { usleep(20_000) }
+        try Self.waitForStartStamp(slave, part: "B", log: slaveLog)
         let master = try startAqsync([
             session.path, "--part", "A", "--server", rig.masterServer, "--client-name", "njA-\(id)", "--no-start-server", "--allow-loss",
-            "--no-connect", "--netjack-master", "\(rig.toSlave(1)),\(rig.toSlave(2)),\(rig.fromSlave(1))", "--lead", "1",
-        ], log: masterLog)
+            "--no-connect", "--lead", "1",
+        ] + Self.masterLinks(rig, slaves: 1), log: masterLog)
         defer { master.terminateAndReap() }
         let playing = Date().addingTimeInterval(10)
         while !text(masterLog).contains("playing '") && master.isRunning && Date() < playing { usleep(20_000) }
