@@ -76,6 +76,20 @@ public final class PacketDecoder {
         }
     }
 
+    /// A restart (a new decoder, or ``reset()``, fed from some packet on) gives, once its
+    /// pre-roll is decoded, the same samples bit for bit as a decode from the stream's first
+    /// packet only when it begins on a packet whose index (from the stream's first) is a
+    /// multiple of this: 4 for MP3 through libmpg123 (its synthesis filter bank keeps a phase
+    /// that turns with every frame: a mono stream restarted on an odd packet differs by 6e-8
+    /// ever after), 1 for libavcodec. ``AQSession``'s track sources align their pre-roll to it.
+    /// Any thread.
+    public var restartAlignment: Int {
+        switch backend {
+        case .mpg123: return 4
+        case .avcodec: return 1
+        }
+    }
+
     private enum Backend {
         case avcodec(AVCodecStream)
         case mpg123(MPG123Stream)

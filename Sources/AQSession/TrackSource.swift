@@ -209,8 +209,13 @@ final class TrackSource {
         case AudioFormatID.vorbis, AudioFormatID.appleIMA4: preroll = Int64.max / 4
         default: preroll = Self.lossyPrerollPackets * Int64(decoder.maximumFramesPerPacket)
         }
-        let target = windowStart - preroll
+        var target = windowStart - preroll
         guard target > 0 else { return }
+        // Decoders whose output after a restart depends on the packet it began on (MP3
+        // through libmpg123) begin on a multiple of their alignment, as the first pass did
+        // (packet 0): every pass of a loop, every seek, gives the first pass's samples.
+        let align = Int64(decoder.restartAlignment) * Int64(decoder.maximumFramesPerPacket)
+        if decoder.restartAlignment > 1 && align > 0 { target = target / align * align }
         // Only whole packets of a known length are skipped; the first one that would reach the
         // pre-roll is decoded.
         while true {
