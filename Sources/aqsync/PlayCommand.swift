@@ -313,11 +313,19 @@ final class Player: @unchecked Sendable {
             printError(error.message)
             return 1
         }
+        // The client is open (its rate known) but not activated: the player's queues are made
+        // and primed before it is (docs/benchmarking.md, "Time to the first frame"), so that
+        // only the activation and the first cycle are left between them and the start. The
+        // device starts first with --transport (its follower plays on the running device), and
+        // when the first session records takes (the player creates their files: a device that
+        // cannot start leaves none behind, as before).
+        let startsDeviceFirst = command.transport != nil || !session.takes.isEmpty
         let engine: AudioQueueEngine
         do {
             engine = try AudioQueueEngine(device: device, capacities: sessions.count > 1
                 ? SessionPlayer.engineCapacities(forSetList: sessions, options: playerOptions, inputChannels: max(8, inputChannels))
-                : SessionPlayer.engineCapacities(for: session, options: playerOptions, inputChannels: max(8, inputChannels)))
+                : SessionPlayer.engineCapacities(for: session, options: playerOptions, inputChannels: max(8, inputChannels)),
+                startsDevice: startsDeviceFirst)
         } catch {
             printError(error.message)
             return 1
@@ -349,10 +357,15 @@ final class Player: @unchecked Sendable {
         defer { onSignal.withLock { $0 = nil } }
         if caughtSignal.load(ordering: .relaxed) != 0 { setList.stopAll() }
 
+        // The client activated and its ports connected (the queues are primed already).
+        if !startsDeviceFirst {
+            do throws(AudioQueueError) { try engine.startDevice() } catch {
+                printError(error.message)
+                return 1
+            }
+        }
         // Wait for the first cycle: the session start is taken from the device's timeline.
-        let t0 = Date()
-        while engine.timebase == nil && Date().timeIntervalSince(t0) < 3 { usleep(2000) }
-        guard engine.timebase != nil else {
+        guard engine.waitForFirstCycle(timeout: 3) else {
             printError("the JACK server runs no cycles for client \(device.clientName)")
             return 1
         }
