@@ -153,9 +153,12 @@ extension RenderCore {
         }
         if fresh { clearStereo(out0, out1, n) }
         // Only the render thread writes the counters: a load and a store, no locked add.
-        stats.pointee.cycles.store(stats.pointee.cycles.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
+        let cycles = stats.pointee.cycles.load(ordering: .relaxed)
+        stats.pointee.cycles.store(cycles &+ 1, ordering: .relaxed)
         gate.pointee.inCycle.store(0, ordering: .releasing)
-        if captureWantsWake() || reported {
+        // The first cycle wakes the events thread too: it wakes whoever waits for that cycle
+        // (`AudioQueueEngine.waitForFirstCycle(timeout:)`), without polling.
+        if captureWantsWake() || reported || cycles == 0 {
             // sem_post is async-signal-safe: it neither locks nor allocates.
             _unsafePerformance { _ = sem_post(wake) }
         }

@@ -66,17 +66,24 @@ public final class AudioQueueEngine: @unchecked Sendable {
     /// realtime (``eventsThreadPriority``, ``feederPriority``). Any thread.
     public let realtimeServiceThreads: Bool
 
-    /// Makes an engine on `device` and starts the device. Any control thread; starts the events
-    /// thread unless `eventDelivery` is `.manual`. With `realtimeServiceThreads` (the default)
-    /// and a device whose render thread is realtime, the events thread runs SCHED_FIFO one
-    /// level below it (``eventsThreadPriority``; where the system refuses, it stays ordinary).
+    /// Makes an engine on `device` and starts the device (unless `startsDevice` is false). Any
+    /// control thread; starts the events thread unless `eventDelivery` is `.manual`. With
+    /// `realtimeServiceThreads` (the default) and a device whose render thread is realtime, the
+    /// events thread runs SCHED_FIFO one level below it (``eventsThreadPriority``; where the
+    /// system refuses, it stays ordinary).
+    ///
+    /// With `startsDevice: false` the device is left as it is (a ``JackDevice``: its client
+    /// open, its rate known, not activated) until ``startDevice()``: queues can be made, their
+    /// buffers allocated and enqueued (primed) meanwhile, so that a program's first frame is not
+    /// held up by them after the device starts (issue 25, `aqsync play`). Nothing renders
+    /// before; commands sent meanwhile are applied at the device's first cycle.
     ///
     /// - Throws: ``AudioQueueError/Code/invalidDevice`` when the device cannot start;
     ///   ``AudioQueueError/Code/invalidParameter`` for `.manual` delivery on a realtime device
     ///   (nothing would deliver its events while its own thread renders).
     public init(
         device: any AudioDevice, capacities: RenderCapacities = RenderCapacities(), volumeRampSeconds: Double = 0.005,
-        eventDelivery: EventDelivery = .thread, realtimeServiceThreads: Bool = true
+        eventDelivery: EventDelivery = .thread, realtimeServiceThreads: Bool = true, startsDevice: Bool = true
     ) throws(AudioQueueError) {
         if eventDelivery == .manual && device.isRealtime {
             throw AudioQueueError(.invalidParameter, "manual event delivery needs a hand-driven device (\(device.uid) renders on its own thread)")
@@ -90,17 +97,58 @@ public final class AudioQueueEngine: @unchecked Sendable {
         if eventDelivery == .thread { shared.startEventsThread() }
         // Called on a thread of the device's; the engine moves everything to its events thread.
         device.setStatusHandler { [weak self] status in self?.deviceStatusChanged(status) }
+        guard startsDevice else { return }
         do {
-            try device.start(rendering: RenderTarget(core))
+            try startDeviceOnce()
         } catch {
             shared.closedFlag.store(true, ordering: .releasing)
             shared.stopEventsThread(wait: true)
+            throw error
+        }
+    }
+
+    /// Starts the device of an engine made with `startsDevice: false` (what the init does
+    /// otherwise): from its first cycle on, the engine renders; the events thread is raised as
+    /// the init says. Does nothing when the engine started its device already. Any control
+    /// thread; blocks while the device starts (a ``JackDevice``: `jack_activate` and its port
+    /// connections, tens of milliseconds) and while another thread starts it. To wait for the
+    /// first cycle after it, ``waitForFirstCycle(timeout:)``.
+    ///
+    /// - Throws: ``AudioQueueError/Code/invalidDevice`` when the engine is closed, or when the
+    ///   device cannot start (the message is the init's; the engine stays open, its queues as
+    ///   they were: close it, or call again).
+    public func startDevice() throws(AudioQueueError) {
+        if shared.closed { throw AudioQueueError(.invalidDevice, "the engine is closed") }
+        try startDeviceOnce()
+    }
+
+    /// Starts the device unless the engine did already; raises the events thread after it.
+    private func startDeviceOnce() throws(AudioQueueError) {
+        shared.deviceStartLock.lock()
+        defer { shared.deviceStartLock.unlock() }
+        if shared.deviceStarted { return }
+        do {
+            try device.start(rendering: RenderTarget(core))
+        } catch {
             throw AudioQueueError(.invalidDevice, "cannot start device \(device.uid): \(error.message)")
         }
+        shared.deviceStarted = true
         if eventDelivery == .thread, realtimeServiceThreads,
            let p = ServicePriority.level(belowRender: device.renderPriority, by: ServicePriority.eventsBelowRender) {
             shared.raiseEventsThread(to: p)
         }
+    }
+
+    /// Waits until the device has rendered its first cycle (``timebase`` is no longer nil), at
+    /// most `timeout` seconds; true once it has. Without polling: the render thread wakes the
+    /// events thread at the engine's first cycle, which wakes the callers waiting here. Any
+    /// control thread; blocks until then. Does not wait (answers at once whether a cycle was
+    /// rendered) with `.manual` event delivery, whose caller drives the cycles, nor on the
+    /// events thread or in a callback (the events thread is the one that would wake it).
+    public func waitForFirstCycle(timeout: Double) -> Bool {
+        if timebase != nil { return true }
+        if eventDelivery == .manual || shared.isDeliveringOnCurrentThread { return false }
+        return shared.waitForFirstCycle(timeout: timeout)
     }
 
     deinit {

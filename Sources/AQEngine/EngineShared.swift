@@ -62,6 +62,14 @@ final class EngineShared: @unchecked Sendable {
     private let wantedPriority = Atomic<Int32>(0)
     /// The events thread's realtime priority once it took one (0: ordinary, or refused).
     let eventsPriority = Atomic<Int32>(0)
+    /// Held while the engine starts its device (``AudioQueueEngine/startDevice()``).
+    let deviceStartLock = NSLock()
+    /// Whether the engine started its device. Guarded by `deviceStartLock`.
+    var deviceStarted = false
+    /// Signalled by the events thread when it first sees a rendered cycle
+    /// (``AudioQueueEngine/waitForFirstCycle(timeout:)``); guards `firstCycleSeen`.
+    private let firstCycle = NSCondition()
+    private var firstCycleSeen = false
 
     init(device: any AudioDevice, capacities: RenderCapacities, volumeRampSeconds: Double) {
         self.device = device
@@ -80,6 +88,10 @@ final class EngineShared: @unchecked Sendable {
     /// See ``AudioQueueEngine/close()``.
     func close() {
         if closedFlag.exchange(true, ordering: .acquiringAndReleasing) { return }
+        // A caller waiting for the first cycle waits no more.
+        firstCycle.lock()
+        firstCycle.broadcast()
+        firstCycle.unlock()
         device.stop()
         stopEventsThread(wait: !isDeliveringOnCurrentThread)
         lock.lock()
@@ -132,9 +144,18 @@ final class EngineShared: @unchecked Sendable {
             // No timer: the render thread posts for its events and the capture, control
             // threads for their notices, and stopEventsThread to end.
             var taken: Int32 = 0
+            var sawCycle = false
             while !stop.load(ordering: .acquiring) {
                 _ = sem_wait(wake)
                 if stop.load(ordering: .acquiring) { break }
+                // The render thread wakes this thread at the engine's first cycle.
+                if !sawCycle, core.pointee.clock.anchor() != nil {
+                    sawCycle = true
+                    firstCycle.lock()
+                    firstCycleSeen = true
+                    firstCycle.broadcast()
+                    firstCycle.unlock()
+                }
                 let wanted = wantedPriority.load(ordering: .acquiring)
                 if wanted != taken {
                     taken = wanted
@@ -147,6 +168,18 @@ final class EngineShared: @unchecked Sendable {
         }
         thread.name = "aqsync-events"
         thread.start()
+    }
+
+    /// See ``AudioQueueEngine/waitForFirstCycle(timeout:)``: waits for the events thread's
+    /// signal, at most `timeout` seconds. Not on the events thread.
+    func waitForFirstCycle(timeout: Double) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: max(0, timeout))
+        firstCycle.lock()
+        while !firstCycleSeen && !closed {
+            if !firstCycle.wait(until: deadline) { break }
+        }
+        firstCycle.unlock()
+        return core.pointee.clock.anchor() != nil
     }
 
     /// True on the events thread, or in a callback that ``deliverPendingEvents()`` runs on the

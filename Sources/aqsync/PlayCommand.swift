@@ -313,16 +313,26 @@ final class Player: @unchecked Sendable {
             printError(error.message)
             return 1
         }
+        // The client is open (its rate known) but not activated: the player's queues are made
+        // and primed while it activates, on another thread (docs/benchmarking.md, "Time to the
+        // first frame"). The device starts first with --transport (its follower plays on the
+        // running device), and when the first session records takes (the player creates their
+        // files: a device that cannot start leaves none behind, as before).
+        let startsDeviceFirst = command.transport != nil || !session.takes.isEmpty
         let engine: AudioQueueEngine
         do {
             engine = try AudioQueueEngine(device: device, capacities: sessions.count > 1
                 ? SessionPlayer.engineCapacities(forSetList: sessions, options: playerOptions, inputChannels: max(8, inputChannels))
-                : SessionPlayer.engineCapacities(for: session, options: playerOptions, inputChannels: max(8, inputChannels)))
+                : SessionPlayer.engineCapacities(for: session, options: playerOptions, inputChannels: max(8, inputChannels)),
+                startsDevice: startsDeviceFirst)
         } catch {
             printError(error.message)
             return 1
         }
         defer { engine.close() }
+        let activation = startsDeviceFirst ? nil : DeviceActivation(engine: engine)
+        // Every way out waits for it (before the engine closes).
+        defer { _ = activation?.wait() }
         let rate = device.sampleRate
         if let mode = command.transport {
             if !session.takes.isEmpty {
@@ -338,6 +348,11 @@ final class Player: @unchecked Sendable {
                 ? try SetListPlayback(sessions: sessions, engine: engine, options: playerOptions, leadSeconds: command.lead, prepared: prepared)
                 : try SetListPlayback(session: session, engine: engine, options: playerOptions, from: from, leadSeconds: command.lead, prepared: prepared)
         } catch {
+            // A device that could not start says so, as when it started before the player.
+            if let e = activation?.wait() {
+                printError(e.message)
+                return 1
+            }
             printError(error.description)
             return 1
         }
@@ -349,10 +364,13 @@ final class Player: @unchecked Sendable {
         defer { onSignal.withLock { $0 = nil } }
         if caughtSignal.load(ordering: .relaxed) != 0 { setList.stopAll() }
 
+        // The client activated and its ports connected.
+        if let e = activation?.wait() {
+            printError(e.message)
+            return 1
+        }
         // Wait for the first cycle: the session start is taken from the device's timeline.
-        let t0 = Date()
-        while engine.timebase == nil && Date().timeIntervalSince(t0) < 3 { usleep(2000) }
-        guard engine.timebase != nil else {
+        guard engine.waitForFirstCycle(timeout: 3) else {
             printError("the JACK server runs no cycles for client \(device.clientName)")
             return 1
         }
