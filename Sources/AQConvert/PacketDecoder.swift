@@ -96,6 +96,7 @@ public final class PacketDecoder {
     }
     private let backend: Backend
     private var packetsSinceReset = 0
+
     /// True for the formats this decoder handles: `.mp1`, `.mp2`, `.mp3`, `aac `, `aach`, `aacp`,
     /// `alac`, `flac`, `opus`, `vorb`, `ima4`. Any thread.
     public static func canDecode(_ format: AudioStreamBasicDescription) -> Bool {
@@ -168,7 +169,8 @@ public final class PacketDecoder {
 
     /// The format IDs this decoder opens with the libavcodec loaded (MPEG Layers I–III, AAC, HE-AAC,
     /// HE-AAC v2, Apple Lossless, FLAC, Opus, Vorbis, Apple IMA4: those whose decoder libavcodec
-    /// has), in that order; none when libavcodec cannot be loaded. Any thread but the render
+    /// has), in that order; when libavcodec cannot be loaded, only MPEG Layer III if libmpg123
+    /// decodes it (``MPG123Library``). Any thread but the render
     /// thread: the first call in the process may load libavcodec (``AVCodecLibrary/load()``).
     public static func decodableFormatIDs() -> [FourCharCode] {
         let avcodec = AVCodecLibrary.load() == nil
@@ -225,7 +227,7 @@ public final class PacketDecoder {
     }
 
     /// False when `AQSYNC_MP3_DECODER=libavcodec` (FFmpeg's decoder for MP3 too: its output is
-    /// `ffmpeg -f f32le`'s bit for bit, libmpg123's differs by rounding, below 2e-7).
+    /// `ffmpeg -f f32le`'s bit for bit, libmpg123's differs by rounding, a few 1e-6 at most).
     static let mp3ThroughMPG123: Bool = {
         guard let v = getenv("AQSYNC_MP3_DECODER") else { return true }
         return String(cString: v) != "libavcodec"
