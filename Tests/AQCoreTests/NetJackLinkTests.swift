@@ -5,8 +5,13 @@ import Testing
 /// part on a slave"): D from the master's stamps, the slave's start frame from the start
 /// stamp (mod 2^24), a start that comes too late refused, and L from the echo.
 @Suite struct NetJackLinkTests {
-    /// Runs one cycle of `link` with these side inputs and outputs (`frames` long each).
-    func cycle(_ link: NetJackLink, frame: Int64, counter: UInt32 = 0, inputs: inout [[Float]], outputs: inout [[Float]]) {
+    /// Calls `body` with these side inputs (copied) and zeroed outputs as the device hands them
+    /// (`frames` long each: the first buffer's length), then reads the outputs back.
+    func withSidePorts(
+        inputs: [[Float]], outputs: inout [[Float]],
+        _ body: (_ frames: Int, _ inputs: UnsafePointer<UnsafeMutablePointer<Float>>?, _ inputCount: Int,
+                 _ outputs: UnsafePointer<UnsafeMutablePointer<Float>>?, _ outputCount: Int) -> Void
+    ) {
         let frames = (inputs.first ?? outputs.first ?? []).count
         var ins = inputs.map { b -> UnsafeMutablePointer<Float> in
             let p = UnsafeMutablePointer<Float>.allocate(capacity: b.count)
@@ -21,12 +26,17 @@ import Testing
         defer { for p in ins + outs { p.deallocate() } }
         ins.withUnsafeMutableBufferPointer { i in
             outs.withUnsafeMutableBufferPointer { o in
-                NetJackLinkState.cycle(
-                    link.state, frame: frame, counter: counter, frames: frames, inputs: UnsafePointer(i.baseAddress), inputCount: i.count,
-                    outputs: UnsafePointer(o.baseAddress), outputCount: o.count)
+                body(frames, UnsafePointer(i.baseAddress), i.count, UnsafePointer(o.baseAddress), o.count)
             }
         }
         outputs = outs.enumerated().map { Array(UnsafeBufferPointer(start: $0.element, count: outputs[$0.offset].count)) }
+    }
+
+    /// Runs one cycle of `link` with these side inputs and outputs (`frames` long each).
+    func cycle(_ link: NetJackLink, frame: Int64, counter: UInt32 = 0, inputs: inout [[Float]], outputs: inout [[Float]]) {
+        withSidePorts(inputs: inputs, outputs: &outputs) { frames, i, ni, o, no in
+            NetJackLinkState.cycle(link.state, frame: frame, counter: counter, frames: frames, inputs: i, inputCount: ni, outputs: o, outputCount: no)
+        }
     }
 
     @Test func slaveStartFrameFromTheStamps() {
@@ -111,26 +121,9 @@ import Testing
 
     /// Runs one cycle of every link of `group` with these side inputs and outputs.
     func cycle(_ group: NetJackLinks, frame: Int64, counter: UInt32 = 0, inputs: inout [[Float]], outputs: inout [[Float]]) {
-        let frames = (inputs.first ?? outputs.first ?? []).count
-        var ins = inputs.map { b -> UnsafeMutablePointer<Float> in
-            let p = UnsafeMutablePointer<Float>.allocate(capacity: b.count)
-            p.initialize(from: b, count: b.count)
-            return p
+        withSidePorts(inputs: inputs, outputs: &outputs) { frames, i, ni, o, no in
+            group.cycle(frame: frame, counter: counter, frames: frames, inputs: i, inputCount: ni, outputs: o, outputCount: no)
         }
-        var outs = outputs.map { b -> UnsafeMutablePointer<Float> in
-            let p = UnsafeMutablePointer<Float>.allocate(capacity: b.count)
-            p.initialize(repeating: 0, count: b.count)
-            return p
-        }
-        defer { for p in ins + outs { p.deallocate() } }
-        ins.withUnsafeMutableBufferPointer { i in
-            outs.withUnsafeMutableBufferPointer { o in
-                group.cycle(
-                    frame: frame, counter: counter, frames: frames, inputs: UnsafePointer(i.baseAddress), inputCount: i.count,
-                    outputs: UnsafePointer(o.baseAddress), outputCount: o.count)
-            }
-        }
-        outputs = outs.enumerated().map { Array(UnsafeBufferPointer(start: $0.element, count: outputs[$0.offset].count)) }
     }
 
     /// One master, two slaves (issue 26, "several slaves"): each link is handed its own two
