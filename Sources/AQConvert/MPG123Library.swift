@@ -1,3 +1,4 @@
+import AQTypes
 import CMPG123
 
 /// libmpg123, opened at run time on first use (issue 25): ``PacketDecoder`` decodes MPEG Layer
@@ -32,19 +33,21 @@ public enum MPG123Library {
 /// libmpg123 side of ``PacketDecoder``. Not thread-safe (the decoder's thread).
 final class MPG123Stream {
     private let stream: OpaquePointer
-    private let channels: Int
     /// Interleaved frames as libmpg123 writes them, before they are split into planes.
     private let interleaved: UnsafeMutablePointer<Float>
+    /// Splits them: interleaved native Float32 at the stream's rate and channel count.
+    private let deinterleaver: PCMDeinterleaver
     /// Frames ``interleaved`` holds: four of the largest Layer III packets (one is 1152 frames).
     private static let scratchFrames = 4 * 1152
 
     /// Nil when libmpg123 is not loaded or refuses the rate or channel count (1 or 2).
     init?(rate: Double, channels: Int) {
         guard aq_mpg123_load(), channels == 1 || channels == 2,
+            let split = try? PCMDeinterleaver(format: .linearPCM(sampleRate: rate, channels: UInt32(channels), bits: 32, isFloat: true)),
             let s = aq_mpg123_stream_new(Int(rate.rounded()), Int32(channels), nil)
         else { return nil }
         stream = s
-        self.channels = channels
+        deinterleaver = split
         interleaved = .allocate(capacity: MPG123Stream.scratchFrames * channels)
     }
 
@@ -65,15 +68,7 @@ final class MPG123Stream {
         let status = aq_mpg123_stream_decode(stream, bytes.baseAddress, bytes.count, interleaved, room, &frames, &lost)
         dropped += lost
         let n = frames
-        if channels == 1 {
-            (output[0] + offset).update(from: interleaved, count: n)
-        } else {
-            let l = output[0] + offset, r = output[1] + offset
-            for i in 0..<n {
-                l[i] = interleaved[2 &* i]
-                r[i] = interleaved[2 &* i &+ 1]
-            }
-        }
+        deinterleaver.convert(interleaved, frames: n, into: output, offset: offset)
         if status < 0 && n == 0 { return -1 }
         return n
     }
