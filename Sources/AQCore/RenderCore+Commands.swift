@@ -47,7 +47,7 @@ extension RenderCore {
             // and a reset leaves no steady state), so it keeps the record.
             if case .enqueue = command, !slots[Int(command.slot)].originPending {
             } else {
-                hot[Int(command.slot)].nextFrame = .min
+                hot[Int(command.slot)].endFrame = .min
             }
             apply(command, at: t, reported: &reported)
             publishPosition(slot: Int(command.slot))

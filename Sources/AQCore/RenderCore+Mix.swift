@@ -213,7 +213,7 @@ extension RenderCore {
     func updateHot(slot s: Int, next: Int64) {
         let slot = slots + s
         let h = hot + s
-        h.pointee.nextFrame = .min
+        h.pointee.endFrame = .min
         guard slot.pointee.state == .running && slot.pointee.startReported
             && slot.pointee.count > 0 && slot.pointee.step == 0 && !slot.pointee.metering && !slot.pointee.isPanned
             && slot.pointee.channels == 2 && !slot.pointee.map.monoToAll
@@ -233,10 +233,10 @@ extension RenderCore {
             h.pointee.firstFrame = true
         }
         h.pointee.source = b.data + Int(qNext &- b.start)
+        h.pointee.anchorFrame = next
         h.pointee.stride = b.stride
-        h.pointee.remaining = Int32(bEnd &- qNext)
         h.pointee.gain = slot.pointee.gain
-        h.pointee.nextFrame = next
+        h.pointee.endFrame = next &+ (bEnd &- qNext)
     }
 
     /// One source channel into output `oc` with the queue's gain, scaled by the pan factor of

@@ -62,8 +62,9 @@ extension RenderCore {
         var reported = false
         applyCommands(at: cycle.frame, reported: &reported)
         let solo = control.pointee.solo.load(ordering: .acquiring)
-        // The steady state needs outputs 0 and 1 and every queue mixed.
-        let steadyAllowed = channels >= 2 && solo == 0
+        // The steady state needs outputs 0 and 1, every queue mixed, and this cycle right after
+        // the last one that mixed the queues (their records say where they are from there on).
+        let steadyAllowed = channels >= 2 && solo == 0 && cycle.frame == nextCycleFrame.pointee
         if fresh && !steadyAllowed {
             clearStereo(out0, out1, n)
             fresh = false
@@ -94,9 +95,8 @@ extension RenderCore {
             if prefetching && i + RenderCore.prefetchDistance < liveN {
                 prefetchSources(hot + Int(live[i + RenderCore.prefetchDistance]), frame: cycle.frame, frames: n)
             }
-            if steadyAllowed && h.pointee.nextFrame == cycle.frame && Int(h.pointee.remaining) >= n,
-                let src = h.pointee.source
-            {
+            if steadyAllowed && cycle.frame &+ Int64(n) <= h.pointee.endFrame, let anchor = h.pointee.source {
+                let src = anchor + Int(cycle.frame &- h.pointee.anchorFrame)
                 // A queue in its steady state (``HotSlot``): the same sums as the general path,
                 // without its bookkeeping.
                 if h.pointee.firstFrame {
@@ -107,7 +107,7 @@ extension RenderCore {
                     h.pointee.firstFrame = false
                 }
                 let stride = Int(h.pointee.stride)
-                let ends = Int(h.pointee.remaining) == n
+                let ends = cycle.frame &+ Int64(n) == h.pointee.endFrame
                 if ends || pending.count == 3 {
                     pending.flush(out0, out1, n, fresh: fresh, then: src, src + stride, h.pointee.gain)
                     fresh = false
@@ -124,10 +124,6 @@ extension RenderCore {
                     // for the next buffer.
                     finishBufferAtCycleEnd(slot: s, cycleFrame: cycle.frame, frames: n, reported: &reported)
                     updateHot(slot: s, next: cycle.frame &+ Int64(n))
-                } else {
-                    h.pointee.source = src + n
-                    h.pointee.remaining -= Int32(n)
-                    h.pointee.nextFrame = cycle.frame &+ Int64(n)
                 }
             } else if slots[s].state == .running && (solo == 0 || solo == s + 1) {
                 // The general path adds into cleared outputs, after what came before it.
@@ -141,6 +137,10 @@ extension RenderCore {
                 }
                 mix(slot: s, t: cycle.frame, n: n, outputs: outputs, channels: channels, reported: &reported)
                 updateHot(slot: s, next: cycle.frame &+ Int64(n))
+            } else {
+                // Not mixed this cycle (not running, or another queue soloed): its record, if
+                // any, no longer says where it is.
+                h.pointee.endFrame = .min
             }
             i += 1
         }
@@ -152,6 +152,7 @@ extension RenderCore {
             fresh = false
         }
         if fresh { clearStereo(out0, out1, n) }
+        nextCycleFrame.pointee = cycle.frame &+ Int64(n)
         // Only the render thread writes the counters: a load and a store, no locked add.
         let cycles = stats.pointee.cycles.load(ordering: .relaxed)
         stats.pointee.cycles.store(cycles &+ 1, ordering: .relaxed)
@@ -176,7 +177,8 @@ extension RenderCore {
     /// A hint only. Render thread.
     @_noLocks @inline(__always)
     func prefetchSources(_ h: UnsafeMutablePointer<HotSlot>, frame: Int64, frames n: Int) {
-        guard h.pointee.nextFrame == frame, let src = h.pointee.source else { return }
+        guard frame &+ Int64(n) <= h.pointee.endFrame, let anchor = h.pointee.source else { return }
+        let src = anchor + Int(frame &- h.pointee.anchorFrame)
         let s1 = src + Int(h.pointee.stride)
         var k = 0
         while k < n {

@@ -36,6 +36,10 @@ package struct RenderCore: @unchecked Sendable {
         let schedule: UnsafeMutablePointer<ScheduledBuffer>
         let live: UnsafeMutablePointer<Int32>
         let liveCount: UnsafeMutablePointer<Int>
+        /// The device frame the next cycle must start at for the queues' steady records
+        /// (``HotSlot``) to hold: the end of the last cycle that mixed the queues (`Int64.min`
+        /// before the first). Render thread only.
+        let nextCycleFrame: UnsafeMutablePointer<Int64>
         /// Per slot, per channel: peak and mean square of the last cycle, as Float bit patterns.
         let meters: UnsafeMutablePointer<Atomic<UInt32>>
         /// Per slot, per channel (8): the highest cycle peak since the last ``takePeak(slot:channel:)``,
@@ -79,6 +83,7 @@ package struct RenderCore: @unchecked Sendable {
     var schedule: UnsafeMutablePointer<ScheduledBuffer> { @_noLocks @inline(__always) get { fields.pointee.schedule } }
     var live: UnsafeMutablePointer<Int32> { @_noLocks @inline(__always) get { fields.pointee.live } }
     var liveCount: UnsafeMutablePointer<Int> { @_noLocks @inline(__always) get { fields.pointee.liveCount } }
+    var nextCycleFrame: UnsafeMutablePointer<Int64> { @_noLocks @inline(__always) get { fields.pointee.nextCycleFrame } }
     var meters: UnsafeMutablePointer<Atomic<UInt32>> { @_noLocks @inline(__always) get { fields.pointee.meters } }
     var meterPeaks: UnsafeMutablePointer<Atomic<UInt32>> { @_noLocks @inline(__always) get { fields.pointee.meterPeaks } }
     var meterScratch: UnsafeMutablePointer<Float> { @_noLocks @inline(__always) get { fields.pointee.meterScratch } }
@@ -108,6 +113,8 @@ package struct RenderCore: @unchecked Sendable {
         live.initialize(repeating: -1, count: q)
         let liveCount = UnsafeMutablePointer<Int>.allocate(capacity: 1)
         liveCount.initialize(to: 0)
+        let nextCycleFrame = UnsafeMutablePointer<Int64>.allocate(capacity: 1)
+        nextCycleFrame.initialize(to: .min)
         let meters = UnsafeMutablePointer<Atomic<UInt32>>.allocate(capacity: q * 16)
         for i in 0..<(q * 16) { (meters + i).initialize(to: Atomic(0)) }
         let meterPeaks = UnsafeMutablePointer<Atomic<UInt32>>.allocate(capacity: q * 8)
@@ -145,7 +152,7 @@ package struct RenderCore: @unchecked Sendable {
             commands: .allocate(capacity: capacities.commands),
             events: events,
             capacities: capacities, wake: wake, slots: slots, hot: hot, schedule: schedule, live: live,
-            liveCount: liveCount, meters: meters, meterPeaks: meterPeaks, meterScratch: scratch, stats: stats, published: published,
+            liveCount: liveCount, nextCycleFrame: nextCycleFrame, meters: meters, meterPeaks: meterPeaks, meterScratch: scratch, stats: stats, published: published,
             control: control, gate: gate, inputMeters: inputMeters, inputCounters: inputCounters,
             capture: capture, captureMask: ringFrames - 1))
         let p = UnsafeMutablePointer<RenderCore>.allocate(capacity: 1)
@@ -170,6 +177,7 @@ package struct RenderCore: @unchecked Sendable {
         c.schedule.deallocate()
         c.live.deallocate()
         c.liveCount.deallocate()
+        c.nextCycleFrame.deallocate()
         c.meters.deinitialize(count: q * 16)
         c.meters.deallocate()
         c.meterPeaks.deinitialize(count: q * 8)

@@ -129,20 +129,23 @@ struct QueueSlot {
 /// one small record per queue per cycle (issue 13): a started stereo queue on outputs 0 and 1,
 /// at a steady gain, without meters, in the middle of its head buffer. The general path
 /// (``RenderCore/mix(slot:t:n:outputs:channels:reported:)``) fills it in when a cycle leaves
-/// the queue in that state; every command for the queue empties it; a cycle that does not
-/// start at `nextFrame` (an xrun, a jump) or that would reach the buffer's end goes through the
-/// general path. Only the render thread (or a control thread holding the gate) touches it.
+/// the queue in that state; every command for the queue, and every cycle that does not mix the
+/// queue, empties it; a cycle that does not follow the renderer's last mixed cycle (an xrun, a
+/// jump, a skipped cycle: ``RenderCore/nextCycleFrame``) or that would reach past the buffer's
+/// end goes through the general path. A cycle in the steady state reads the record and writes
+/// nothing back: where the queue is follows from the cycle's frame. Only the render thread (or
+/// a control thread holding the gate) touches it.
 struct HotSlot {
-    /// The device frame the next cycle must start at for this record to hold; `Int64.min`
-    /// when it does not hold.
-    var nextFrame: Int64 = .min
-    /// Channel 0's next frame; channel 1 is `stride` floats further.
+    /// The device frame at which the head buffer ends: the record holds for a cycle of `n`
+    /// frames from device frame `f` while `f + n <= endFrame` (`Int64.min`: it does not hold).
+    var endFrame: Int64 = .min
+    /// Channel 0's frame at device frame `anchorFrame`; channel 1 is `stride` floats further.
     var source: UnsafeMutablePointer<Float>? = nil
+    /// The device frame `source` is at.
+    var anchorFrame: Int64 = 0
     var stride: Int32 = 0
-    /// Frames of the head buffer from `nextFrame` on (a cycle of fewer frames stays inside it).
-    var remaining: Int32 = 0
     var gain: Float = 1
-    /// The head buffer starts exactly at `nextFrame` and has not been seen yet: the cycle
+    /// The head buffer starts exactly at `anchorFrame` and has not been seen yet: the cycle
     /// that uses the record first does what the general path does on a buffer's first frame
     /// when it is on time and carries no volume (marks it played).
     var firstFrame: Bool = false
