@@ -198,7 +198,9 @@ public final class ManualDevice: HandDrivenDevice, @unchecked Sendable {
     /// flushes denormals to zero from its first cycle on and keeps that mode after the call
     /// (giving it back every cycle would write the control register twice a cycle): the
     /// multi-cycle ``render(frames:cycle:)`` and offline rendering give the caller's mode back
-    /// when they return.
+    /// when they return. The mode is set on a thread's first cycle and then taken as set: a
+    /// caller that changes its thread's floating-point mode between cycles gives it back with
+    /// `aq_restore_float_mode` (CFloatMode), after which the next cycle sets it again.
     @discardableResult
     public func render(
         frames: Int, inputs: UnsafePointer<UnsafeMutablePointer<Float>>?,

@@ -232,8 +232,9 @@ extension RenderCore {
             guard b.start == qNext && bEnd > qNext && b.volume.isNaN else { return }
             h.pointee.firstFrame = true
         }
-        h.pointee.source = b.data + Int(qNext &- b.start)
-        h.pointee.anchorFrame = next
+        // Channel 0 of the buffer at device frame `next`, carried back to device frame 0.
+        let atNext = UInt(bitPattern: b.data + Int(qNext &- b.start))
+        h.pointee.origin = atNext &- UInt(bitPattern: Int(next)) &* UInt(MemoryLayout<Float>.stride)
         h.pointee.stride = b.stride
         h.pointee.gain = slot.pointee.gain
         h.pointee.endFrame = next &+ (bEnd &- qNext)

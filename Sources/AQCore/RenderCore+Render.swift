@@ -35,10 +35,11 @@ extension RenderCore {
         inputs: UnsafePointer<UnsafeMutablePointer<Float>>?, inputCount: Int
     ) {
         // Denormals flush to zero on the render thread (a decaying tail or a ramp toward 0
-        // would otherwise cost tens of cycles per operation): one read of the control
-        // register, a write only when the mode is not set yet (inline asm: no call). The
-        // mode stays set after the cycle (the device's thread renders again).
-        _unsafePerformance { _ = aq_flush_denormals() }
+        // would otherwise cost tens of cycles per operation): set on a thread's first cycle
+        // (one read of the control register, a write only when the mode is not set yet),
+        // then one thread-local flag per cycle (no call). The mode stays set after the cycle
+        // (the device's thread renders again).
+        _unsafePerformance { aq_flush_denormals_once() }
         clock.publish(cycle)
         let n = Int(cycle.frames)
         if let inputs, inputCount > 0 {
@@ -88,15 +89,39 @@ extension RenderCore {
         // count and the arrays are read once.
         let liveN = liveCount.pointee, live = self.live, hot = self.hot
         let prefetching = steadyAllowed && n <= RenderCore.prefetchFrames && liveN >= RenderCore.prefetchQueues
+        let end = cycle.frame &+ Int64(n)
         var i = 0
         while i < liveN {
+            // Four queues in a row in their steady state, none at its buffer's end or first
+            // frame, nothing waiting before them: mixed at once, without `pending` (the common
+            // cycle of many queues). Anything else takes the queue-by-queue path below.
+            if steadyAllowed && pending.count == 0 && i &+ 4 <= liveN {
+                let h0 = hot + Int(live[i]), h1 = hot + Int(live[i &+ 1])
+                let h2 = hot + Int(live[i &+ 2]), h3 = hot + Int(live[i &+ 3])
+                if end < h0.pointee.endFrame && end < h1.pointee.endFrame && end < h2.pointee.endFrame
+                    && end < h3.pointee.endFrame
+                    && !(h0.pointee.firstFrame || h1.pointee.firstFrame || h2.pointee.firstFrame || h3.pointee.firstFrame)
+                {
+                    if prefetching {
+                        var k = i &+ 4
+                        while k < min(i &+ 8, liveN) {
+                            prefetchSources(hot + Int(live[k]), frame: cycle.frame, frames: n)
+                            k &+= 1
+                        }
+                    }
+                    mixSteadyQuad(h0, h1, h2, h3, frame: cycle.frame, out0, out1, n, fresh: fresh)
+                    fresh = false
+                    i &+= 4
+                    continue
+                }
+            }
             let s = Int(live[i])
             let h = hot + s
             if prefetching && i + RenderCore.prefetchDistance < liveN {
                 prefetchSources(hot + Int(live[i + RenderCore.prefetchDistance]), frame: cycle.frame, frames: n)
             }
-            if steadyAllowed && cycle.frame &+ Int64(n) <= h.pointee.endFrame, let anchor = h.pointee.source {
-                let src = anchor + Int(cycle.frame &- h.pointee.anchorFrame)
+            if steadyAllowed && end <= h.pointee.endFrame {
+                let src = h.pointee.source(at: cycle.frame)
                 // A queue in its steady state (``HotSlot``): the same sums as the general path,
                 // without its bookkeeping.
                 if h.pointee.firstFrame {
@@ -107,7 +132,7 @@ extension RenderCore {
                     h.pointee.firstFrame = false
                 }
                 let stride = Int(h.pointee.stride)
-                let ends = cycle.frame &+ Int64(n) == h.pointee.endFrame
+                let ends = end == h.pointee.endFrame
                 if ends || pending.count == 3 {
                     pending.flush(out0, out1, n, fresh: fresh, then: src, src + stride, h.pointee.gain)
                     fresh = false
@@ -177,8 +202,8 @@ extension RenderCore {
     /// A hint only. Render thread.
     @_noLocks @inline(__always)
     func prefetchSources(_ h: UnsafeMutablePointer<HotSlot>, frame: Int64, frames n: Int) {
-        guard frame &+ Int64(n) <= h.pointee.endFrame, let anchor = h.pointee.source else { return }
-        let src = anchor + Int(frame &- h.pointee.anchorFrame)
+        guard frame &+ Int64(n) <= h.pointee.endFrame else { return }
+        let src = h.pointee.source(at: frame)
         let s1 = src + Int(h.pointee.stride)
         var k = 0
         while k < n {
@@ -195,4 +220,21 @@ extension RenderCore {
         }
     }
 
+}
+
+/// Mixes four queues in their steady state (``HotSlot``: each record holds past the cycle of
+/// `n` frames from device frame `frame`, and none is at its buffer's first frame), in that
+/// order, into outputs 0 and 1 in one pass (``mixStereoQuad``): the same sums in the same order
+/// as one ``mixStereo`` per queue. Not inlined: one call per four queues. Render thread.
+@_noLocks @inline(never)
+func mixSteadyQuad(
+    _ h0: UnsafeMutablePointer<HotSlot>, _ h1: UnsafeMutablePointer<HotSlot>, _ h2: UnsafeMutablePointer<HotSlot>,
+    _ h3: UnsafeMutablePointer<HotSlot>, frame: Int64, _ d0: UnsafeMutablePointer<Float>,
+    _ d1: UnsafeMutablePointer<Float>, _ n: Int, fresh: Bool
+) {
+    let a = h0.pointee.source(at: frame), b = h1.pointee.source(at: frame)
+    let c = h2.pointee.source(at: frame), e = h3.pointee.source(at: frame)
+    mixStereoQuad(
+        d0, d1, a, a + Int(h0.pointee.stride), h0.pointee.gain, b, b + Int(h1.pointee.stride), h1.pointee.gain,
+        c, c + Int(h2.pointee.stride), h2.pointee.gain, e, e + Int(h3.pointee.stride), h3.pointee.gain, n, fresh: fresh)
 }

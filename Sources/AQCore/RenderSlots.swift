@@ -139,14 +139,20 @@ struct HotSlot {
     /// The device frame at which the head buffer ends: the record holds for a cycle of `n`
     /// frames from device frame `f` while `f + n <= endFrame` (`Int64.min`: it does not hold).
     var endFrame: Int64 = .min
-    /// Channel 0's frame at device frame `anchorFrame`; channel 1 is `stride` floats further.
-    var source: UnsafeMutablePointer<Float>? = nil
-    /// The device frame `source` is at.
-    var anchorFrame: Int64 = 0
+    /// The address channel 0 of the head buffer would have at device frame 0 (wrapping
+    /// arithmetic: only ``source(at:)`` of a frame the record holds for is ever used);
+    /// channel 1 is `stride` floats further. 32 bytes in all: two records to a cache line.
+    var origin: UInt = 0
     var stride: Int32 = 0
     var gain: Float = 1
-    /// The head buffer starts exactly at `anchorFrame` and has not been seen yet: the cycle
-    /// that uses the record first does what the general path does on a buffer's first frame
-    /// when it is on time and carries no volume (marks it played).
+    /// The head buffer starts exactly at the frame the record was made for and has not been
+    /// seen yet: the cycle that uses the record first does what the general path does on a
+    /// buffer's first frame when it is on time and carries no volume (marks it played).
     var firstFrame: Bool = false
+
+    /// Channel 0's sample at device frame `frame`, a frame the record holds for. Render thread.
+    @_noLocks @inline(__always)
+    func source(at frame: Int64) -> UnsafePointer<Float> {
+        UnsafePointer(bitPattern: origin &+ UInt(bitPattern: Int(frame)) &* UInt(MemoryLayout<Float>.stride)).unsafelyUnwrapped
+    }
 }

@@ -55,8 +55,8 @@ import Testing
 /// jump in device time, and taken up again after the general path: a queue mixed through it
 /// renders bit for bit what the general path renders. Metering keeps a queue on the general
 /// path, so the same scenario with and without metering must match, through a mid-buffer gain
-/// change, an enqueue while the queue plays, a channel swap, a pause and resume, a skipped stretch of device time and a
-/// solo'd cycle.
+/// change, an enqueue while the queue plays, a channel swap, a pause and resume, a skipped stretch of device time, a
+/// solo'd cycle and a cycle skipped while the gate was held.
 @Suite struct SteadyStateRecordTests {
     func render(metering: Bool, frames: Int) throws -> [[Float]] {
         let rig = try Rig(channels: 2)
@@ -99,8 +99,36 @@ import Testing
         rig.core.pointee.setSolo(0)
         play(2)
         rig.core.pointee.setSolo(nil)
+        play(3)
+        skipOneCycle(rig, frames: frames, into: &out)  // the records no longer hold after it
         play(4096 / frames * 3)
         return out
+    }
+
+    /// Renders one cycle while the gate is held as a control thread applying commands holds
+    /// it, on a device that does not wait for it (as a realtime one): the renderer skips the
+    /// cycle (silent) and its queues do not advance, so the next cycle must take the general
+    /// path (which counts what is late) rather than the steady records.
+    func skipOneCycle(_ rig: Rig, frames: Int, into out: inout [[Float]]) {
+        let core = rig.core.pointee
+        let waits = core.control.pointee.waitsForControl.load(ordering: .relaxed)
+        core.control.pointee.waitsForControl.store(0, ordering: .relaxed)
+        let asymmetric = core.gate.pointee.asymmetric.load(ordering: .relaxed) == 1
+        if asymmetric {
+            core.gate.pointee.claimed.store(1, ordering: .releasing)
+        } else {
+            core.gate.pointee.inCycle.store(2, ordering: .releasing)
+        }
+        let skipped = core.statistics.skippedCycles
+        let o = rig.device.render(frames: frames, cycle: frames)
+        for c in 0..<2 { out[c] += o[c] }
+        #expect(core.statistics.skippedCycles == skipped + 1, "the cycle was skipped")
+        if asymmetric {
+            core.gate.pointee.claimed.store(0, ordering: .releasing)
+        } else {
+            core.gate.pointee.inCycle.store(0, ordering: .releasing)
+        }
+        core.control.pointee.waitsForControl.store(waits, ordering: .relaxed)
     }
 
     @Test(arguments: [32, 64, 256])

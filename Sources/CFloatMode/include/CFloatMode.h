@@ -51,9 +51,26 @@ static inline uint64_t aq_flush_denormals(void) {
     return mode;
 }
 
-/// Gives the calling thread back a mode ``aq_flush_denormals`` returned (only when it differs).
+/// Whether the calling thread's mode was set by ``aq_flush_denormals_once`` and not given back
+/// since (one per thread, defined in CFloatMode.c; hidden: no other library sees it).
+extern __thread int aq_float_flushing __attribute__((tls_model("initial-exec"), visibility("hidden")));
+
+/// ``aq_flush_denormals`` once per thread: the first call on a thread reads (and if need be
+/// writes) the control register; later calls read one thread-local flag. The render thread's
+/// per-cycle call: reading the control register (`stmxcsr`, and the load of what it stored)
+/// was a measurable part of a short cycle. A thread that changes its mode otherwise between
+/// calls must give it back with ``aq_restore_float_mode``, which clears the flag.
+static inline void aq_flush_denormals_once(void) {
+    if (__builtin_expect(aq_float_flushing, 1)) return;
+    (void)aq_flush_denormals();
+    aq_float_flushing = 1;
+}
+
+/// Gives the calling thread back a mode ``aq_flush_denormals`` returned (only when it differs);
+/// the next ``aq_flush_denormals_once`` on this thread sets the mode again.
 static inline void aq_restore_float_mode(uint64_t mode) {
     if (aq_float_mode() != mode) aq_set_float_mode(mode);
+    aq_float_flushing = 0;
 }
 
 #endif
