@@ -98,9 +98,8 @@ extension RenderCore {
             if steadyAllowed && pending.count == 0 && i &+ 4 <= liveN {
                 let h0 = hot + Int(live[i]), h1 = hot + Int(live[i &+ 1])
                 let h2 = hot + Int(live[i &+ 2]), h3 = hot + Int(live[i &+ 3])
-                if end < h0.pointee.endFrame && end < h1.pointee.endFrame && end < h2.pointee.endFrame
-                    && end < h3.pointee.endFrame
-                    && !(h0.pointee.firstFrame || h1.pointee.firstFrame || h2.pointee.firstFrame || h3.pointee.firstFrame)
+                if h0.pointee.holdsThroughout(until: end) && h1.pointee.holdsThroughout(until: end)
+                    && h2.pointee.holdsThroughout(until: end) && h3.pointee.holdsThroughout(until: end)
                 {
                     if prefetching {
                         var k = i &+ 4
@@ -120,7 +119,7 @@ extension RenderCore {
             if prefetching && i + RenderCore.prefetchDistance < liveN {
                 prefetchSources(hot + Int(live[i + RenderCore.prefetchDistance]), frame: cycle.frame, frames: n)
             }
-            if steadyAllowed && end <= h.pointee.endFrame {
+            if steadyAllowed && h.pointee.holds(until: end) {
                 let src = h.pointee.source(at: cycle.frame)
                 // A queue in its steady state (``HotSlot``): the same sums as the general path,
                 // without its bookkeeping.
@@ -202,7 +201,7 @@ extension RenderCore {
     /// A hint only. Render thread.
     @_noLocks @inline(__always)
     func prefetchSources(_ h: UnsafeMutablePointer<HotSlot>, frame: Int64, frames n: Int) {
-        guard frame &+ Int64(n) <= h.pointee.endFrame else { return }
+        guard h.pointee.holds(until: frame &+ Int64(n)) else { return }
         let src = h.pointee.source(at: frame)
         let s1 = src + Int(h.pointee.stride)
         var k = 0

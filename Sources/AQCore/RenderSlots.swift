@@ -150,6 +150,18 @@ struct HotSlot {
     /// buffer's first frame when it is on time and carries no volume (marks it played).
     var firstFrame: Bool = false
 
+    /// The one predicate of the steady state: whether the record holds for a cycle ending at
+    /// device frame `end` (the renderer's cycles contiguous, ``RenderCore/nextCycleFrame``).
+    /// Render thread.
+    @_noLocks @inline(__always)
+    func holds(until end: Int64) -> Bool { end <= endFrame }
+
+    /// Whether the record holds past a cycle ending at `end` with nothing to do at either of the
+    /// cycle's edges: the buffer neither ends with the cycle nor starts with it (what lets four
+    /// such queues be mixed at once). Render thread.
+    @_noLocks @inline(__always)
+    func holdsThroughout(until end: Int64) -> Bool { end < endFrame && !firstFrame }
+
     /// Channel 0's sample at device frame `frame`, a frame the record holds for. Render thread.
     @_noLocks @inline(__always)
     func source(at frame: Int64) -> UnsafePointer<Float> {

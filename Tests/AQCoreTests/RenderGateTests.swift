@@ -1,0 +1,111 @@
+import CMembarrier
+import Foundation
+import Synchronization
+import Testing
+
+@testable import AQCore
+
+/// The renderer's gate (docs/architecture.md, "The gate") in both of its modes, the asymmetric
+/// one (membarrier) and the compare-and-swap one, with a device that skips a cycle the control
+/// side holds (realtime) and one that waits for it (hand-driven) (issue 20).
+@Suite struct RenderGateTests {
+    /// The modes this machine has: the compare-and-swap gate (0) always, the asymmetric one (1)
+    /// where the process could register for membarrier(2).
+    static var modes: [Int] { aq_membarrier_register() == 0 ? [0, 1] : [0] }
+
+    /// A rig whose gate is in `mode`, with one mono queue playing ones from frame 0.
+    func playingRig(mode: Int) throws -> Rig {
+        let rig = try Rig(channels: 1)
+        rig.core.pointee.gate.pointee.asymmetric.store(mode, ordering: .releasing)
+        rig.send(.activate(slot: 0, channels: 1, map: .standard(channels: 1), generation: 1))
+        rig.send(.enqueue(slot: 0, buffer: rig.buffer(token: 1, frames: 4096, start: 0, impulses: Array(0..<4096))))
+        rig.send(.start(slot: 0, frame: 0, run: 0))
+        return rig
+    }
+
+    /// Holds the gate as a control thread applying commands holds it.
+    func hold(_ rig: Rig, mode: Int) {
+        if mode == 1 {
+            rig.core.pointee.gate.pointee.claimed.store(1, ordering: .releasing)
+        } else {
+            #expect(rig.core.pointee.gate.pointee.inCycle.compareExchange(expected: 0, desired: 2, ordering: .acquiring).exchanged)
+        }
+    }
+
+    func release(_ rig: Rig, mode: Int) {
+        if mode == 1 {
+            rig.core.pointee.gate.pointee.claimed.store(0, ordering: .releasing)
+        } else {
+            rig.core.pointee.gate.pointee.inCycle.store(0, ordering: .releasing)
+        }
+    }
+
+    /// The control side applies commands only while the render thread is out of a cycle, and
+    /// leaves the gate open after applying them.
+    @Test(arguments: modes)
+    func controlAppliesOnlyOutsideACycle(mode: Int) throws {
+        let rig = try Rig(channels: 1)
+        let core = rig.core.pointee
+        core.gate.pointee.asymmetric.store(mode, ordering: .releasing)
+        rig.send(.activate(slot: 0, channels: 1, map: .standard(channels: 1), generation: 1))
+        let before = core.commandsApplied
+        core.gate.pointee.inCycle.store(1, ordering: .releasing)  // as the render thread inside a cycle
+        #expect(!core.applyPendingIfIdle(at: 0), "refused while the render thread is in a cycle")
+        #expect(core.commandsApplied == before, "nothing applied meanwhile")
+        #expect(core.gate.pointee.claimed.load(ordering: .acquiring) == 0, "the claim taken back")
+        core.gate.pointee.inCycle.store(0, ordering: .releasing)
+        #expect(core.applyPendingIfIdle(at: 0), "applied once the render thread is out")
+        #expect(core.commandsApplied == before + 1)
+        #expect(core.gate.pointee.claimed.load(ordering: .acquiring) == 0)
+        #expect(core.gate.pointee.inCycle.load(ordering: .acquiring) == 0, "the gate left open")
+    }
+
+    /// A realtime device never waits: a cycle the control side holds is skipped (silent,
+    /// counted, no command applied), and the next one plays on, the skipped frames late.
+    @Test(arguments: modes)
+    func aRealtimeDeviceSkipsAHeldCycle(mode: Int) throws {
+        let rig = try playingRig(mode: mode)
+        let core = rig.core.pointee
+        core.setWaitsForControl(false)
+        #expect(nonZero(rig.device.render(frames: 64, cycle: 64)[0]).count == 64, "the queue plays")
+        hold(rig, mode: mode)
+        rig.send(.setVolume(slot: 0, volume: 0.5, rampFrames: 0))
+        let applied = core.commandsApplied
+        let skipped = core.statistics.skippedCycles
+        let held = rig.device.render(frames: 64, cycle: 64)[0]
+        #expect(nonZero(held).isEmpty, "the held cycle is silent")
+        #expect(core.statistics.skippedCycles == skipped + 1, "and counted")
+        #expect(core.commandsApplied == applied, "no command applied while the gate was held")
+        release(rig, mode: mode)
+        let next = rig.device.render(frames: 64, cycle: 64)[0]
+        #expect(next == [Float](repeating: 0.5, count: 64), "the next cycle applies the command and plays")
+        #expect(core.statistics.lateFrames == 64, "the skipped cycle's frames are late")
+    }
+
+    /// A hand-driven device waits for the control side instead: the cycle it was asked for
+    /// while the gate was held is rendered once the gate opens, not skipped. (Whether the
+    /// render thread reached the gate before it opened is not observable without a sleep; it is
+    /// started first, and one that did not wait would have skipped the cycle.)
+    @Test(arguments: modes)
+    func aHandDrivenDeviceWaitsForAHeldGate(mode: Int) throws {
+        let rig = try playingRig(mode: mode)
+        let core = rig.core.pointee
+        core.setWaitsForControl(true)
+        hold(rig, mode: mode)
+        let skipped = core.statistics.skippedCycles
+        let started = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
+        let out = Mutex<[Float]>([])
+        let thread = Thread {
+            started.signal()
+            let o = rig.device.render(frames: 64, cycle: 64)[0]
+            out.withLock { $0 = o }
+            done.signal()
+        }
+        thread.start()
+        started.wait()
+        release(rig, mode: mode)
+        #expect(done.wait(timeout: .now() + 10) == .success, "the render returns once the gate opens")
+        #expect(core.statistics.skippedCycles == skipped, "nothing skipped")
+        #expect(out.withLock { nonZero($0).count } == 64, "the cycle played")
+    }
+}
