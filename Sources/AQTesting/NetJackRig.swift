@@ -220,6 +220,42 @@ package final class NetJackRig: @unchecked Sendable {
         return clock.now - start
     }
 
+    /// Restarts one slave alone: its jackd is stopped (SIGTERM, waited for), and, once the
+    /// master has let go of its client (its ports leave the master: about 0.1 s when the
+    /// master's sends are refused, about 2 s when it has to time out), started again with the
+    /// same server name, client name and options; it joins the master again by itself. Waits
+    /// (at most `timeout`) for its ports to be back on the master and its `system` ports on
+    /// the slave, and returns the time from the stop to then.
+    ///
+    /// A slave started again while the master still holds its old client joins as another
+    /// client, `NAME-01` (JACK's name for a duplicate; docs/netjack.md, "A rejoin of one
+    /// slave alone"): hence the wait for the drop.
+    /// - Throws: ``TestingError`` when the master keeps the old client for 10 s, or the slave
+    ///   does not rejoin in time.
+    package func restartSlave(_ slave: Int = 0, timeout: Duration = .seconds(20)) throws(TestingError) -> Duration {
+        let clock = ContinuousClock()
+        let start = clock.now
+        if slave < slaveProcesses.count, let p = slaveProcesses[slave] { Self.end(p, name: slaves[slave].server) }
+        var dropped = false
+        while clock.now < start + .seconds(10) {
+            if !((try? JackTools.ports(server: masterServer)) ?? []).contains(toSlave(1, of: slave)) {
+                dropped = true
+                break
+            }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        guard dropped else { throw TestingError("the master kept the stopped slave's client \(slaves[slave].client) for 10 s") }
+        let s = slaves[slave]
+        var net = ["-d", "net", "-n", s.client, "-l", "\(options.latency)", "-C", "\(options.channels)", "-P", "\(options.channels)"]
+        if options.masterAddress { net += ["-a", "10.201.0.1"] }
+        let p = try startServer(
+            namespace: s.namespace, name: s.server, extra: options.sync ? ["-S"] : [], backend: net,
+            log: s.log.replacingOccurrences(of: ".log", with: "-restarted.log"))
+        slaveProcesses[slave] = p
+        try waitForSlave(timeout: timeout)
+        return clock.now - start
+    }
+
     /// Starts the master's jackd (dummy backend) in its namespace and loads `netmanager` into it,
     /// listening on the multicast address, or (`-a`) on the master's own.
     private func startMaster(log: String) throws(TestingError) {

@@ -231,6 +231,7 @@ final class NetJackSides: @unchecked Sendable {
             var steppers = sides.map { _ in NetJackSide.InStep() }
             var turn = 0
             let name = isMaster ? "L" : "D"
+            var reconnections = device.reconnectionCount
             func say(_ line: String) {
                 printError(line)
                 changes.withLock { $0.append(line) }
@@ -242,6 +243,15 @@ final class NetJackSides: @unchecked Sendable {
                     if let line = side.keepInStep(player, &steppers[k]) { say(line) }
                 }
                 if turn % 5 == 0 {
+                    // This side's own server came back (restarted): the device resumed and made
+                    // its own connections again itself; the link is then learnt afresh in-band.
+                    let n = device.reconnectionCount
+                    if n != reconnections {
+                        reconnections = n
+                        say(isMaster
+                            ? "netjack: the master's server came back: each link is connected again once its slave has rejoined, L is read afresh"
+                            : "netjack: the slave's server came back (restarted; it rejoins the master by itself): the link's connections are made again, D is read afresh from the master's stamps and the part is moved back into step once they settle")
+                    }
                     var made = device.reconnectMissingConnections()
                     for side in sides {
                         let reader = side.reader
