@@ -67,7 +67,7 @@ package final class NetJackRig: @unchecked Sendable {
         let address: String, log: String
     }
     /// Every slave, the first being ``slaveServer``, ``slaveClient``, ``slaveNamespace``.
-    package let slaves: [Slave]
+    package private(set) var slaves: [Slave]
 
     private let vethMaster: String, vethSlave: String
     /// The bridge in the master's namespace (several slaves only).
@@ -232,12 +232,24 @@ package final class NetJackRig: @unchecked Sendable {
     /// slave alone"): hence the wait for the drop.
     /// - Throws: ``TestingError`` when the master keeps the old client for 10 s, or the slave
     ///   does not rejoin in time.
-    package func restartSlave(_ slave: Int = 0, timeout: Duration = .seconds(20)) throws(TestingError) -> Duration {
+    ///
+    /// `asClient`: the slave's jackd is started again with that client name (`-d net -n`),
+    /// without waiting for the master to let go of the old client: what netjack2 does to a
+    /// slave that joins while the master still holds its old client (`NAME-01`), made
+    /// certain. ``slaves``, ``toSlave(_:of:)`` and ``fromSlave(_:of:)`` name the new client
+    /// from then on.
+    package func restartSlave(_ slave: Int = 0, asClient: String? = nil, timeout: Duration = .seconds(20)) throws(TestingError) -> Duration {
         let clock = ContinuousClock()
         let start = clock.now
         if slave < slaveProcesses.count, let p = slaveProcesses[slave] { Self.end(p, name: slaves[slave].server) }
-        var dropped = false
-        while clock.now < start + .seconds(10) {
+        var dropped = asClient != nil
+        if let asClient {
+            let s = slaves[slave]
+            slaves[slave] = Slave(
+                server: s.server, client: asClient, namespace: s.namespace, vethMaster: s.vethMaster, vethSlave: s.vethSlave,
+                address: s.address, log: s.log)
+        }
+        while !dropped && clock.now < start + .seconds(10) {
             if !((try? JackTools.ports(server: masterServer)) ?? []).contains(toSlave(1, of: slave)) {
                 dropped = true
                 break

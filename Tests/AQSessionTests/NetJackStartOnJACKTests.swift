@@ -391,6 +391,22 @@ struct NetJackStartOnJACKTests {
         try liveRun("aSlaveRestartIsRelearnt") { _, isLast in try rejoinRun(isLast: isLast, .slaveRestart) }
     }
 
+    /// One slave restarted alone that joins the master again under another client name:
+    /// netjack2 names a slave that joins while the master still holds its old client
+    /// `NAME-01` (a restart quicker than the master's letting go of it); made certain here by
+    /// starting the slave's jackd again as `NAME-01` (``NetJackRig/restartSlave(_:asClient:timeout:)``).
+    /// The master's aqsync, whose `--netjack-master` names `NAME:…`, finds the link's ports
+    /// gone and `NAME-01`'s there, follows the slave there (its side connections and echo
+    /// reader moved), and says so; the slave re-learns D and moves its part back into step.
+    /// Judged as ``aSlaveRestartIsRelearnt()``.
+    @Test(.timeLimit(.minutes(3))) func aSlaveRejoiningUnderAnotherNameIsFollowed() throws {
+        if let reason = NetJackRig.unavailableReason() {
+            print("NetJackStartOnJACKTests: skipped: \(reason)")
+            return
+        }
+        try liveRun("aSlaveRejoiningUnderAnotherNameIsFollowed") { _, isLast in try rejoinRun(isLast: isLast, .slaveRenamed) }
+    }
+
     /// Two slaves and a period change on the master (`jack_bufsize 512` while all three parts
     /// play; issue 26, "several slaves": each link kept in step on its own). The master drops
     /// both slaves, which rejoin with new ports there; the master's aqsync connects each link
@@ -562,6 +578,7 @@ struct NetJackStartOnJACKTests {
 
     enum Rejoin: String {
         case periodChange = "aPeriodChangeIsRelearnt", masterRestart = "aMasterRestartIsRelearnt", slaveRestart = "aSlaveRestartIsRelearnt"
+        case slaveRenamed = "aSlaveRejoiningUnderAnotherNameIsFollowed"
     }
 
     /// What both rejoin tests run: the parts started, the event, the master's recording from
@@ -570,7 +587,7 @@ struct NetJackStartOnJACKTests {
         let dir = try TempDir()
         // A slave restart takes longer (its jackd's exit, the master letting go of it, the
         // rejoin): 15 s, so that the last 4 s judged come after the move.
-        let frames = event == .slaveRestart ? 720_000 : 480_000
+        let frames = event == .slaveRestart || event == .slaveRenamed ? 720_000 : 480_000
         let session = try writeTwoPartClickSession(dir, spacing: Self.spacing, offsetB: Self.offset, frames: frames, name: "long.toml")
         let rig = try NetJackRig()
         defer { rig.stop() }
@@ -594,6 +611,7 @@ struct NetJackStartOnJACKTests {
             case .periodChange: away = try rig.changeMasterPeriod(512)
             case .masterRestart: away = try rig.restartMaster()
             case .slaveRestart: away = try rig.restartSlave()
+            case .slaveRenamed: away = try rig.restartSlave(asClient: "\(rig.slaveClient)-01")
             }
         } catch {
             // The slave's rejoin is the two servers' doing (netjack2 finds the master again by
@@ -634,7 +652,11 @@ struct NetJackStartOnJACKTests {
         print("\(event.rawValue): the slave was away \(away); " + (m + s).split(separator: "\n").filter { $0.contains("netjack") }.joined(separator: " / "))
         #expect(master.terminationStatus == 0 && slave.terminationStatus == 0, "\(outputs)")
         #expect(m.contains("netjack master: L = 1536"), "\(outputs)")
-        if event == .slaveRestart {
+        if event == .slaveRenamed {
+            #expect(m.contains("its client \(rig.slaveClient) is gone from the master and \(rig.slaveClient)-01 joined there"), "\(outputs)")
+            #expect(m.contains("the link followed the slave to its client \(rig.slaveClient)-01"), "\(outputs)")
+        }
+        if event == .slaveRestart || event == .slaveRenamed {
             // The slave's own server came back: its device made its connections again itself
             // (nothing missing for the watcher); both sides say so.
             #expect(m.contains("aqsync: netjack: connected again"), "\(outputs)")
@@ -660,7 +682,7 @@ struct NetJackStartOnJACKTests {
         #expect(jump != nil, "\(outputs)")
         // (A restarted slave's device frames resume where they stopped plus the wall-clock
         // time it was away, not a whole number of periods.)
-        if let (a, b) = jump, event != .slaveRestart { #expect((b - a) % 256 == 0, "\(a) → \(b)") }
+        if let (a, b) = jump, event == .periodChange || event == .masterRestart { #expect((b - a) % 256 == 0, "\(a) → \(b)") }
 
         // The clicks, in the master server's frames (the witness's counter where recorded).
         let wav = try recorder.read()
