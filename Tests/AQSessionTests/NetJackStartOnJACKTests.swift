@@ -661,7 +661,9 @@ struct NetJackStartOnJACKTests {
             // (nothing missing for the watcher); both sides say so.
             #expect(m.contains("aqsync: netjack: connected again"), "\(outputs)")
             #expect(s.contains("JACK server back after") && s.contains("aqsync: netjack: the slave's server came back"), "\(outputs)")
-            #expect(!m.contains("L changed"), "L is the same after a slave restart\n\(outputs)")
+            // L is the same after a slave restart: 1536 at the end (a lost cycle may move it by
+            // a period for a moment, and it is carried then; it comes back).
+            #expect(m.contains("1536 throughout") || m.contains("1536 now"), "L is the same after a slave restart\n\(outputs)")
         } else {
             #expect(m.contains("aqsync: netjack: connected again") && s.contains("aqsync: netjack: connected again"), "\(outputs)")
         }
