@@ -122,6 +122,9 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
         /// destination).
         var sidePortNames: [String] = []
         var sideConnections: [[String]] = []
+        /// Ports of other clients the side connections were moved to (``retargetSideConnections(_:)``),
+        /// old name → new: applied again when a client is opened anew.
+        var sideRetargets: [String: String] = [:]
         /// The connections the device made to its own input and output ports at its start
         /// (`outputConnections`, `inputConnections`).
         var madeConnections: [MadeConnection] = []
@@ -348,6 +351,42 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
                 if jack_connect(client, m.source, m.destination) == 0 { made.append("\(m.source) -> \(m.destination)") }
             }
             return made
+        }
+    }
+
+    /// Moves side connections to other ports: each connection to a port named as a key of
+    /// `renames` (another client's port, e.g. a netjack2 slave's `SLAVE:to_slave_1`) is made
+    /// to its value from now on (`SLAVE-01:to_slave_1`: the slave rejoined the master under
+    /// another client name), by ``reconnectMissingConnections()``, and again after the
+    /// server came back. The old connection is left as it is (its port is gone). Any control
+    /// thread; blocks briefly (the device's lock).
+    public func retargetSideConnections(_ renames: [String: String]) {
+        control.withLock { c in
+            for (old, new) in renames {
+                // Chains (A → B, then B → C) are kept as A → C.
+                for (k, v) in c.sideRetargets where v == old { c.sideRetargets[k] = new }
+                c.sideRetargets[old] = new
+            }
+            c.sideConnections = c.sideConnections.map { $0.map { renames[$0] ?? $0 } }
+        }
+    }
+
+    /// The full names of the server's ports matching `pattern` (a POSIX extended regular
+    /// expression, as `jack_get_ports` takes it); none when the device is not running. Any
+    /// control thread; blocks briefly (the device's lock, libjack's port list).
+    public func portNames(matching pattern: String) -> [String] {
+        control.withLock { c in
+            guard c.running, !state.pointee.shutDown.load(ordering: .acquiring), let client = state.pointee.client else { return [] }
+            return pattern.withCString { JackDevice.names(jack_get_ports(client, $0, nil, 0)) }
+        }
+    }
+
+    /// True when the server has a port of that full name (false when the device is not
+    /// running). Any control thread; blocks briefly.
+    public func hasPort(_ name: String) -> Bool {
+        control.withLock { c in
+            guard c.running, !state.pointee.shutDown.load(ordering: .acquiring), let client = state.pointee.client else { return false }
+            return jack_port_by_name(client, name) != nil
         }
     }
 
@@ -832,7 +871,12 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
             sideNames.append((String(cString: jack_port_name(port)), p.connect, false))
         }
         c.sidePortNames = sideNames.map { $0.0 }
-        c.sideConnections = sideNames.compactMap { n in n.1.map { n.2 ? [n.0, $0] : [$0, n.0] } }
+        c.sideConnections = sideNames.compactMap { n in
+            n.1.map { theirs in
+                let t = c.sideRetargets[theirs] ?? theirs
+                return n.2 ? [n.0, t] : [t, n.0]
+            }
+        }
         c.generation += 1
         let generation = c.generation
         let events = try JackEventThread { [weak self] reason, code in

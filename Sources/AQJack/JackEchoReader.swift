@@ -24,7 +24,9 @@ public final class JackEchoReader: @unchecked Sendable {
     private let state: UnsafeMutablePointer<State>
     private let link: NetJackLink
     /// The port the echo comes from, the server and the name asked for.
-    private let from: String, serverName: String, name: String
+    private let serverName: String, name: String
+    /// The port the echo comes from (``retarget(from:)`` moves it); `lock` held.
+    private var from: String
     /// Guards the client's life (open, the dead client let go of, close) and `events`.
     private let lock = NSLock()
     /// The thread JACK's shutdown callback wakes (one per client opened).
@@ -129,6 +131,27 @@ public final class JackEchoReader: @unchecked Sendable {
               jack_port_connected(input) == 0,
               jack_port_by_name(client, from) != nil else { return .none }
         return from.withCString { s in "\(clientName):in".withCString { jack_connect(client, s, $0) } } == 0 ? .connected : .none
+    }
+
+    /// The port the echo comes from now. Control thread.
+    public var source: String {
+        lock.lock()
+        defer { lock.unlock() }
+        return from
+    }
+
+    /// Reads the echo from `port` from now on (a netjack2 slave that rejoined the master under
+    /// another client name echoes on that client's `from_slave_N`): the input is disconnected
+    /// from the old port (when both are there) and ``reconnect()`` connects the new one.
+    /// Control thread (not with ``close()``).
+    public func retarget(from port: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        let old = from
+        from = port
+        guard !state.pointee.dead.load(ordering: .acquiring), let client = state.pointee.client,
+              jack_port_by_name(client, old) != nil else { return }
+        _ = old.withCString { s in "\(clientName):in".withCString { jack_disconnect(client, s, $0) } }
     }
 
     /// Deactivates and closes the client (idempotent); waits for a dead client's close under

@@ -67,7 +67,7 @@ package final class NetJackRig: @unchecked Sendable {
         let address: String, log: String
     }
     /// Every slave, the first being ``slaveServer``, ``slaveClient``, ``slaveNamespace``.
-    package let slaves: [Slave]
+    package private(set) var slaves: [Slave]
 
     private let vethMaster: String, vethSlave: String
     /// The bridge in the master's namespace (several slaves only).
@@ -216,6 +216,54 @@ package final class NetJackRig: @unchecked Sendable {
         let start = clock.now
         if let master { Self.end(master, name: masterServer) }
         try startMaster(log: "master-restarted.log")
+        try waitForSlave(timeout: timeout)
+        return clock.now - start
+    }
+
+    /// Restarts one slave alone: its jackd is stopped (SIGTERM, waited for), and, once the
+    /// master has let go of its client (its ports leave the master: about 0.1 s when the
+    /// master's sends are refused, about 2 s when it has to time out), started again with the
+    /// same server name, client name and options; it joins the master again by itself. Waits
+    /// (at most `timeout`) for its ports to be back on the master and its `system` ports on
+    /// the slave, and returns the time from the stop to then.
+    ///
+    /// A slave started again while the master still holds its old client joins as another
+    /// client, `NAME-01` (JACK's name for a duplicate; docs/netjack.md, "A rejoin of one
+    /// slave alone"): hence the wait for the drop.
+    /// - Throws: ``TestingError`` when the master keeps the old client for 10 s, or the slave
+    ///   does not rejoin in time.
+    ///
+    /// `asClient`: the slave's jackd is started again with that client name (`-d net -n`),
+    /// without waiting for the master to let go of the old client: what netjack2 does to a
+    /// slave that joins while the master still holds its old client (`NAME-01`), made
+    /// certain. ``slaves``, ``toSlave(_:of:)`` and ``fromSlave(_:of:)`` name the new client
+    /// from then on.
+    package func restartSlave(_ slave: Int = 0, asClient: String? = nil, timeout: Duration = .seconds(20)) throws(TestingError) -> Duration {
+        let clock = ContinuousClock()
+        let start = clock.now
+        if slave < slaveProcesses.count, let p = slaveProcesses[slave] { Self.end(p, name: slaves[slave].server) }
+        var dropped = asClient != nil
+        if let asClient {
+            let s = slaves[slave]
+            slaves[slave] = Slave(
+                server: s.server, client: asClient, namespace: s.namespace, vethMaster: s.vethMaster, vethSlave: s.vethSlave,
+                address: s.address, log: s.log)
+        }
+        while !dropped && clock.now < start + .seconds(10) {
+            if !((try? JackTools.ports(server: masterServer)) ?? []).contains(toSlave(1, of: slave)) {
+                dropped = true
+                break
+            }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        guard dropped else { throw TestingError("the master kept the stopped slave's client \(slaves[slave].client) for 10 s") }
+        let s = slaves[slave]
+        var net = ["-d", "net", "-n", s.client, "-l", "\(options.latency)", "-C", "\(options.channels)", "-P", "\(options.channels)"]
+        if options.masterAddress { net += ["-a", "10.201.0.1"] }
+        let p = try startServer(
+            namespace: s.namespace, name: s.server, extra: options.sync ? ["-S"] : [], backend: net,
+            log: s.log.replacingOccurrences(of: ".log", with: "-restarted.log"))
+        slaveProcesses[slave] = p
         try waitForSlave(timeout: timeout)
         return clock.now - start
     }

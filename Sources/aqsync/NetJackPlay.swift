@@ -104,10 +104,62 @@ final class NetJackSide: @unchecked Sendable {
     /// step by ``keepInStep(_:_:)``).
     let placedFrame = Atomic<Int64>(0)
 
-    init(link: NetJackLink, reader: JackEchoReader?, label: String = "") {
+    /// Master: the link's three ports on the master (TO1, TO2, FROM) as connected now: those
+    /// given, or those of the client the slave rejoined as (``follow(on:others:)``). Slave:
+    /// none. Watcher thread (and the report).
+    let ports: Mutex<[String]>
+
+    init(link: NetJackLink, reader: JackEchoReader?, label: String = "", ports: [String] = []) {
         self.link = link
         self.reader = reader
         self.label = label
+        self.ports = Mutex(ports)
+    }
+
+    /// The client part of a full port name (`CLIENT` of `CLIENT:PORT`).
+    static func client(of port: String) -> String { String(port.prefix { $0 != ":" }) }
+
+    /// `s` with the characters of a POSIX extended regular expression escaped.
+    static func regexEscaped(_ s: String) -> String {
+        var out = ""
+        for ch in s {
+            if ".[]()*+?{}|^$\\".contains(ch) { out.append("\\") }
+            out.append(ch)
+        }
+        return out
+    }
+
+    /// Master, watcher thread: when the link's slave client is gone from the master and the
+    /// slave has joined again under another name, moves the link there. netjack2 names a slave
+    /// that joins while the master still holds a client of its name (a slave restarted before
+    /// the master let go of it) `NAME-01` (JACK's rule for a duplicate client name), and the
+    /// old client goes about 2 s later: the link's ports are then on no client. A client named
+    /// `BASE` or `BASE-NN` (BASE: the client the link was given) that has the link's three
+    /// ports and that no other link (`others`: their clients now) names is the slave; when
+    /// exactly one is, the device's side connections and the echo reader move to its ports
+    /// (connected by the next ``JackDevice/reconnectMissingConnections()``). Returns what to
+    /// report, or nil.
+    func follow(on device: JackDevice, others: Set<String>, base: String, ambiguous: inout Set<String>) -> String? {
+        let now = ports.withLock { $0 }
+        guard now.count == 3, !device.hasPort(now[0]) else { return nil }
+        let current = Self.client(of: now[0])
+        let shorts = now.map { String($0.drop { $0 != ":" }.dropFirst()) }
+        let pattern = "^\(Self.regexEscaped(base))(-[0-9]+)?:\(Self.regexEscaped(shorts[0]))$"
+        let candidates = Set(device.portNames(matching: pattern).map(Self.client(of:)))
+            .filter { c in c != current && !others.contains(c) && shorts.allSatisfy { device.hasPort("\(c):\($0)") } }
+            .sorted()
+        guard let new = candidates.first else { return nil }
+        guard candidates.count == 1 else {
+            let key = candidates.joined(separator: ",")
+            if ambiguous.contains(key) { return nil }
+            ambiguous.insert(key)
+            return "\(tag): its client \(current) is gone from the master and \(candidates.joined(separator: ", ")) joined there: which is this slave cannot be told; the link is not moved (give --netjack-master the slave's client by name)"
+        }
+        let moved = shorts.map { "\(new):\($0)" }
+        device.retargetSideConnections([now[0]: moved[0], now[1]: moved[1]])
+        reader?.retarget(from: moved[2])
+        ports.withLock { $0 = moved }
+        return "\(tag): its client \(current) is gone from the master and \(new) joined there (netjack2's name for a slave that joined again while the master still held its old client): the link follows it to \(moved.joined(separator: ", "))"
     }
 
     var name: String { link.role == .master ? "L" : "D" }
@@ -195,6 +247,9 @@ final class NetJackSide: @unchecked Sendable {
         let what = link.role == .master ? "L (slave→master latency, master device frames)" : "D (slave device frame − master device frame)"
         var line = "netjack \(link.role == .master ? "master" : "slave")\(label.isEmpty ? "" : " (\(label))"): \(what): \(w)"
         if placed.load(ordering: .acquiring) { line += "; the start was placed by \(name) = \(placedBy.load(ordering: .relaxed))" }
+        if let now = ports.withLock({ $0.first }), !label.isEmpty, !label.contains(Self.client(of: now)) {
+            line += "; the link followed the slave to its client \(Self.client(of: now))"
+        }
         return line
     }
 }
@@ -231,6 +286,9 @@ final class NetJackSides: @unchecked Sendable {
             var steppers = sides.map { _ in NetJackSide.InStep() }
             var turn = 0
             let name = isMaster ? "L" : "D"
+            var reconnections = device.reconnectionCount
+            let bases = sides.map { NetJackSide.client(of: $0.ports.withLock { $0.first ?? "" }) }
+            var ambiguous = Set<String>()
             func say(_ line: String) {
                 printError(line)
                 changes.withLock { $0.append(line) }
@@ -242,6 +300,22 @@ final class NetJackSides: @unchecked Sendable {
                     if let line = side.keepInStep(player, &steppers[k]) { say(line) }
                 }
                 if turn % 5 == 0 {
+                    // This side's own server came back (restarted): the device resumed and made
+                    // its own connections again itself; the link is then learnt afresh in-band.
+                    let n = device.reconnectionCount
+                    if n != reconnections {
+                        reconnections = n
+                        say(isMaster
+                            ? "netjack: the master's server came back: each link is connected again once its slave has rejoined, L is read afresh"
+                            : "netjack: the slave's server came back (restarted; it rejoins the master by itself): the link's connections are made again, D is read afresh from the master's stamps and the part is moved back into step once they settle")
+                    }
+                    if isMaster {
+                        // A slave that rejoined under another client name (NAME-01): followed.
+                        for (k, side) in sides.enumerated() {
+                            let others = Set(sides.enumerated().filter { $0.offset != k }.map { NetJackSide.client(of: $0.element.ports.withLock { $0.first ?? "" }) })
+                            if let line = side.follow(on: device, others: others, base: bases[k], ambiguous: &ambiguous) { say(line) }
+                        }
+                    }
                     var made = device.reconnectMissingConnections()
                     for side in sides {
                         let reader = side.reader
@@ -290,7 +364,7 @@ extension Player {
                 let link = NetJackLink(role: .master)
                 do throws(DeviceError) {
                     let reader = try JackEchoReader(server: command.server ?? device.serverName, name: "\(device.clientName)\(spec.echo)", from: spec.ports[2], link: link)
-                    sides.append(NetJackSide(link: link, reader: reader, label: spec.label))
+                    sides.append(NetJackSide(link: link, reader: reader, label: spec.label, ports: spec.ports))
                 } catch {
                     printError("--netjack-master (\(spec.label)): \(error.message)")
                     for side in sides { side.reader?.close() }
