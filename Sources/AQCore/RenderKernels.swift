@@ -25,8 +25,8 @@ func mixInto(
 /// d0[i] += s0[i] × g and d1[i] += s1[i] × g: the stereo case of ``mixInto`` at a steady gain.
 /// `fresh`: the outputs hold nothing yet (not even zeros); they get 0 + s × g, exactly what
 /// clearing them and adding would give, without the clearing pass or reading them.
-/// Four-lane vectors, both channels in one loop (see ``mixStereoQuad``: the same sums, lane by
-/// lane, without the compiler's overlap checks).
+/// Four-lane vectors (see ``mixStereoQuad``: the same sums, lane by lane, without the
+/// compiler's overlap checks); when adding, channel 0 and then channel 1, as ``mixStereoQuad``.
 @_noLocks
 @inline(__always)
 func mixStereo(
@@ -50,11 +50,18 @@ func mixStereo(
     } else {
         while i &+ 4 <= count {
             store4(d0, i, load4(d0, i) + load4(s0, i) * vg)
-            store4(d1, i, load4(d1, i) + load4(s1, i) * vg)
             i &+= 4
         }
         while i < count {
             d0[i] += s0[i] * g
+            i &+= 1
+        }
+        i = 0
+        while i &+ 4 <= count {
+            store4(d1, i, load4(d1, i) + load4(s1, i) * vg)
+            i &+= 4
+        }
+        while i < count {
             d1[i] += s1[i] * g
             i &+= 1
         }
@@ -89,11 +96,18 @@ func mixStereoPair(
     } else {
         while i &+ 4 <= count {
             store4(d0, i, (load4(d0, i) + load4(a0, i) * va) + load4(b0, i) * vb)
-            store4(d1, i, (load4(d1, i) + load4(a1, i) * va) + load4(b1, i) * vb)
             i &+= 4
         }
         while i < count {
             d0[i] = (d0[i] + a0[i] * ga) + b0[i] * gb
+            i &+= 1
+        }
+        i = 0
+        while i &+ 4 <= count {
+            store4(d1, i, (load4(d1, i) + load4(a1, i) * va) + load4(b1, i) * vb)
+            i &+= 4
+        }
+        while i < count {
             d1[i] = (d1[i] + a1[i] * ga) + b1[i] * gb
             i &+= 1
         }
@@ -116,9 +130,14 @@ func store4(_ p: UnsafeMutablePointer<Float>, _ i: Int, _ v: SIMD4<Float>) {
 /// + c0[i] × gc) + e0[i] × ge, and the same for channel 1. The same operations in the same order
 /// as ``mixStereo`` for queue a, b, c and then e (bit for bit the same result: each lane is one
 /// frame's IEEE product and sums), with one read and one write of the outputs instead of four.
-/// `fresh` as in ``mixStereo``. Written with four-lane vectors, both channels in one loop: the
-/// outputs never overlap the sources (device buffers and queue buffers), so the compiler's
-/// overlap checks and their set-up, paid per call, are not needed.
+/// `fresh` as in ``mixStereo``. Written with four-lane vectors: the outputs never overlap the
+/// sources (device buffers and queue buffers), so the compiler's overlap checks and their
+/// set-up, paid per call, are not needed. One output channel after the other, eight frames per
+/// iteration with every load before the two stores: with both channels in one loop, an
+/// iteration's source loads could carry the low address bits of the previous iteration's output
+/// stores (the outputs 16 bytes after the sources modulo 4 KiB), a false dependency at every
+/// iteration that cost half again the cycle (docs/benchmarking.md, "a layout the four-queue
+/// kernel lost in").
 @_noLocks
 @inline(__always)
 func mixStereoQuad(
@@ -134,24 +153,62 @@ func mixStereoQuad(
     var i = 0
     if fresh {
         let zero = SIMD4<Float>(repeating: 0)
-        while i &+ 4 <= count {
-            store4(d0, i, (((zero + load4(a0, i) * va) + load4(b0, i) * vb) + load4(c0, i) * vc) + load4(e0, i) * ve)
-            store4(d1, i, (((zero + load4(a1, i) * va) + load4(b1, i) * vb) + load4(c1, i) * vc) + load4(e1, i) * ve)
-            i &+= 4
+        while i &+ 8 <= count {
+            let j = i &+ 4
+            let x = (((zero + load4(a0, i) * va) + load4(b0, i) * vb) + load4(c0, i) * vc) + load4(e0, i) * ve
+            let y = (((zero + load4(a0, j) * va) + load4(b0, j) * vb) + load4(c0, j) * vc) + load4(e0, j) * ve
+            store4(d0, i, x)
+            store4(d0, j, y)
+            i &+= 8
         }
         while i < count {
             d0[i] = (((0 + a0[i] * ga) + b0[i] * gb) + c0[i] * gc) + e0[i] * ge
+            i &+= 1
+        }
+        i = 0
+        while i &+ 8 <= count {
+            let j = i &+ 4
+            let x = (((zero + load4(a1, i) * va) + load4(b1, i) * vb) + load4(c1, i) * vc) + load4(e1, i) * ve
+            let y = (((zero + load4(a1, j) * va) + load4(b1, j) * vb) + load4(c1, j) * vc) + load4(e1, j) * ve
+            store4(d1, i, x)
+            store4(d1, j, y)
+            i &+= 8
+        }
+        while i < count {
             d1[i] = (((0 + a1[i] * ga) + b1[i] * gb) + c1[i] * gc) + e1[i] * ge
             i &+= 1
         }
     } else {
+        while i &+ 8 <= count {
+            let x = (((load4(d0, i) + load4(a0, i) * va) + load4(b0, i) * vb) + load4(c0, i) * vc) + load4(e0, i) * ve
+            let j = i &+ 4
+            let y = (((load4(d0, j) + load4(a0, j) * va) + load4(b0, j) * vb) + load4(c0, j) * vc) + load4(e0, j) * ve
+            store4(d0, i, x)
+            store4(d0, j, y)
+            i &+= 8
+        }
         while i &+ 4 <= count {
             store4(d0, i, (((load4(d0, i) + load4(a0, i) * va) + load4(b0, i) * vb) + load4(c0, i) * vc) + load4(e0, i) * ve)
-            store4(d1, i, (((load4(d1, i) + load4(a1, i) * va) + load4(b1, i) * vb) + load4(c1, i) * vc) + load4(e1, i) * ve)
             i &+= 4
         }
         while i < count {
             d0[i] = (((d0[i] + a0[i] * ga) + b0[i] * gb) + c0[i] * gc) + e0[i] * ge
+            i &+= 1
+        }
+        i = 0
+        while i &+ 8 <= count {
+            let x = (((load4(d1, i) + load4(a1, i) * va) + load4(b1, i) * vb) + load4(c1, i) * vc) + load4(e1, i) * ve
+            let j = i &+ 4
+            let y = (((load4(d1, j) + load4(a1, j) * va) + load4(b1, j) * vb) + load4(c1, j) * vc) + load4(e1, j) * ve
+            store4(d1, i, x)
+            store4(d1, j, y)
+            i &+= 8
+        }
+        while i &+ 4 <= count {
+            store4(d1, i, (((load4(d1, i) + load4(a1, i) * va) + load4(b1, i) * vb) + load4(c1, i) * vc) + load4(e1, i) * ve)
+            i &+= 4
+        }
+        while i < count {
             d1[i] = (((d1[i] + a1[i] * ga) + b1[i] * gb) + c1[i] * gc) + e1[i] * ge
             i &+= 1
         }
