@@ -113,21 +113,12 @@ import Testing
         let core = rig.core.pointee
         let waits = core.control.pointee.waitsForControl.load(ordering: .relaxed)
         core.control.pointee.waitsForControl.store(0, ordering: .relaxed)
-        let asymmetric = core.gate.pointee.asymmetric.load(ordering: .relaxed) == 1
-        if asymmetric {
-            core.gate.pointee.claimed.store(1, ordering: .releasing)
-        } else {
-            core.gate.pointee.inCycle.store(2, ordering: .releasing)
-        }
+        rig.holdGate()
         let skipped = core.statistics.skippedCycles
         let o = rig.device.render(frames: frames, cycle: frames)
         for c in 0..<2 { out[c] += o[c] }
         #expect(core.statistics.skippedCycles == skipped + 1, "the cycle was skipped")
-        if asymmetric {
-            core.gate.pointee.claimed.store(0, ordering: .releasing)
-        } else {
-            core.gate.pointee.inCycle.store(0, ordering: .releasing)
-        }
+        rig.releaseGate()
         core.control.pointee.waitsForControl.store(waits, ordering: .relaxed)
     }
 

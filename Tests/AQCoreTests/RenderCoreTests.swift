@@ -18,6 +18,25 @@ final class Rig {
         RenderCore.deallocate(core)
     }
     func send(_ c: RenderCommand) { #expect(core.pointee.commands.push(c)) }
+    /// Holds the renderer's gate as a control thread applying commands holds it, in the gate's
+    /// mode (asymmetric: the claim; compare-and-swap: the cycle flag).
+    func holdGate() {
+        let gate = core.pointee.gate
+        if gate.pointee.asymmetric.load(ordering: .relaxed) == 1 {
+            gate.pointee.claimed.store(1, ordering: .releasing)
+        } else {
+            #expect(gate.pointee.inCycle.compareExchange(expected: 0, desired: 2, ordering: .acquiring).exchanged)
+        }
+    }
+    /// Lets go of what ``holdGate()`` held.
+    func releaseGate() {
+        let gate = core.pointee.gate
+        if gate.pointee.asymmetric.load(ordering: .relaxed) == 1 {
+            gate.pointee.claimed.store(0, ordering: .releasing)
+        } else {
+            gate.pointee.inCycle.store(0, ordering: .releasing)
+        }
+    }
     /// A mono buffer of `frames` zeros with 1.0 at each index of `impulses`.
     func buffer(token: UInt32, frames: Int, start: Int64, impulses: [Int] = [0], value: Float = 1, volume: Float = .nan) -> ScheduledBuffer {
         let p = UnsafeMutablePointer<Float>.allocate(capacity: frames)

@@ -27,23 +27,6 @@ import Testing
         return rig
     }
 
-    /// Holds the gate as a control thread applying commands holds it.
-    func hold(_ rig: Rig, mode: Int) {
-        if mode == 1 {
-            rig.core.pointee.gate.pointee.claimed.store(1, ordering: .releasing)
-        } else {
-            #expect(rig.core.pointee.gate.pointee.inCycle.compareExchange(expected: 0, desired: 2, ordering: .acquiring).exchanged)
-        }
-    }
-
-    func release(_ rig: Rig, mode: Int) {
-        if mode == 1 {
-            rig.core.pointee.gate.pointee.claimed.store(0, ordering: .releasing)
-        } else {
-            rig.core.pointee.gate.pointee.inCycle.store(0, ordering: .releasing)
-        }
-    }
-
     /// The control side applies commands only while the render thread is out of a cycle, and
     /// leaves the gate open after applying them.
     @Test(arguments: modes)
@@ -73,7 +56,7 @@ import Testing
         let core = rig.core.pointee
         core.setWaitsForControl(false)
         #expect(nonZero(rig.device.render(frames: 64, cycle: 64)[0]).count == 64, "the queue plays")
-        hold(rig, mode: mode)
+        rig.holdGate()
         rig.send(.setVolume(slot: 0, volume: 0.5, rampFrames: 0))
         let applied = core.commandsApplied
         let skipped = core.statistics.skippedCycles
@@ -81,7 +64,7 @@ import Testing
         #expect(nonZero(held).isEmpty, "the held cycle is silent")
         #expect(core.statistics.skippedCycles == skipped + 1, "and counted")
         #expect(core.commandsApplied == applied, "no command applied while the gate was held")
-        release(rig, mode: mode)
+        rig.releaseGate()
         let next = rig.device.render(frames: 64, cycle: 64)[0]
         #expect(next == (128..<192).map { 0.5 * Float($0 + 1) }, "the next cycle applies the command and plays its own frames")
     }
@@ -95,7 +78,7 @@ import Testing
         let rig = try playingRig(mode: mode)
         let core = rig.core.pointee
         core.setWaitsForControl(true)
-        hold(rig, mode: mode)
+        rig.holdGate()
         let skipped = core.statistics.skippedCycles
         let started = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
         let out = Mutex<[Float]>([])
@@ -108,7 +91,7 @@ import Testing
         }
         thread.start()
         started.wait()
-        release(rig, mode: mode)
+        rig.releaseGate()
         #expect(done.wait(timeout: .now() + 10) == .success, "the render returns once the gate opens")
         #expect(core.statistics.skippedCycles == skipped, "nothing skipped")
         #expect(out.withLock { nonZero($0).count } == 64, "the cycle played")
