@@ -48,23 +48,24 @@ func mixStereo(
             i &+= 1
         }
     } else {
-        while i &+ 4 <= count {
-            store4(d0, i, load4(d0, i) + load4(s0, i) * vg)
-            i &+= 4
-        }
-        while i < count {
-            d0[i] += s0[i] * g
-            i &+= 1
-        }
-        i = 0
-        while i &+ 4 <= count {
-            store4(d1, i, load4(d1, i) + load4(s1, i) * vg)
-            i &+= 4
-        }
-        while i < count {
-            d1[i] += s1[i] * g
-            i &+= 1
-        }
+        addChannel(d0, s0, count, g)
+        addChannel(d1, s1, count, g)
+    }
+}
+
+/// d[i] += s[i] × g: one output channel of ``mixStereo`` when it adds.
+@_noLocks
+@inline(__always)
+func addChannel(_ d: UnsafeMutablePointer<Float>, _ s: UnsafePointer<Float>, _ count: Int, _ g: Float) {
+    let vg = SIMD4<Float>(repeating: g)
+    var i = 0
+    while i &+ 4 <= count {
+        store4(d, i, load4(d, i) + load4(s, i) * vg)
+        i &+= 4
+    }
+    while i < count {
+        d[i] += s[i] * g
+        i &+= 1
     }
 }
 
@@ -94,23 +95,27 @@ func mixStereoPair(
             i &+= 1
         }
     } else {
-        while i &+ 4 <= count {
-            store4(d0, i, (load4(d0, i) + load4(a0, i) * va) + load4(b0, i) * vb)
-            i &+= 4
-        }
-        while i < count {
-            d0[i] = (d0[i] + a0[i] * ga) + b0[i] * gb
-            i &+= 1
-        }
-        i = 0
-        while i &+ 4 <= count {
-            store4(d1, i, (load4(d1, i) + load4(a1, i) * va) + load4(b1, i) * vb)
-            i &+= 4
-        }
-        while i < count {
-            d1[i] = (d1[i] + a1[i] * ga) + b1[i] * gb
-            i &+= 1
-        }
+        addPairChannel(d0, a0, ga, b0, gb, count)
+        addPairChannel(d1, a1, ga, b1, gb, count)
+    }
+}
+
+/// d[i] = (d[i] + a[i] × ga) + b[i] × gb: one output channel of ``mixStereoPair`` when it adds.
+@_noLocks
+@inline(__always)
+func addPairChannel(
+    _ d: UnsafeMutablePointer<Float>, _ a: UnsafePointer<Float>, _ ga: Float, _ b: UnsafePointer<Float>, _ gb: Float,
+    _ count: Int
+) {
+    let va = SIMD4<Float>(repeating: ga), vb = SIMD4<Float>(repeating: gb)
+    var i = 0
+    while i &+ 4 <= count {
+        store4(d, i, (load4(d, i) + load4(a, i) * va) + load4(b, i) * vb)
+        i &+= 4
+    }
+    while i < count {
+        d[i] = (d[i] + a[i] * ga) + b[i] * gb
+        i &+= 1
     }
 }
 
@@ -148,68 +153,53 @@ func mixStereoQuad(
     _ e0: UnsafePointer<Float>, _ e1: UnsafePointer<Float>, _ ge: Float,
     _ count: Int, fresh: Bool
 ) {
+    mixQuadChannel(d0, a0, ga, b0, gb, c0, gc, e0, ge, count, fresh: fresh)
+    mixQuadChannel(d1, a1, ga, b1, gb, c1, gc, e1, ge, count, fresh: fresh)
+}
+
+/// One output channel of ``mixStereoQuad``: d[i] = (((d[i] + a[i] × ga) + b[i] × gb) + c[i] × gc)
+/// + e[i] × ge, with 0 for d[i] when `fresh` (d is then only written). Eight frames per
+/// iteration, every load before the two stores.
+@_noLocks
+@inline(__always)
+func mixQuadChannel(
+    _ d: UnsafeMutablePointer<Float>, _ a: UnsafePointer<Float>, _ ga: Float, _ b: UnsafePointer<Float>, _ gb: Float,
+    _ c: UnsafePointer<Float>, _ gc: Float, _ e: UnsafePointer<Float>, _ ge: Float, _ count: Int, fresh: Bool
+) {
     let va = SIMD4<Float>(repeating: ga), vb = SIMD4<Float>(repeating: gb)
     let vc = SIMD4<Float>(repeating: gc), ve = SIMD4<Float>(repeating: ge)
+    @inline(__always) func sum(_ v: SIMD4<Float>, _ i: Int) -> SIMD4<Float> {
+        (((v + load4(a, i) * va) + load4(b, i) * vb) + load4(c, i) * vc) + load4(e, i) * ve
+    }
+    @inline(__always) func sum(_ v: Float, _ i: Int) -> Float {
+        (((v + a[i] * ga) + b[i] * gb) + c[i] * gc) + e[i] * ge
+    }
     var i = 0
     if fresh {
         let zero = SIMD4<Float>(repeating: 0)
         while i &+ 8 <= count {
-            let j = i &+ 4
-            let x = (((zero + load4(a0, i) * va) + load4(b0, i) * vb) + load4(c0, i) * vc) + load4(e0, i) * ve
-            let y = (((zero + load4(a0, j) * va) + load4(b0, j) * vb) + load4(c0, j) * vc) + load4(e0, j) * ve
-            store4(d0, i, x)
-            store4(d0, j, y)
+            let x = sum(zero, i), y = sum(zero, i &+ 4)
+            store4(d, i, x)
+            store4(d, i &+ 4, y)
             i &+= 8
         }
         while i < count {
-            d0[i] = (((0 + a0[i] * ga) + b0[i] * gb) + c0[i] * gc) + e0[i] * ge
-            i &+= 1
-        }
-        i = 0
-        while i &+ 8 <= count {
-            let j = i &+ 4
-            let x = (((zero + load4(a1, i) * va) + load4(b1, i) * vb) + load4(c1, i) * vc) + load4(e1, i) * ve
-            let y = (((zero + load4(a1, j) * va) + load4(b1, j) * vb) + load4(c1, j) * vc) + load4(e1, j) * ve
-            store4(d1, i, x)
-            store4(d1, j, y)
-            i &+= 8
-        }
-        while i < count {
-            d1[i] = (((0 + a1[i] * ga) + b1[i] * gb) + c1[i] * gc) + e1[i] * ge
+            d[i] = sum(0, i)
             i &+= 1
         }
     } else {
         while i &+ 8 <= count {
-            let x = (((load4(d0, i) + load4(a0, i) * va) + load4(b0, i) * vb) + load4(c0, i) * vc) + load4(e0, i) * ve
-            let j = i &+ 4
-            let y = (((load4(d0, j) + load4(a0, j) * va) + load4(b0, j) * vb) + load4(c0, j) * vc) + load4(e0, j) * ve
-            store4(d0, i, x)
-            store4(d0, j, y)
+            let x = sum(load4(d, i), i), y = sum(load4(d, i &+ 4), i &+ 4)
+            store4(d, i, x)
+            store4(d, i &+ 4, y)
             i &+= 8
         }
         while i &+ 4 <= count {
-            store4(d0, i, (((load4(d0, i) + load4(a0, i) * va) + load4(b0, i) * vb) + load4(c0, i) * vc) + load4(e0, i) * ve)
+            store4(d, i, sum(load4(d, i), i))
             i &+= 4
         }
         while i < count {
-            d0[i] = (((d0[i] + a0[i] * ga) + b0[i] * gb) + c0[i] * gc) + e0[i] * ge
-            i &+= 1
-        }
-        i = 0
-        while i &+ 8 <= count {
-            let x = (((load4(d1, i) + load4(a1, i) * va) + load4(b1, i) * vb) + load4(c1, i) * vc) + load4(e1, i) * ve
-            let j = i &+ 4
-            let y = (((load4(d1, j) + load4(a1, j) * va) + load4(b1, j) * vb) + load4(c1, j) * vc) + load4(e1, j) * ve
-            store4(d1, i, x)
-            store4(d1, j, y)
-            i &+= 8
-        }
-        while i &+ 4 <= count {
-            store4(d1, i, (((load4(d1, i) + load4(a1, i) * va) + load4(b1, i) * vb) + load4(c1, i) * vc) + load4(e1, i) * ve)
-            i &+= 4
-        }
-        while i < count {
-            d1[i] = (((d1[i] + a1[i] * ga) + b1[i] * gb) + c1[i] * gc) + e1[i] * ge
+            d[i] = sum(d[i], i)
             i &+= 1
         }
     }
