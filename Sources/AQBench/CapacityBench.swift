@@ -165,9 +165,28 @@ func withCapacityRig(
     guard let reference = aq_ref_jack_open(server.name, referenceName, 1, 1) else { throw BenchError("cannot open the C reference client") }
     defer { aq_ref_jack_close(reference) }
     guard aq_ref_jack_activate(reference) == 0 else { throw BenchError("cannot activate the C reference client") }
+    let witness = startStallWitness(log: log)
+    defer { aq_stall_witness_stop(witness) }
     try body(CapacityRig(
-        aqsync: o.aqsync, ecasound: o.ecasound, server: server, reference: reference, referenceName: referenceName, lead: o.lead,
-        directory: directory, sampleRate: o.sampleRate))
+        aqsync: o.aqsync, ecasound: o.ecasound, server: server, reference: reference, referenceName: referenceName,
+        stallWitness: witness, lead: o.lead, directory: directory, sampleRate: o.sampleRate))
+}
+
+/// Starts the machine's stall witness (a thread per CPU waking every 250 µs, a stall being a
+/// wake-up more than 400 µs late: every stall of 650 µs or more is seen), or nil, said through
+/// `log`, when it cannot start or its threads cannot run realtime. Control thread.
+func startStallWitness(log: (String) -> Void) -> OpaquePointer? {
+    guard let w = aq_stall_witness_start(250, 400, 100_000) else {
+        log("the stall witness could not start: xruns are judged without it")
+        return nil
+    }
+    guard aq_stall_witness_realtime(w) == aq_stall_witness_threads(w) else {
+        log("the stall witness's threads could not run realtime: xruns are judged without it")
+        aq_stall_witness_stop(w)
+        return nil
+    }
+    log("the stall witness runs on \(aq_stall_witness_threads(w)) CPU(s)")
+    return w
 }
 
 /// One cell's search in progress: `player` (aqsync, or a peer) over `format` at `period` on the

@@ -23,9 +23,13 @@ public struct CapacityObservation: Sendable, Equatable, Codable {
     public var aqsyncAloneLate: Int
     public var bothLate: Int
     public var referenceAloneLate: Int
+    /// What the stall witness saw over the trial; nil when it did not run (its threads could
+    /// not run realtime).
+    public var stalls: MachineStalls?
 
     public init(exitStatus: Int32, lateFrames: Int64 = 0, incompleteTracks: Int = 0, aqsyncXruns: Int = 0, serverLostFrames: Int64 = 0,
-                referenceXruns: Int = 0, aqsyncAloneLate: Int = 0, bothLate: Int = 0, referenceAloneLate: Int = 0) {
+                referenceXruns: Int = 0, aqsyncAloneLate: Int = 0, bothLate: Int = 0, referenceAloneLate: Int = 0,
+                stalls: MachineStalls? = nil) {
         self.exitStatus = exitStatus
         self.lateFrames = lateFrames
         self.incompleteTracks = incompleteTracks
@@ -35,6 +39,7 @@ public struct CapacityObservation: Sendable, Equatable, Codable {
         self.aqsyncAloneLate = aqsyncAloneLate
         self.bothLate = bothLate
         self.referenceAloneLate = referenceAloneLate
+        self.stalls = stalls
     }
 }
 
@@ -60,7 +65,8 @@ public struct CapacityObservation: Sendable, Equatable, Codable {
 /// - **the machine's** (the trial passes, and is counted as such): xruns, and the frames they
 ///   lost, in which jackd named the reference client late too (both stalled together), only
 ///   the reference client, or no client at all (its driver woke late), and those naming
-///   aqsync's client alone up to the number naming the reference client alone (not `strict`).
+///   aqsync's client alone up to the number naming the reference client alone, or beyond it when
+///   every xrun came after a stall the witness saw (not `strict`).
 /// - otherwise the trial **passes** clean.
 ///
 /// Pure.
@@ -77,8 +83,10 @@ public enum CapacityVerdict: Sendable, Equatable {
         if o.exitStatus != 0 && o.exitStatus != 3 { own.append("\(command) exited with status \(o.exitStatus)") }
         if o.lateFrames > 0 { own.append("\(o.lateFrames) frames of the tracks late") }
         if o.incompleteTracks > 0 { own.append("\(o.incompleteTracks) track(s) incomplete") }
-        if strict ? o.aqsyncAloneLate > 0 : o.aqsyncAloneLate > o.referenceAloneLate {
-            own.append("jackd named \(player)'s client alone late in \(o.aqsyncAloneLate) xrun(s), the reference client alone in \(o.referenceAloneLate)")
+        let stallsExplain = o.stalls?.explainAllXruns ?? false
+        if strict ? o.aqsyncAloneLate > 0 : o.aqsyncAloneLate > o.referenceAloneLate && !stallsExplain {
+            own.append("jackd named \(player)'s client alone late in \(o.aqsyncAloneLate) xrun(s), the reference client alone in \(o.referenceAloneLate)"
+                + (o.stalls.map { "; \($0.summary)" } ?? ""))
         }
         if o.aqsyncXruns > o.referenceXruns {
             own.append("\(player) saw \(o.aqsyncXruns) xrun(s), the reference client \(o.referenceXruns)")
@@ -92,7 +100,8 @@ public enum CapacityVerdict: Sendable, Equatable {
         if !own.isEmpty { self = .aqsync(own.joined(separator: "; ")); return }
         let xruns = max(o.aqsyncXruns, o.referenceXruns)
         if xruns > 0 || o.serverLostFrames > 0 || o.bothLate + o.referenceAloneLate + o.aqsyncAloneLate > 0 {
-            self = .machine("\(xruns) xrun(s) (\(player) saw \(o.aqsyncXruns), the reference client \(o.referenceXruns); \(o.serverLostFrames) frames lost); jackd named both clients late in \(o.bothLate), only \(player)'s in \(o.aqsyncAloneLate), only the reference client in \(o.referenceAloneLate)")
+            self = .machine("\(xruns) xrun(s) (\(player) saw \(o.aqsyncXruns), the reference client \(o.referenceXruns); \(o.serverLostFrames) frames lost); jackd named both clients late in \(o.bothLate), only \(player)'s in \(o.aqsyncAloneLate), only the reference client in \(o.referenceAloneLate)"
+                + (o.stalls.map { "; \($0.summary)" } ?? ""))
             return
         }
         self = .pass

@@ -40,6 +40,9 @@ struct CapacityRig {
     var server: JackServer
     var reference: OpaquePointer
     var referenceName: String
+    /// The machine's stall witness (`CStallWitness.h`), nil when its threads could not run
+    /// realtime (its windows would then be the load's, not the machine's).
+    var stallWitness: OpaquePointer?
     var lead: Double
     var directory: URL
     var sampleRate: Int
@@ -63,6 +66,7 @@ enum CapacityTrialInput {
 func runCapacityTrial(_ rig: CapacityRig, input: CapacityTrialInput, tracks: Int, seconds: Double, clientName: String, strict: Bool) throws -> CapacityTrial {
     let logBefore = rig.server.log.utf8.count
     let x0 = aq_ref_jack_xruns(rig.reference)
+    let since = aq_stall_witness_now()
     let output = rig.directory.appendingPathComponent("\(clientName)-\(tracks).out")
     let started = Date()
     let child: MeasuredChild
@@ -146,10 +150,22 @@ func runCapacityTrial(_ rig: CapacityRig, input: CapacityTrialInput, tracks: Int
     o.aqsyncAloneLate = late.aqsyncAlone
     o.bothLate = late.both
     o.referenceAloneLate = late.referenceAlone
+    o.stalls = rig.stallWitness.map { machineStalls($0, since: since, reference: rig.reference, xruns: x0..<x1) }
     if interrupted { o.exitStatus = 130 }
     return CapacityTrial(
         player: input.player, tracks: tracks, observation: o,
         verdict: CapacityVerdict(o, strict: strict, player: input.player.rawValue), cpuSeconds: child.cpuSeconds,
         maxRSSBytes: child.maxRSSBytes, controlShare: split.controlShare, wallSeconds: wall,
         serverLines: logDuring.split(separator: "\n").map(String.init), playerLines: said.map(String.init))
+}
+
+/// What `witness` saw from `since` on, against the reference client's xruns `xruns`. Control
+/// thread.
+func machineStalls(_ witness: OpaquePointer, since: UInt64, reference: OpaquePointer, xruns: Range<UInt64>) -> MachineStalls {
+    let max = 65536
+    var starts = [UInt64](repeating: 0, count: max)
+    var ends = [UInt64](repeating: 0, count: max)
+    let n = Int(aq_stall_witness_windows(witness, since, &starts, &ends, Int32(max)))
+    let windows = (0..<n).map { (start: starts[$0], end: ends[$0]) }
+    return MachineStalls(windows: windows, xrunTimes: xruns.map { aq_ref_jack_xrun_time(reference, $0) }, origin: since)
 }

@@ -3,10 +3,14 @@
 #include "CMixReferenceJack.h"
 #include "CMixReference.h"
 #include <jack/jack.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+enum { BUFFERS = 3, BUFFER_FRAMES = 4096, XRUN_TIMES = 4096 };
 
 struct aq_ref_jack {
     jack_client_t *client;
@@ -19,10 +23,10 @@ struct aq_ref_jack {
     int capacity;
     _Atomic int count;
     _Atomic uint64_t xruns;
+    _Atomic int notifier_raised;
+    uint64_t xrun_times[XRUN_TIMES];
     _Atomic uint64_t dropped;
 };
-
-enum { BUFFERS = 3, BUFFER_FRAMES = 4096 };
 
 static uint64_t now_ns(void) {
     struct timespec t;
@@ -47,9 +51,28 @@ static int process(jack_nframes_t frames, void *arg) {
     return 0;
 }
 
+// libjack's notification thread (an ordinary thread) is raised to SCHED_FIFO just below the
+// stall witness (CStallWitness.h) the first time it calls this client, so that the players'
+// realtime threads (aqsync's feeders) cannot delay the xrun times it takes: the times are
+// matched against the machine's stalls. Once; a refusal leaves it as it was.
+static void raise_notifier(aq_ref_jack *c) {
+    if (atomic_exchange_explicit(&c->notifier_raised, 1, memory_order_relaxed)) return;
+    struct sched_param p = { .sched_priority = sched_get_priority_max(SCHED_FIFO) - 1 };
+    pthread_setschedparam(pthread_self(), SCHED_FIFO, &p);
+}
+
+static int graph_order(void *arg) {
+    raise_notifier(arg);
+    return 0;
+}
+
 static int xrun(void *arg) {
     aq_ref_jack *c = arg;
-    atomic_fetch_add_explicit(&c->xruns, 1, memory_order_relaxed);
+    raise_notifier(c);
+    // One writer (libjack's notification thread): the time first, then the count.
+    uint64_t n = atomic_load_explicit(&c->xruns, memory_order_relaxed);
+    c->xrun_times[n % XRUN_TIMES] = now_ns();
+    atomic_store_explicit(&c->xruns, n + 1, memory_order_release);
     return 0;
 }
 
@@ -76,7 +99,8 @@ aq_ref_jack *aq_ref_jack_open(const char *server_name, const char *client_name, 
     c->ports[1] = jack_port_register(c->client, "out_2", JACK_DEFAULT_AUDIO_TYPE, JackPortIsOutput, 0);
     if (!c->ports[0] || !c->ports[1]
         || jack_set_process_callback(c->client, process, c) != 0
-        || jack_set_xrun_callback(c->client, xrun, c) != 0) {
+        || jack_set_xrun_callback(c->client, xrun, c) != 0
+        || jack_set_graph_order_callback(c->client, graph_order, c) != 0) {
         aq_ref_jack_close(c);
         return NULL;
     }
@@ -95,7 +119,13 @@ int aq_ref_jack_take(aq_ref_jack *c, uint64_t *out, int max) {
     return n;
 }
 
-uint64_t aq_ref_jack_xruns(aq_ref_jack *c) { return atomic_load_explicit(&c->xruns, memory_order_relaxed); }
+uint64_t aq_ref_jack_xruns(aq_ref_jack *c) { return atomic_load_explicit(&c->xruns, memory_order_acquire); }
+
+uint64_t aq_ref_jack_xrun_time(aq_ref_jack *c, uint64_t index) {
+    uint64_t n = atomic_load_explicit(&c->xruns, memory_order_acquire);
+    // The last XRUN_TIMES are kept (a ring: a long run's trials each read their own).
+    return index < n && n - index <= XRUN_TIMES ? c->xrun_times[index % XRUN_TIMES] : 0;
+}
 
 uint64_t aq_ref_jack_dropped(aq_ref_jack *c) { return atomic_load_explicit(&c->dropped, memory_order_relaxed); }
 

@@ -21,5 +21,6 @@ void aq_ref_mix_add(float *dst, const float *src, int count, float g);
 // The C JACK client that runs this mix (live comparison).
 #include "CMixReferenceJack.h"
 #include "CFirstFrameProbe.h"
+#include "CStallWitness.h"
 
 #endif

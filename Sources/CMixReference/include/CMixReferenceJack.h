@@ -27,6 +27,14 @@ int aq_ref_jack_take(aq_ref_jack *c, uint64_t *out, int max);
 /// Xruns JACK reported to this client since it was opened. Any thread.
 uint64_t aq_ref_jack_xruns(aq_ref_jack *c);
 
+/// When this client's xrun callback ran for xrun number `index` (0-based, < aq_ref_jack_xruns),
+/// CLOCK_MONOTONIC ns; 0 when not among the last 4096 or not yet reported. The callback runs on
+/// libjack's notification thread, an ordinary thread: the time is after jackd detected the
+/// xrun, by the notification's delivery; the client raises that thread to SCHED_FIFO (just
+/// below the stall witness) at its first notification, so that the players' realtime threads
+/// cannot delay it. Any thread.
+uint64_t aq_ref_jack_xrun_time(aq_ref_jack *c, uint64_t index);
+
 /// Cycles whose duration did not fit in the array. Any thread.
 uint64_t aq_ref_jack_dropped(aq_ref_jack *c);
 
