@@ -70,15 +70,17 @@ public struct ThreadCPUSplit: Sendable, Equatable {
         }
     }
 
-    /// CPU ns of the render side (realtime threads: JACK's process thread) and of all the
-    /// others. aqsync's own threads ("aqsync-…": the events thread and the feeders, realtime
-    /// below the render thread on a realtime server) are the control side whatever their
-    /// policy; another program's realtime threads (ecasound's disk thread) count as its render
-    /// side, as before.
+    /// CPU ns of the render side (realtime threads: JACK's process thread, "aqsync-render" in
+    /// aqsync) and of all the others. aqsync's other threads ("aqsync-…": the events thread and
+    /// the feeders, realtime below the render thread on a realtime server) are the control side
+    /// whatever their policy; another program's realtime threads (ecasound's disk thread) count
+    /// as its render side, as before.
     public var renderNs: Int64 { last.values.filter(Self.isRenderSide).reduce(0) { $0 + $1.cpuNs } }
     public var controlNs: Int64 { last.values.filter { !Self.isRenderSide($0) }.reduce(0) { $0 + $1.cpuNs } }
 
-    static func isRenderSide(_ t: ThreadCPU) -> Bool { t.isRealtime && !t.name.hasPrefix("aqsync-") }
+    static func isRenderSide(_ t: ThreadCPU) -> Bool {
+        t.isRealtime && (t.name == "aqsync-render" || !t.name.hasPrefix("aqsync-"))
+    }
 
     /// The control side's share of the CPU time seen (0 when none was seen).
     public var controlShare: Double {

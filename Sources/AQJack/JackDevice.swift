@@ -822,6 +822,8 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
             }
         }
         c.clientName = String(cString: jack_get_client_name(client))
+        // Its process thread shows as "aqsync-render" (a name only: nothing depends on it).
+        _ = aq_jack_set_render_thread_name(client)
         let st = UnsafeMutableRawPointer(state)
         state.pointee.shutDown.store(false, ordering: .relaxed)
         state.pointee.sampleRate.store(jack_get_sample_rate(client), ordering: .relaxed)

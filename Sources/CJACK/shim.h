@@ -3,6 +3,7 @@
 #include <jack/jack.h>
 #include <jack/types.h>
 #include <jack/thread.h>
+#include <sys/prctl.h>
 
 /* Only what Swift cannot call or name directly. */
 
@@ -20,5 +21,19 @@ static inline jack_client_t *aq_jack_client_open(const char *client_name,
 
 /* JACK_DEFAULT_AUDIO_TYPE is a string macro. */
 static inline const char *aq_jack_default_audio_type(void) { return JACK_DEFAULT_AUDIO_TYPE; }
+
+/* libjack's thread init callback for aqsync's clients: names the client's process thread
+   "aqsync-render" for the kernel (top -H, ps -L, perf, gdb; a new thread otherwise keeps
+   the name of the thread that activated the client, a dispatch worker's). Runs on that
+   thread before its first cycle; one system call, nothing allocated. */
+static void aq_jack_name_render_thread(void *arg) {
+    (void)arg;
+    prctl(PR_SET_NAME, "aqsync-render", 0, 0, 0);
+}
+
+/* Installs aq_jack_name_render_thread; before jack_activate. 0 on success. */
+static inline int aq_jack_set_render_thread_name(jack_client_t *client) {
+    return jack_set_thread_init_callback(client, aq_jack_name_render_thread, NULL);
+}
 
 #endif

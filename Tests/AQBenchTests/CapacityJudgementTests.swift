@@ -124,6 +124,9 @@ import Testing
         // still the control side.
         split.add([ThreadCPU(tid: 4, name: "aqsync-feeder-0", cpuNs: 100, policy: 1), ThreadCPU(tid: 5, name: "aqsync-events", cpuNs: 20, policy: 1)])
         #expect(split.renderNs == 60 && split.controlNs == 160)
+        // aqsync's render thread is named, and is the render side.
+        split.add([ThreadCPU(tid: 6, name: "aqsync-render", cpuNs: 40, policy: 1)])
+        #expect(split.renderNs == 100 && split.controlNs == 160)
     }
 
     /// Only failures by xruns alone are tried again; late frames and incomplete tracks are final.

@@ -109,6 +109,36 @@ struct EngineOnJackTests {
         return .judged
     }
 
+    /// The device's render thread (JACK's process thread) is named "aqsync-render" for the
+    /// kernel, as `top -H`, `ps -L` and perf show it, and runs realtime on this realtime server.
+    @Test(.timeLimit(.minutes(1)))
+    func theRenderThreadIsNamed() throws {
+        let rig = try EngineRig()
+        defer { withExtendedLifetime(rig) {} }
+        let q = try rig.engine.newOutput(format: monoFloat48k) { _, _ in }
+        try q.enqueue(impulseBuffer(q, frames: 48_000, impulses: [0]))
+        try q.start()
+        defer { try? q.stop(immediately: true) }
+        func renderThreads() -> [String] {
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+            return tasks.filter { tid in
+                let comm = (try? String(contentsOfFile: "/proc/self/task/\(tid)/comm", encoding: .utf8)) ?? ""
+                return comm.trimmingCharacters(in: .whitespacesAndNewlines) == "aqsync-render"
+            }
+        }
+        #expect(waitUntil(timeout: .seconds(5)) { !renderThreads().isEmpty })
+        if rig.device.renderPriority != nil {
+            // Field 41 of /proc/…/stat (after the name's closing parenthesis, field 3 on) is the policy.
+            let policies = renderThreads().compactMap { tid -> Int? in
+                guard let stat = try? String(contentsOfFile: "/proc/self/task/\(tid)/stat", encoding: .utf8),
+                      let close = stat.lastIndex(of: ")") else { return nil }
+                let fields = stat[stat.index(after: close)...].split(separator: " ")
+                return fields.count > 38 ? Int(fields[38]) : nil
+            }
+            #expect(policies.contains { $0 == 1 || $0 == 2 }, "policies \(policies)")
+        }
+    }
+
     /// A period change while playing is one discontinuity for a timeline, and both queues stay
     /// on the device timeline: the offset between them stays exact.
     @Test(.timeLimit(.minutes(1)))
