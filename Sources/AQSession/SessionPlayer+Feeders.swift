@@ -108,6 +108,23 @@ extension SessionPlayer {
         feedersDone.signal()
     }
 
+    /// Slots over which the tracks' first buffers are staggered (``firstBufferFrames(track:bufferFrames:)``).
+    package static let staggerSlots = 64
+
+    /// The frames of track `index`'s first buffer (after the start and after every seek):
+    /// `bufferFrames` less `index mod 64` sixty-fourths of it, so that the tracks' buffers end on
+    /// different cycles. With every track starting together and every buffer of one size, every
+    /// queue would change buffers on the same cycle, and that cycle would carry every queue's
+    /// completion and every refill: at 576 WAV tracks and a period of 64 frames a cycle of
+    /// 440–600 µs every 8192 frames against a median of 44 µs (docs/benchmarking.md, "Buffer
+    /// boundaries staggered"). Each buffer still carries its queue time, so where a frame plays
+    /// does not depend on it. Pure.
+    package static func firstBufferFrames(track index: Int, bufferFrames: Int) -> Int {
+        let step = bufferFrames / staggerSlots
+        guard step > 0 else { return bufferFrames }
+        return bufferFrames - (index % staggerSlots) * step
+    }
+
     /// Reads the next frames of `t` into `b` and enqueues it; after the last, flushes and
     /// stops the queue once drained. Init thread or a feeder thread; never two threads for one track at once.
     func feed(_ t: Track, _ b: AudioQueueBuffer) {
@@ -120,7 +137,8 @@ extension SessionPlayer {
         var end = false
         do {
             let source = t.source!
-            let n = try source.read(into: b.audioData.assumingMemoryBound(to: Float.self), maxFrames: options.bufferFrames)
+            let frames = t.first ? Self.firstBufferFrames(track: t.index, bufferFrames: options.bufferFrames) : options.bufferFrames
+            let n = try source.read(into: b.audioData.assumingMemoryBound(to: Float.self), maxFrames: frames)
             b.audioDataByteSize = n * source.channels * 4
             if n > 0 {
                 do {

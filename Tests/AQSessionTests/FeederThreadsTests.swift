@@ -38,4 +38,16 @@ struct FeederThreadsTests {
         }
         #expect(renders[0] == renders[1], "one feeder and eight rendered differently")
     }
+
+    /// The tracks' first buffers are staggered over 64 sizes, so that tracks starting together
+    /// do not all change buffers on one cycle (docs/benchmarking.md, "Buffer boundaries
+    /// staggered"); the render above, whose tracks use them, keeps every impulse on its frame.
+    @Test func firstBuffersAreStaggered() {
+        #expect(SessionPlayer.firstBufferFrames(track: 0, bufferFrames: 8192) == 8192)
+        #expect(SessionPlayer.firstBufferFrames(track: 1, bufferFrames: 8192) == 8064)
+        #expect(SessionPlayer.firstBufferFrames(track: 63, bufferFrames: 8192) == 128)
+        #expect(SessionPlayer.firstBufferFrames(track: 64, bufferFrames: 8192) == 8192)
+        #expect(SessionPlayer.firstBufferFrames(track: 5, bufferFrames: 32) == 32)
+        #expect(Set((0..<64).map { SessionPlayer.firstBufferFrames(track: $0, bufferFrames: 8192) }).count == 64)
+    }
 }
