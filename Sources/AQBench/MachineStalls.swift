@@ -9,9 +9,10 @@ import Foundation
 /// stall to jackd's detection of the xrun (the next cycle) and the notification's delivery to
 /// libjack's notification thread (which the reference client raises to SCHED_FIFO at its first
 /// notification, so that the players' realtime threads cannot keep it waiting): measured
-/// 0.2–0.6 ms, once 5.4 ms, at P=64 with 58 MP3 tracks (docs/benchmarking.md). Every client is told of every xrun (the notification
-/// is server-wide), so the reference client's callbacks time all of the trial's xruns,
-/// whichever client jackd named late. docs/benchmarking.md, "The machine's stalls".
+/// 0.2–0.6 ms, once 5.4 ms, at P=64 with 58 MP3 tracks. Every client is told of every xrun
+/// (the notification is server-wide), so the reference client's callbacks time all of the
+/// trial's xruns, whichever client jackd named late. docs/benchmarking.md, "The machine's
+/// stalls".
 ///
 /// Thread safety: a plain value. Pure.
 public struct MachineStalls: Sendable, Equatable, Codable {
