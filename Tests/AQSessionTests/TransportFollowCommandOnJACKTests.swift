@@ -133,7 +133,7 @@ struct TransportFollowCommandOnJACKTests {
         let text = try String(contentsOf: fx.url, encoding: .utf8).replacingOccurrences(of: "sample_rate = 48000", with: "sample_rate = 48000\nbpm = 150\nmeter = \"3/4\"")
         try text.write(to: fx.url, atomically: true, encoding: .utf8)
         #expect(try SessionLoader.load(fx.url).tempo == SessionTempo(bpm: 150, beatsPerBar: 3, beatType: 4))
-        try liveRun("leadPublishesBarBeatTick") { _, _ in
+        try liveRun("leadPublishesBarBeatTick") { _, isLast in
             let server = try PrivateJackServer(sampleRate: 48000, period: 256)
             defer { server.stop() }
             let master = try TransportMaster(server: server.name, targets: [0, 0, 0, 0], directory: fx.dir.url)
@@ -165,6 +165,17 @@ struct TransportFollowCommandOnJACKTests {
             let late = Self.lateCalls(r.output, period: 256)
             let forgiven = stretches.reported.count
             if forgiven > 0 { print("leadPublishesBarBeatTick: \(forgiven) cycle(s) with the previous cycle's bar/beat/tick beside an xrun report (recorded frames \(stretches.reported.map(\.lowerBound))); aqsync counted \(late) late call(s)") }
+            if !isLast && cycles > 300 && stretches.unexplained.isEmpty && forgiven > late {
+                // libjack calls the timebase callback after the process callback, in the same
+                // cycle: a stall of the machine between the two makes the server report an
+                // xrun and the next cycle read the previous position, with no late call that
+                // aqsync could count. The witness marked the xrun beside each such cycle; aqsync's
+                // own figure (its late calls) goes with the request, which liveRun refuses
+                // when it moved.
+                return .witnessCouldNotTell(
+                    reason: "\(forgiven) cycle(s) with the previous cycle's bar/beat/tick, each beside an xrun the witness recorded",
+                    aqsyncFigures: ["late calls": late])
+            }
             #expect(cycles > 300 && stretches.unexplained.isEmpty && forgiven <= late,
                 "\(cycles) rolling cycles, \(wrong.count) with a wrong bar/beat/tick (\(stretches.unexplained.count) without an xrun report beside, \(forgiven) beside one, aqsync's late calls \(late)); first: \(first ?? "-")\n\(r.output)")
             // The bar and beat themselves, as the C client read them: 3 beats a bar.
