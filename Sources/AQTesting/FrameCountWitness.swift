@@ -43,7 +43,10 @@ package final class FrameCountWitness: @unchecked Sendable {
         #include <stdio.h>
         #include <stdlib.h>
         #include <unistd.h>
+        #include <pthread.h>
+        #include <sched.h>
         static jack_client_t *client;
+        static int fifo_priority;
         static jack_port_t *out, *server;
         static unsigned long long count;
         static jack_nframes_t last_counter, last_n;
@@ -52,6 +55,13 @@ package final class FrameCountWitness: @unchecked Sendable {
         static atomic_int period_changed, xrun_reported;
         static int on_xrun(void *arg) { (void)arg; atomic_store(&xrun_reported, 1); return 0; }
         static int bufsize(jack_nframes_t n, void *arg) { (void)n; (void)arg; atomic_store(&period_changed, 1); return 0; }
+        static void thread_init(void *arg) {
+            (void)arg;
+            int policy; struct sched_param now;
+            if (fifo_priority <= 0 || pthread_getschedparam(pthread_self(), &policy, &now) != 0 || policy != SCHED_OTHER) return;
+            struct sched_param sp = { .sched_priority = fifo_priority };
+            if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) != 0) fprintf(stderr, "witness: SCHED_FIFO %d refused\n", fifo_priority);
+        }
         static int process(jack_nframes_t n, void *arg) {
             (void)arg;
             jack_nframes_t counter = 0; jack_time_t usecs = 0, next = 0; float period = 0;
@@ -71,12 +81,15 @@ package final class FrameCountWitness: @unchecked Sendable {
         }
         int main(int argc, char **argv) {
             char name[64];
+            const char *fifo = getenv("AQ_WITNESS_FIFO");
+            if (fifo) fifo_priority = atoi(fifo);
             snprintf(name, sizeof name, "witness-%d", (int)getpid());
             jack_status_t st;
             client = jack_client_open(name, JackNoStartServer, &st);
             if (!client) { fprintf(stderr, "witness: no server (0x%x)\n", st); return 1; }
             out = jack_port_register(client, "out", JACK_DEFAULT_AUDIO_TYPE, JackPortIsOutput, 0);
             server = jack_port_register(client, "server", JACK_DEFAULT_AUDIO_TYPE, JackPortIsOutput, 0);
+            jack_set_thread_init_callback(client, thread_init, NULL);
             jack_set_process_callback(client, process, NULL);
             jack_set_buffer_size_callback(client, bufsize, NULL);
             jack_set_xrun_callback(client, on_xrun, NULL);
@@ -89,14 +102,29 @@ package final class FrameCountWitness: @unchecked Sendable {
     /// Compiles the client (into `directory`) and starts it on the server that `environment`
     /// names (`JACK_DEFAULT_SERVER`, or PipeWire's library path), its output connected to
     /// `connectTo`. Blocks until the compiler is done; the port may appear a little later.
-    package init(environment: [String: String], connectTo: [String] = [], directory: URL) throws(TestingError) {
-        program = try JackClientProgram(source: Self.source, name: "witness", arguments: connectTo, environment: environment, directory: directory)
+    ///
+    /// `realtimePriority`: the client runs SCHED_FIFO at that priority: the process is started
+    /// so (pipewire-jack's threads inherit it, among them the one that takes a quantum change),
+    /// and its process thread takes it itself (libjack's thread init callback) where the
+    /// library made it an ordinary thread (a non-realtime jackd; a realtime thread keeps its
+    /// priority); refused, it says so on its log and runs as it is.
+    package init(
+        environment: [String: String], connectTo: [String] = [], directory: URL, realtimePriority: Int32? = nil
+    ) throws(TestingError) {
+        var environment = environment
+        if let realtimePriority { environment["AQ_WITNESS_FIFO"] = "\(realtimePriority)" }
+        program = try JackClientProgram(
+            source: Self.source, name: "witness", arguments: connectTo, environment: environment, directory: directory,
+            realtimePriority: realtimePriority)
         port = "witness-\(program.process.processIdentifier):out"
         serverPort = "witness-\(program.process.processIdentifier):server"
     }
 
     /// True while the client runs.
     package var isRunning: Bool { program.isRunning }
+
+    /// Its JACK client name (`witness-PID`), as the server names it in its log.
+    package var clientName: String { "witness-\(program.process.processIdentifier)" }
 
     /// Blocks until the witness's port exists on jackd `server` (at most 5 s, polling its port
     /// list every 20 ms: a port's appearance has no notification a test can wait on).
@@ -115,15 +143,31 @@ package final class FrameCountWitness: @unchecked Sendable {
     /// ports, and records `ports` with the witness as the last channel, or (`serverCounter`)
     /// the last two: its own count, then the server's counter (`seconds`: nil until the
     /// recorder is stopped). Blocks while the client compiles and the ports appear.
+    ///
+    /// `realtimePriority`: the witness's process thread and every thread of the recorder run
+    /// SCHED_FIFO at that priority (on a non-realtime jackd, where libjack makes them ordinary
+    /// threads that the machine may leave unscheduled for a cycle while the client judged is
+    /// called); the recorder's are raised once its connections are made.
+    /// - Throws: ``TestingError`` also when the recorder's threads cannot be raised.
     package static func recording(
-        _ ports: [String], server: String, directory: URL, seconds: Double? = nil, serverCounter: Bool = false
+        _ ports: [String], server: String, directory: URL, seconds: Double? = nil, serverCounter: Bool = false,
+        realtimePriority: Int32? = nil
     ) throws(TestingError) -> (JackRecorder, FrameCountWitness) {
         var env = ProcessInfo.processInfo.environment
         env["JACK_DEFAULT_SERVER"] = server
-        let witness = try FrameCountWitness(environment: env, directory: directory)
+        let witness = try FrameCountWitness(environment: env, directory: directory, realtimePriority: realtimePriority)
         try witness.waitForPort(server: server)
         let recorder = try JackRecorder(
             server: server, ports: ports + [witness.port] + (serverCounter ? [witness.serverPort] : []), seconds: seconds)
+        if let realtimePriority {
+            do throws(TestingError) {
+                try RealtimeThreads.raise(pid: recorder.processIdentifier, priority: realtimePriority)
+            } catch {
+                recorder.stop()
+                witness.stop()
+                throw error
+            }
+        }
         return (recorder, witness)
     }
 }

@@ -44,6 +44,9 @@ package final class JackRecorder: @unchecked Sendable {
         try waitForPorts()
     }
 
+    /// jack-record's process id (its JACK client is `jack-record-PID`).
+    package var processIdentifier: Int32 { process.processIdentifier }
+
     /// Full names of jack-record's input ports (`jack-record-PID:in_1…`).
     package var inputPortNames: [String] {
         (0..<channelCount).map { "jack-record-\(process.processIdentifier):in_\($0 + 1)" }

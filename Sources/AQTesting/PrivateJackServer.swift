@@ -63,6 +63,21 @@ package final class PrivateJackServer: @unchecked Sendable {
 
     /// jackd's output so far (stdout and stderr).
     package var log: String { server.log }
+    /// The clients jackd reported late so far, with how many times: its log's
+    /// `JackEngine::XRun: client = NAME was not finished` lines (jackd2 writes one per late
+    /// client per xrun, unasked). The server's own word on which clients missed a cycle.
+    package var clientsReportedLate: [String: Int] { Self.clientsReportedLate(inLog: log) }
+
+    /// ``clientsReportedLate`` of a jackd log. Pure function.
+    package static func clientsReportedLate(inLog log: String) -> [String: Int] {
+        var late: [String: Int] = [:]
+        for line in log.split(separator: "\n") {
+            guard let start = line.range(of: "client = "), let end = line.range(of: " was not finished", range: start.upperBound..<line.endIndex)
+            else { continue }
+            late[String(line[start.upperBound..<end.lowerBound]), default: 0] += 1
+        }
+        return late
+    }
     /// The process id of jackd.
     package var processIdentifier: Int32 { server.processIdentifier }
     /// True while jackd runs.

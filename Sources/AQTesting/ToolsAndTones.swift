@@ -82,12 +82,23 @@ package final class JackClientProgram: @unchecked Sendable {
     /// The running client.
     package let process: ChildProcess
 
-    /// Compiles and starts the client with `arguments` on the server that `environment` names.
-    /// Blocks while the compiler runs.
-    package init(source: String, name: String, arguments: [String], environment: [String: String], directory: URL) throws(TestingError) {
+    /// Compiles and starts the client with `arguments` on the server that `environment` names;
+    /// the process SCHED_FIFO at `realtimePriority` when given and allowed (its threads inherit
+    /// it where the JACK library lets them: pipewire-jack does, jackd2's libjack makes a
+    /// non-realtime server's client threads ordinary ones). Blocks while the compiler runs.
+    package init(
+        source: String, name: String, arguments: [String], environment: [String: String], directory: URL,
+        realtimePriority: Int32? = nil
+    ) throws(TestingError) {
         let bin = try compileJackClient(source, name: name, directory: directory)
-        process = try ChildProcess(
-            path: bin.path, arguments: arguments, environment: environment, output: directory.appendingPathComponent("\(name).log"))
+        let log = directory.appendingPathComponent("\(name).log")
+        if let realtimePriority,
+            let rt = try? ChildProcess(path: bin.path, arguments: arguments, environment: environment, output: log, realtimePriority: realtimePriority)
+        {
+            process = rt
+        } else {
+            process = try ChildProcess(path: bin.path, arguments: arguments, environment: environment, output: log)
+        }
     }
 
     /// True while the client runs.

@@ -36,4 +36,19 @@ struct WitnessedClicksTests {
         let f = WitnessedClicks(clicks: [[1000, 13_000, 24_872], [7001, 19_001, 31_001]], witness: w, spacing: 12_000, offsets: [6001])
         #expect(!f.exact && !f.offWhereVouched.isEmpty && f.windowsJudged == f.windows, "\(f)")
     }
+
+    /// jackd's log names the clients it found late, one line per client per xrun (lines as
+    /// jackd 1.9.21 wrote them in the battery's runs).
+    @Test func theServersLogNamesLateClients() {
+        let log = """
+            JackEngine::XRun: client = jack-record-18911 was not finished, state = Triggered
+            JackAudioDriver::ProcessGraphAsyncMaster: Process error
+            JackEngine::XRun: client = aqt was not finished, state = Triggered
+            JackEngine::XRun: client = witness-18905 was not finished, state = Triggered
+            JackEngine::XRun: client = jack-record-18911 was not finished, state = Triggered
+            JackPosixProcessSync::LockedTimedWait error usec = 5000 err = Connection timed out
+            """
+        #expect(PrivateJackServer.clientsReportedLate(inLog: log) == ["jack-record-18911": 2, "aqt": 1, "witness-18905": 1])
+        #expect(PrivateJackServer.clientsReportedLate(inLog: "JACK server starting in non-realtime mode\n").isEmpty)
+    }
 }
