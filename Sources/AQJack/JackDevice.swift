@@ -822,7 +822,8 @@ public final class JackDevice: AudioDevice, @unchecked Sendable {
             }
         }
         c.clientName = String(cString: jack_get_client_name(client))
-        // Its process thread shows as "aqsync-render" (a name only: nothing depends on it).
+        // Its process thread shows as "aqsync-render", jackd2's other threads of the client
+        // as "aqsync-jack" (names only: nothing depends on them).
         _ = aq_jack_set_render_thread_name(client)
         let st = UnsafeMutableRawPointer(state)
         state.pointee.shutDown.store(false, ordering: .relaxed)

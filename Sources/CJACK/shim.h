@@ -4,6 +4,7 @@
 #include <jack/types.h>
 #include <jack/thread.h>
 #include <sys/prctl.h>
+#include <pthread.h>
 
 /* Only what Swift cannot call or name directly. */
 
@@ -22,18 +23,21 @@ static inline jack_client_t *aq_jack_client_open(const char *client_name,
 /* JACK_DEFAULT_AUDIO_TYPE is a string macro. */
 static inline const char *aq_jack_default_audio_type(void) { return JACK_DEFAULT_AUDIO_TYPE; }
 
-/* libjack's thread init callback for aqsync's clients: names the client's process thread
-   "aqsync-render" for the kernel (top -H, ps -L, perf, gdb; a new thread otherwise keeps
-   the name of the thread that activated the client, a dispatch worker's). Runs on that
-   thread before its first cycle; one system call, nothing allocated. */
+/* libjack's thread init callback for aqsync's clients (`arg`: the client): names the
+   client's process thread "aqsync-render" for the kernel (top -H, ps -L, perf, gdb; a new
+   thread otherwise keeps the name of the thread that activated the client, a dispatch
+   worker's), and any other thread it is called on "aqsync-jack": jackd2's libjack calls it on
+   its message thread (in jack_set_thread_init_callback) and on its notification thread (at
+   the activation's notice, after the process thread has started); pipewire-jack only on the
+   process thread, at its first cycle. One system call, nothing allocated. */
 static void aq_jack_name_render_thread(void *arg) {
-    (void)arg;
-    prctl(PR_SET_NAME, "aqsync-render", 0, 0, 0);
+    jack_native_thread_t process = jack_client_thread_id((jack_client_t *)arg);
+    prctl(PR_SET_NAME, pthread_equal(process, pthread_self()) ? "aqsync-render" : "aqsync-jack", 0, 0, 0);
 }
 
 /* Installs aq_jack_name_render_thread; before jack_activate. 0 on success. */
 static inline int aq_jack_set_render_thread_name(jack_client_t *client) {
-    return jack_set_thread_init_callback(client, aq_jack_name_render_thread, NULL);
+    return jack_set_thread_init_callback(client, aq_jack_name_render_thread, client);
 }
 
 #endif
