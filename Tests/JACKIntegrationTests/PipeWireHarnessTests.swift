@@ -335,8 +335,11 @@ struct AqsyncOnPipeWireTests {
         /// Every window exact in recorded, witness or server frames (docs/timing.md, "Live
         /// tests"): a recorder or a server that lost frames for every client moves no click.
         var exact: Bool { exactInRecordedFrames || witnessed?.exact == true }
-        /// The recorder kept every frame and the witness vouched for every cycle.
-        var faithful: Bool { witnessed.map { $0.recorderBreaks == 0 && $0.witnessSlips == 0 } ?? true }
+        /// The witness vouched for every window judged: no recorder break and no slip mark
+        /// between any click and the one it is judged against, so the witness's own clicks
+        /// there (the issue's C clicker's) are exactly in place. (A slip mark before the first
+        /// click, where the witness's connection moved it to the sink's driver, judges nothing.)
+        var faithful: Bool { witnessed.map { $0.windowsWitnessCouldNotTell == 0 } ?? true }
         var description: String {
             "a: \(a.count) clicks, gaps ≠ \(spacing): \(badA); b: \(b.count), gaps: \(badB); b not \(offset) after a: \(unpaired); "
                 + "beside the witness: \(witnessed.map { "\($0)" } ?? "not recorded")"
@@ -390,7 +393,10 @@ struct AqsyncOnPipeWireTests {
         let inputs = (1...4).map { "jack-record-\(recorder.processIdentifier):in_\($0)" }
         try #require(poll(timeout: .seconds(5)) { (try? pw.ports()).map { Set($0).isSuperset(of: inputs) } == true })
         // The in-run witness: its own count and the server's counter, recorded beside aqsync.
-        let witness = try FrameCountWitness(environment: pw.childEnvironment, directory: pw.directory)
+        // SCHED_FIFO like the recorder and aqsync: a witness that misses the first cycle at a
+        // new quantum (pipewire-jack takes the change on a thread of the client's own) cannot
+        // tell aqsync's placement there (docs/timing.md, "The battery").
+        let witness = try FrameCountWitness(environment: pw.childEnvironment, directory: pw.directory, realtimePriority: 20)
         defer { witness.stop() }
         try #require(poll(timeout: .seconds(5)) { (try? pw.ports()).map { Set($0).isSuperset(of: [witness.port, witness.serverPort]) } == true })
         for (src, dst) in zip(recordPorts(pw) + [witness.port, witness.serverPort], inputs) { try pw.connect(src, dst) }
@@ -454,25 +460,25 @@ struct AqsyncOnPipeWireTests {
         }
     }
 
-    /// Quantum 256 → 128 → 1024 → 64 while aqsync plays on a running sink: aqsync's own
-    /// outputs, recorded directly, keep every click exactly in place (no frame skipped or
-    /// repeated), and nothing is reported lost.
+    /// Quantum 256 → 128 → 1024 while aqsync plays on a running sink: aqsync's own
+    /// outputs, recorded directly beside the witness, keep every click exactly in place in
+    /// recorded, witness or server frames (no frame skipped or repeated).
     ///
-    /// Disabled (issue 21's closing note, docs/pipewire.md "Quantum changes"): on this machine
-    /// PipeWire now loses time at quantum changes in nearly every run (9 runs of 9 on
-    /// 2026-11-26, at this commit and at the commit before issue 21), the reference clicker
-    /// recorded beside aqsync moves too, and the direct recording cannot tell aqsync's
-    /// placement from the recorder's losses; the sink's counter, the witness the overrun test
-    /// uses, jumps at a quantum change and cannot judge across one either. Run it by hand with
-    /// `swift test --filter quantumChangesKeepEveryFrame` after removing the trait, or
-    /// `make battery`, which counts the runs in which the reference stayed faithful.
-    @Test(.disabled("PipeWire loses time at quantum changes on this machine; no witness yet survives a quantum change (docs/pipewire.md)"), .timeLimit(.minutes(3)))
+    /// Every JACK client of pipewire-jack misses the first cycle at a new quantum (the library
+    /// returns from it until the client's own thread has taken the buffer-size change,
+    /// docs/pipewire.md (b)); the witness, the recorder and aqsync all run SCHED_FIFO, so they
+    /// miss that one alike. (Disabled from 2026-11-26 to 2026-11-28, while the witness ran as
+    /// an ordinary process and missed more cycles than aqsync at the changes: docs/timing.md,
+    /// "The PipeWire battery".) Not down to 64: at a 1.3 ms quantum this VM's host stalls make
+    /// PipeWire overrun every few seconds, and a click lost there is a repeat, not a judgement
+    /// (one run of two on 2026-11-28); the battery's three quanta are judged in every run.
+    @Test(.timeLimit(.minutes(3)))
     func quantumChangesKeepEveryFrame() throws {
         var seen: [[Int]] = []
         try judged("quantumChangesKeepEveryFrame", {
             try run(seconds: 12, warmUp: false, recordPorts: { _ in ["aqsync-pw:out_1", "aqsync-pw:out_2"] }) { pw in
                 var q: [Int] = []
-                for size in [128, 1024, 64] {
+                for size in [128, 1024] {
                     Thread.sleep(forTimeInterval: 2.5)  // playing time between the changes, not synchronisation
                     try pw.setQuantum(size)
                     q.append(try pw.quantum())
@@ -480,19 +486,19 @@ struct AqsyncOnPipeWireTests {
                 seen.append(q)
             }
         }) { r in
-            #expect(seen.last == [128, 1024, 64])
+            #expect(seen.last == [128, 1024])
             #expect(r.status == 0, "\(r.output)")
             #expect(r.found.a.count >= 40 && r.found.b.count >= 40, "\(r.found)")
             #expect(r.found.exact, "\(r.found)\n\(r.output)")
-            print("quantumChangesKeepEveryFrame: \(r.found.a.count) + \(r.found.b.count) clicks through quanta 256 → 128 → 1024 → 64; gaps all \(Self.spacing), offsets all \(Self.offset)")
+            print("quantumChangesKeepEveryFrame: through quanta 256 → 128 → 1024: \(r.found)")
         }
     }
 
     /// Issue 21's battery on PipeWire, by hand (`AQSYNC_BATTERY_RUNS=20 swift test --filter
     /// quantumChangeBattery`, or `make battery`; results in docs/timing.md): N runs in a row of
-    /// quanta 256 → 128 → 1024 while aqsync plays, recorded beside the plain C reference client.
-    /// Every run in which the reference's clicks stayed exactly in place: aqsync exact. Nothing
-    /// is repeated.
+    /// quanta 256 → 128 → 1024 while aqsync plays, recorded beside the witness (SCHED_FIFO like
+    /// aqsync and the recorder). Every run in which the witness stayed faithful (``Findings/faithful``):
+    /// aqsync exact. Nothing is repeated.
     @Test(.enabled(if: ProcessInfo.processInfo.environment["AQSYNC_BATTERY_RUNS"] != nil), .timeLimit(.minutes(60)))
     func quantumChangeBattery() throws {
         let runs = Int(ProcessInfo.processInfo.environment["AQSYNC_BATTERY_RUNS"] ?? "") ?? 20
@@ -507,10 +513,11 @@ struct AqsyncOnPipeWireTests {
             if r.found.exact { exact += 1 }
             if r.found.faithful { faithful += 1; if r.found.exact { exactFaithful += 1 } }
             let report = r.output.split(separator: "\n").first { $0.hasPrefix("server: ") } ?? "no loss reported"
-            print("quantumChangeBattery run \(n): \(r.found); \(report)")
+            let unsure = r.found.witnessed.map { "\($0.windowsWitnessCouldNotTell) of \($0.windows) windows" } ?? "no windows"
+            print("quantumChangeBattery run \(n): \(r.found); the witness could not tell \(unsure); \(r.found.faithful ? "faithful" : "not faithful"); \(report)")
             if r.found.faithful { #expect(r.found.exact, "run \(n): \(r.found)\n\(r.output)") }
         }
-        print("quantumChangeBattery: \(runs) runs, \(exact) exact; reference faithful in \(faithful), aqsync exact in \(exactFaithful) of those")
+        print("quantumChangeBattery: \(runs) runs, \(exact) exact; the witness faithful in \(faithful), aqsync exact in \(exactFaithful) of those")
     }
 
     /// aqsync's own process is stopped (SIGSTOP) for 12 ms — more than two periods — eight
