@@ -31,10 +31,4 @@ package enum RealtimeThreads {
         }
         return raised
     }
-
-    /// How many of process `pid`'s threads run SCHED_FIFO now.
-    package static func fifoThreads(pid: Int32) -> Int {
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
-        return tasks.compactMap { Int32($0) }.filter { sched_getscheduler($0) == SCHED_FIFO }.count
-    }
 }

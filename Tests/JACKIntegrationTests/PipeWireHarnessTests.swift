@@ -337,8 +337,9 @@ struct AqsyncOnPipeWireTests {
         var exact: Bool { exactInRecordedFrames || witnessed?.exact == true }
         /// The witness vouched for every window judged: no recorder break and no slip mark
         /// between any click and the one it is judged against, so the witness's own clicks
-        /// there (the issue's C clicker's) are exactly in place. (A slip mark before the first
-        /// click, where the witness's connection moved it to the sink's driver, judges nothing.)
+        /// there (the issue's C clicker's) are exactly in place. (A slip mark outside every
+        /// window judges nothing: every run has one, most likely where the witness's connection
+        /// moved it to the sink's driver before the first click.)
         var faithful: Bool { witnessed.map { $0.windowsWitnessCouldNotTell == 0 } ?? true }
         var description: String {
             "a: \(a.count) clicks, gaps ≠ \(spacing): \(badA); b: \(b.count), gaps: \(badB); b not \(offset) after a: \(unpaired); "
@@ -395,7 +396,8 @@ struct AqsyncOnPipeWireTests {
         // The in-run witness: its own count and the server's counter, recorded beside aqsync.
         // SCHED_FIFO like the recorder and aqsync: a witness that misses the first cycle at a
         // new quantum (pipewire-jack takes the change on a thread of the client's own) cannot
-        // tell aqsync's placement there (docs/timing.md, "The battery").
+        // tell aqsync's placement there (docs/pipewire.md, "Quantum changes: judged beside the
+        // witness").
         let witness = try FrameCountWitness(environment: pw.childEnvironment, directory: pw.directory, realtimePriority: 20)
         defer { witness.stop() }
         try #require(poll(timeout: .seconds(5)) { (try? pw.ports()).map { Set($0).isSuperset(of: [witness.port, witness.serverPort]) } == true })
@@ -471,7 +473,7 @@ struct AqsyncOnPipeWireTests {
     /// an ordinary process and missed more cycles than aqsync at the changes: docs/timing.md,
     /// "The PipeWire battery".) Not down to 64: at a 1.3 ms quantum this VM's host stalls make
     /// PipeWire overrun every few seconds, and a click lost there is a repeat, not a judgement
-    /// (one run of two on 2026-11-28); the battery's three quanta are judged in every run.
+    /// (one run of two on 2026-11-28); the battery's quanta (256, 128, 1024) are these.
     @Test(.timeLimit(.minutes(3)))
     func quantumChangesKeepEveryFrame() throws {
         var seen: [[Int]] = []
