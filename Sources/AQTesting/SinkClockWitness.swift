@@ -17,7 +17,7 @@ import Foundation
 package final class SinkClockWitness: @unchecked Sendable {
     /// Its output port's full name (`witness-PID:out`).
     package let port: String
-    private let process: ChildProcess
+    private let program: JackClientProgram
 
     private static let source = #"""
         #include <jack/jack.h>
@@ -52,29 +52,17 @@ package final class SinkClockWitness: @unchecked Sendable {
     package init(
         environment: [String: String], connectTo: [String], directory: URL, realtimePriority: Int32? = 20
     ) throws(TestingError) {
-        let bin = try compileJackClient(Self.source, name: "witness", directory: directory)
-        let log = directory.appendingPathComponent("witness.log")
-        if let realtimePriority,
-            let rt = try? ChildProcess(
-                path: bin.path, arguments: connectTo, environment: environment, output: log, realtimePriority: realtimePriority)
-        {
-            process = rt
-        } else {
-            process = try ChildProcess(path: bin.path, arguments: connectTo, environment: environment, output: log)
-        }
-        port = "witness-\(process.processIdentifier):out"
+        program = try JackClientProgram(
+            source: Self.source, name: "witness", arguments: connectTo, environment: environment, directory: directory,
+            realtimePriority: realtimePriority)
+        port = "witness-\(program.process.processIdentifier):out"
     }
 
     /// True while the client runs.
-    package var isRunning: Bool { process.isRunning }
+    package var isRunning: Bool { program.isRunning }
 
     /// Stops the client (SIGKILL: it holds nothing worth finishing).
-    package func stop() {
-        process.send(SIGKILL)
-        _ = process.wait(timeout: .seconds(5))
-    }
-
-    deinit { stop() }
+    package func stop() { program.stop() }
 
     /// A recorded channel that carries the witness, decoded.
     package struct Reading: Sendable {
